@@ -1,0 +1,63 @@
+//! Every port of the application in one place: what a storage backend and a clock must do.
+//! Adapters translate their own failures into [`RepositoryError`] so that use cases (and the
+//! HTTP layer after them) never see a driver's error type.
+
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why storage could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    /// Storage cannot be reached right now (pool exhausted, server down, timed out). Worth
+    /// retrying later; the request changed nothing.
+    #[error("storage is unavailable")]
+    Unavailable(#[source] BoxError),
+    /// Anything else. The source carries the details for the logs, never for clients.
+    #[error("storage failed unexpectedly")]
+    Unexpected(#[source] BoxError),
+}
+
+/// Where pets are kept. Implementations must assign ids that are unique and increasing, and must
+/// only return from `create` once the pet is durably stored.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait PetRepository: Send + Sync + 'static {
+    /// Stores a new pet and returns it with its assigned id.
+    async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError>;
+
+    /// Pets with an id greater than `after` (from the first when `None`) and, when given, the
+    /// status `status`, in ascending id order, at most `max` of them.
+    async fn list(
+        &self,
+        status: Option<PetStatus>,
+        after: Option<PetId>,
+        max: usize,
+    ) -> Result<Vec<Pet>, RepositoryError>;
+
+    /// The pet with this id, if there is one.
+    async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError>;
+
+    /// Succeeds when storage answers; used by readiness checks.
+    async fn ping(&self) -> Result<(), RepositoryError>;
+}
+
+/// The time, as far as the use cases are concerned. A port so that date rules (the sunset of
+/// `getPet`) can be tested at any instant.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> SystemTime;
+}
+
+/// The operating system's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+}

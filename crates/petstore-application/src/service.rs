@@ -1,0 +1,101 @@
+//! The use cases: create, list and get pets. One error enum per operation says exactly what can
+//! go wrong with it.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use petstore_domain::{NewPet, Pet, PetId, PetListQuery};
+
+use crate::lifecycle::get_pet_sunset;
+use crate::ports::{Clock, PetRepository, RepositoryError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreatePetError {
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ListPetsError {
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GetPetError {
+    #[error("no pet has the id {0}")]
+    NotFound(PetId),
+    #[error("this operation was removed at its sunset")]
+    Gone { sunset: SystemTime },
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+}
+
+/// One page of the listing. `next_after` is where the following page starts; `None` when this
+/// page holds the last matching pet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PetPage {
+    pub pets: Vec<Pet>,
+    pub next_after: Option<PetId>,
+}
+
+/// The pet use cases over whichever repository and clock the composition root chose.
+#[derive(Clone)]
+pub struct PetService {
+    repository: Arc<dyn PetRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for PetService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PetService").finish_non_exhaustive()
+    }
+}
+
+impl PetService {
+    pub fn new(repository: Arc<dyn PetRepository>, clock: Arc<dyn Clock>) -> Self {
+        Self { repository, clock }
+    }
+
+    /// `createPet`: stores the pet and returns it with its id.
+    pub async fn create_pet(&self, new_pet: NewPet) -> Result<Pet, CreatePetError> {
+        Ok(self.repository.create(new_pet).await?)
+    }
+
+    /// `listPets`: one page of pets in ascending id order.
+    pub async fn list_pets(&self, query: PetListQuery) -> Result<PetPage, ListPetsError> {
+        let limit = usize::from(query.limit.get());
+        // One row more than the page tells whether another page exists without a second query.
+        let mut pets = self
+            .repository
+            .list(query.status, query.after, limit + 1)
+            .await?;
+        let next_after = if pets.len() > limit {
+            pets.truncate(limit);
+            pets.last().map(|pet| pet.id)
+        } else {
+            None
+        };
+        Ok(PetPage { pets, next_after })
+    }
+
+    /// `getPet` (deprecated): the pet with this id, until the operation's sunset.
+    pub async fn get_pet(&self, id: PetId) -> Result<Pet, GetPetError> {
+        let sunset = get_pet_sunset();
+        if self.clock.now() >= sunset {
+            return Err(GetPetError::Gone { sunset });
+        }
+        self.repository
+            .find(id)
+            .await?
+            .ok_or(GetPetError::NotFound(id))
+    }
+
+    /// Whether storage answers (readiness).
+    pub async fn check_storage(&self) -> Result<(), RepositoryError> {
+        self.repository.ping().await
+    }
+}
+
+#[cfg(test)]
+mod tests;

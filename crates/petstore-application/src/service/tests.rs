@@ -1,0 +1,209 @@
+//! Use-case tests with mocked ports: each one pins a rule a client would notice.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mockall::predicate::eq;
+use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetLimit, PetListQuery, PetName, PetStatus};
+
+use super::*;
+use crate::lifecycle::GET_PET_SUNSET_AT_UNIX;
+use crate::ports::{MockClock, MockPetRepository};
+
+fn pet(id: i64) -> Pet {
+    new_pet().into_pet(PetId::new(id))
+}
+
+fn new_pet() -> NewPet {
+    NewPet::new(
+        PetName::parse("Rex").unwrap(),
+        CategoryId::parse(3).unwrap(),
+        None,
+    )
+}
+
+fn clock_at(instant: SystemTime) -> MockClock {
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(instant);
+    clock
+}
+
+fn before_sunset() -> MockClock {
+    clock_at(UNIX_EPOCH + Duration::from_secs(GET_PET_SUNSET_AT_UNIX - 1))
+}
+
+fn service(repository: MockPetRepository, clock: MockClock) -> PetService {
+    PetService::new(Arc::new(repository), Arc::new(clock))
+}
+
+fn unavailable() -> RepositoryError {
+    RepositoryError::Unavailable(Box::new(io::Error::new(
+        io::ErrorKind::TimedOut,
+        "pool timed out",
+    )))
+}
+
+fn unexpected() -> RepositoryError {
+    RepositoryError::Unexpected(Box::new(io::Error::other("disk I/O error")))
+}
+
+#[tokio::test]
+async fn create_pet_stores_the_new_pet_and_returns_it_with_its_id() {
+    let mut repository = MockPetRepository::new();
+    repository
+        .expect_create()
+        .with(eq(new_pet()))
+        .times(1)
+        .returning(|new_pet| Ok(new_pet.into_pet(PetId::new(7))));
+
+    let created = service(repository, MockClock::new())
+        .create_pet(new_pet())
+        .await
+        .unwrap();
+
+    assert_eq!(created, pet(7));
+    assert_eq!(created.status, PetStatus::Available);
+}
+
+#[tokio::test]
+async fn create_pet_passes_storage_failures_through_unchanged_in_kind() {
+    let mut repository = MockPetRepository::new();
+    repository.expect_create().returning(|_| Err(unavailable()));
+    let err = service(repository, MockClock::new())
+        .create_pet(new_pet())
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        CreatePetError::Repository(RepositoryError::Unavailable(_))
+    ));
+}
+
+#[tokio::test]
+async fn list_pets_asks_for_one_more_than_the_limit_and_reports_the_next_page() {
+    let mut repository = MockPetRepository::new();
+    repository
+        .expect_list()
+        .with(
+            eq(Some(PetStatus::Pending)),
+            eq(Some(PetId::new(10))),
+            eq(3),
+        )
+        .times(1)
+        .returning(|_, _, _| Ok(vec![pet(11), pet(12), pet(13)]));
+    let query = PetListQuery {
+        limit: PetLimit::parse(2).unwrap(),
+        status: Some(PetStatus::Pending),
+        after: Some(PetId::new(10)),
+    };
+
+    let page = service(repository, MockClock::new())
+        .list_pets(query)
+        .await
+        .unwrap();
+
+    assert_eq!(page.pets, vec![pet(11), pet(12)]);
+    assert_eq!(page.next_after, Some(PetId::new(12)));
+}
+
+#[tokio::test]
+async fn list_pets_has_no_next_page_when_storage_returns_no_extra_row() {
+    let mut repository = MockPetRepository::new();
+    repository
+        .expect_list()
+        .with(eq(None), eq(None), eq(21))
+        .returning(|_, _, _| Ok((1..=20).map(pet).collect()));
+
+    let page = service(repository, MockClock::new())
+        .list_pets(PetListQuery::default())
+        .await
+        .unwrap();
+
+    assert_eq!(page.pets.len(), 20);
+    assert_eq!(page.next_after, None);
+}
+
+#[tokio::test]
+async fn list_pets_maps_storage_failures() {
+    let mut repository = MockPetRepository::new();
+    repository
+        .expect_list()
+        .returning(|_, _, _| Err(unexpected()));
+    let err = service(repository, MockClock::new())
+        .list_pets(PetListQuery::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        ListPetsError::Repository(RepositoryError::Unexpected(_))
+    ));
+}
+
+#[tokio::test]
+async fn get_pet_returns_the_pet_before_the_sunset() {
+    let mut repository = MockPetRepository::new();
+    repository
+        .expect_find()
+        .with(eq(PetId::new(5)))
+        .returning(|id| Ok(Some(pet(id.get()))));
+
+    let found = service(repository, before_sunset())
+        .get_pet(PetId::new(5))
+        .await
+        .unwrap();
+
+    assert_eq!(found, pet(5));
+}
+
+#[tokio::test]
+async fn get_pet_of_an_unknown_id_is_not_found() {
+    let mut repository = MockPetRepository::new();
+    repository.expect_find().returning(|_| Ok(None));
+    let err = service(repository, before_sunset())
+        .get_pet(PetId::new(404))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, GetPetError::NotFound(id) if id == PetId::new(404)));
+}
+
+#[tokio::test]
+async fn get_pet_is_gone_from_the_sunset_instant_on_without_touching_storage() {
+    for seconds_after in [0, 1, 86_400 * 365] {
+        let mut repository = MockPetRepository::new();
+        repository.expect_find().never();
+        let now = UNIX_EPOCH + Duration::from_secs(GET_PET_SUNSET_AT_UNIX + seconds_after);
+
+        let err = service(repository, clock_at(now))
+            .get_pet(PetId::new(1))
+            .await
+            .unwrap_err();
+
+        assert!(
+            matches!(err, GetPetError::Gone { sunset } if sunset == get_pet_sunset()),
+            "{seconds_after}s after the sunset: {err:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn get_pet_maps_storage_failures() {
+    let mut repository = MockPetRepository::new();
+    repository.expect_find().returning(|_| Err(unavailable()));
+    let err = service(repository, before_sunset())
+        .get_pet(PetId::new(1))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        GetPetError::Repository(RepositoryError::Unavailable(_))
+    ));
+}
+
+#[tokio::test]
+async fn check_storage_reports_an_unreachable_store() {
+    let mut repository = MockPetRepository::new();
+    repository.expect_ping().returning(|| Err(unavailable()));
+    let result = service(repository, MockClock::new()).check_storage().await;
+    assert!(matches!(result, Err(RepositoryError::Unavailable(_))));
+}

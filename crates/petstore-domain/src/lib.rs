@@ -1,0 +1,17 @@
+//! The pet store's domain: the values a pet is made of, the rules that keep them valid, and the
+//! status life cycle. Nothing here knows about HTTP, SQL or async runtimes; adapters turn their
+//! own representations into these types with each type's `parse`/`new` and get a typed error back.
+
+mod category_id;
+mod listing;
+mod pet;
+mod pet_id;
+mod pet_name;
+mod pet_status;
+
+pub use category_id::{CategoryId, CategoryIdError};
+pub use listing::{PetLimit, PetLimitError, PetListQuery};
+pub use pet::{NewPet, Pet};
+pub use pet_id::PetId;
+pub use pet_name::{PetName, PetNameError};
+pub use pet_status::{PetStatus, PetStatusError, StatusTransitionError};

@@ -1,0 +1,91 @@
+//! `NewPet` (what a client asks the store to add) and `Pet` (what the store keeps).
+
+use crate::{CategoryId, PetId, PetName, PetStatus, StatusTransitionError};
+
+/// A pet that is about to be added. Its status is already decided: the default applies here,
+/// so every adapter stores the same thing for an omitted status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPet {
+    pub name: PetName,
+    pub category_id: CategoryId,
+    pub status: PetStatus,
+}
+
+impl NewPet {
+    pub fn new(name: PetName, category_id: CategoryId, status: Option<PetStatus>) -> Self {
+        Self {
+            name,
+            category_id,
+            status: status.unwrap_or_default(),
+        }
+    }
+
+    /// The stored pet this becomes once the store has assigned `id`.
+    pub fn into_pet(self, id: PetId) -> Pet {
+        Pet {
+            id,
+            name: self.name,
+            category_id: self.category_id,
+            status: self.status,
+        }
+    }
+}
+
+/// A pet as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pet {
+    pub id: PetId,
+    pub name: PetName,
+    pub category_id: CategoryId,
+    pub status: PetStatus,
+}
+
+impl Pet {
+    /// Moves the pet along its life cycle, refusing any move the life cycle does not allow.
+    pub fn change_status(&mut self, next: PetStatus) -> Result<(), StatusTransitionError> {
+        self.status = self.status.transition_to(next)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_pet(status: Option<PetStatus>) -> NewPet {
+        NewPet::new(
+            PetName::parse("Rex").unwrap(),
+            CategoryId::parse(3).unwrap(),
+            status,
+        )
+    }
+
+    #[test]
+    fn omitted_status_defaults_to_available() {
+        assert_eq!(new_pet(None).status, PetStatus::Available);
+    }
+
+    #[test]
+    fn given_status_is_kept() {
+        assert_eq!(new_pet(Some(PetStatus::Sold)).status, PetStatus::Sold);
+    }
+
+    #[test]
+    fn into_pet_keeps_every_field_and_takes_the_id() {
+        let pet = new_pet(Some(PetStatus::Pending)).into_pet(PetId::new(42));
+        assert_eq!(pet.id, PetId::new(42));
+        assert_eq!(pet.name.as_str(), "Rex");
+        assert_eq!(pet.category_id.get(), 3);
+        assert_eq!(pet.status, PetStatus::Pending);
+    }
+
+    #[test]
+    fn change_status_follows_the_life_cycle_and_leaves_the_pet_alone_on_refusal() {
+        let mut pet = new_pet(None).into_pet(PetId::new(1));
+        pet.change_status(PetStatus::Pending).unwrap();
+        pet.change_status(PetStatus::Sold).unwrap();
+        let err = pet.change_status(PetStatus::Available).unwrap_err();
+        assert_eq!(err.from, PetStatus::Sold);
+        assert_eq!(pet.status, PetStatus::Sold);
+    }
+}
