@@ -1,1 +1,13 @@
-fn main() {}
+//! End-to-end tests: the built `petstore` binary, real HTTP over a socket, a real SQLite file
+//! and a real PostgreSQL database (from `make test`'s throwaway cluster), and the in-memory
+//! backend. Every scenario runs against every backend it applies to.
+
+mod helpers;
+
+mod auth;
+mod cli;
+mod create_pet;
+mod durability;
+mod get_pet;
+mod list_pets;
+mod routing;

@@ -1,1 +1,61 @@
-fn main() {}
+//! The `petstore` binary: the composition root. It reads configuration, picks the adapters and
+//! hands them to each other; no business rule lives here.
+
+mod cli;
+mod duration;
+mod key_secret;
+mod keys;
+mod migrate;
+mod serve;
+mod storage;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use cli::{Cli, Command, KeysCommand};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    KeySecret(#[from] key_secret::KeySecretError),
+    #[error(transparent)]
+    Storage(#[from] petstore_persistence::StorageError),
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server stopped with an error: {0}")]
+    Serve(#[source] std::io::Error),
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let result = match cli.command {
+        Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(args)),
+        Command::Migrate(args) => actix_web::rt::System::new().block_on(migrate::run(args)),
+        Command::Keys(KeysCommand::Issue(args)) => keys::issue(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("petstore: error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr (stdout is reserved for what commands print), at `RUST_LOG` or `info`.
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

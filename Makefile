@@ -1,0 +1,39 @@
+# The two commands a new user needs are `make run` and `make test`; the rest serve development.
+# Every target installs what it needs itself (on a fresh Debian machine, as root, with apt-get).
+
+CARGO ?= cargo
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: run test lint fmt migrate key bench deps-build deps-test check-deps clean-data help
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+run: deps-build ## Serve the API on http://127.0.0.1:8080/v1 with SQLite in ./data
+	$(CARGO) run --bin petstore -- serve
+
+test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end
+	bash scripts/with-postgres.sh $(CARGO) test --workspace
+
+lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	bash scripts/check-dependency-direction.sh
+
+fmt: ## Format the code
+	$(CARGO) fmt --all
+
+migrate: deps-build ## Apply pending migrations to DATABASE_URL (default: the SQLite file)
+	$(CARGO) run --bin petstore -- migrate
+
+key: deps-build ## Print a new API key for the local server (NAME=me)
+	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
+
+deps-build: ## Install the C libraries the build links (libpq)
+	@bash scripts/install-deps.sh build
+
+deps-test: ## Install the PostgreSQL server the tests start
+	@bash scripts/install-deps.sh test
+
+clean-data: ## Delete the local SQLite database and development key secret
+	rm -rf data

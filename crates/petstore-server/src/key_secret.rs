@@ -1,0 +1,169 @@
+//! Where the secret that signs API keys comes from. Production takes it only from explicit
+//! configuration; development makes one on first use and keeps it in the data directory, so keys
+//! keep working across restarts and `petstore keys issue` signs with the same secret as `serve`.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+#[cfg(unix)]
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Environment, KeySecretArgs};
+
+/// Shortest secret accepted in production: 256 bits, the size of HS256's hash.
+pub const MIN_PRODUCTION_SECRET_BYTES: usize = 32;
+
+const DEV_SECRET_FILE_NAME: &str = "dev-key-secret";
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeySecretError {
+    #[error(
+        "PETSTORE_ENV=production needs an API key secret: set PETSTORE_KEY_SECRET (or \
+         PETSTORE_KEY_SECRET_FILE) to at least {MIN_PRODUCTION_SECRET_BYTES} random bytes, \
+         e.g. the output of `openssl rand -hex 32`"
+    )]
+    MissingInProduction,
+    #[error(
+        "the API key secret is {actual} bytes long; production needs at least \
+         {MIN_PRODUCTION_SECRET_BYTES}"
+    )]
+    TooShortForProduction { actual: usize },
+    #[error("the API key secret is empty")]
+    Empty,
+    #[error("cannot read the key secret file {path}: {source}")]
+    ReadFile { path: PathBuf, source: io::Error },
+    #[error("cannot keep the development key secret in {path}: {source}")]
+    DevSecret { path: PathBuf, source: io::Error },
+    #[error("cannot generate a key secret: {0}")]
+    Random(String),
+}
+
+/// The secret bytes for the configured environment.
+pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
+    let explicit = match (&args.key_secret, &args.key_secret_file) {
+        (Some(secret), _) => Some(secret.clone().into_bytes()),
+        (None, Some(path)) => Some(read_secret_file(path)?),
+        (None, None) => None,
+    };
+    match (explicit, args.environment) {
+        (Some(secret), _) if secret.is_empty() => Err(KeySecretError::Empty),
+        (Some(secret), Environment::Production) if secret.len() < MIN_PRODUCTION_SECRET_BYTES => {
+            Err(KeySecretError::TooShortForProduction {
+                actual: secret.len(),
+            })
+        }
+        (Some(secret), _) => Ok(secret),
+        (None, Environment::Production) => Err(KeySecretError::MissingInProduction),
+        (None, Environment::Development) => load_or_create_dev_secret(data_dir),
+    }
+}
+
+fn read_secret_file(path: &Path) -> Result<Vec<u8>, KeySecretError> {
+    let text = fs::read_to_string(path).map_err(|source| KeySecretError::ReadFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(text.trim_end_matches(['\r', '\n']).as_bytes().to_vec())
+}
+
+fn load_or_create_dev_secret(data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
+    let path = data_dir.join(DEV_SECRET_FILE_NAME);
+    let dev_error = |source| KeySecretError::DevSecret {
+        path: path.clone(),
+        source,
+    };
+    match fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().as_bytes().to_vec()),
+        Ok(_) => return Err(dev_error(io::Error::other("the file is empty"))),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(dev_error(err)),
+    }
+    fs::create_dir_all(data_dir).map_err(dev_error)?;
+    let secret = random_hex(MIN_PRODUCTION_SECRET_BYTES)?;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    match options.open(&path) {
+        Ok(mut file) => {
+            file.write_all(secret.as_bytes()).map_err(dev_error)?;
+            file.sync_all().map_err(dev_error)?;
+            tracing::info!(path = %path.display(), "generated a development API key secret");
+            Ok(secret.into_bytes())
+        }
+        // Another process (a second `serve`, or `keys issue`) created it first: use theirs.
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            let text = fs::read_to_string(&path).map_err(dev_error)?;
+            Ok(text.trim().as_bytes().to_vec())
+        }
+        Err(err) => Err(dev_error(err)),
+    }
+}
+
+fn random_hex(bytes: usize) -> Result<String, KeySecretError> {
+    let mut buffer = vec![0_u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|err| KeySecretError::Random(err.to_string()))?;
+    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(secret: Option<&str>, environment: Environment) -> KeySecretArgs {
+        KeySecretArgs {
+            key_secret: secret.map(str::to_owned),
+            key_secret_file: None,
+            environment,
+        }
+    }
+
+    #[test]
+    fn production_refuses_to_run_without_a_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = resolve(&args(None, Environment::Production), dir.path()).unwrap_err();
+        assert!(matches!(err, KeySecretError::MissingInProduction));
+        assert!(err.to_string().contains("PETSTORE_KEY_SECRET"));
+        assert!(!dir.path().join(DEV_SECRET_FILE_NAME).exists());
+    }
+
+    #[test]
+    fn production_refuses_a_short_secret_and_accepts_32_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let short = "x".repeat(31);
+        let err = resolve(&args(Some(&short), Environment::Production), dir.path()).unwrap_err();
+        assert!(matches!(err, KeySecretError::TooShortForProduction { actual: 31 }));
+        let long = "y".repeat(32);
+        let secret = resolve(&args(Some(&long), Environment::Production), dir.path()).unwrap();
+        assert_eq!(secret, long.into_bytes());
+    }
+
+    #[test]
+    fn development_generates_a_secret_once_and_reuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let data_dir = dir.path().join("nested/data");
+        let first = resolve(&args(None, Environment::Development), &data_dir).unwrap();
+        let second = resolve(&args(None, Environment::Development), &data_dir).unwrap();
+        assert_eq!(first, second);
+        assert_eq!(first.len(), 64, "32 random bytes, hex encoded");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(data_dir.join(DEV_SECRET_FILE_NAME))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "secret file readable by others: {mode:o}");
+        }
+    }
+
+    #[test]
+    fn a_secret_file_is_read_without_its_trailing_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        fs::write(&path, format!("{}\n", "z".repeat(40))).unwrap();
+        let mut file_args = args(None, Environment::Production);
+        file_args.key_secret_file = Some(path);
+        assert_eq!(resolve(&file_args, dir.path()).unwrap(), "z".repeat(40).into_bytes());
+    }
+}

@@ -1,0 +1,69 @@
+//! Turns the storage flags into an opened repository: picks the backend from the database URL
+//! and keeps retrying an unreachable database for a bounded time at start-up.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use petstore_application::PetRepository;
+use petstore_persistence::{DatabaseUrl, PoolSettings, StorageError};
+
+use crate::cli::StorageArgs;
+
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+impl StorageArgs {
+    /// The configured database URL, or the SQLite file in the data directory.
+    pub fn database_url(&self) -> Result<DatabaseUrl, StorageError> {
+        match &self.database_url {
+            Some(raw) => raw.parse(),
+            None => format!("sqlite://{}", self.data_dir.join("petstore.db").display()).parse(),
+        }
+    }
+
+    pub fn pool_settings(&self) -> PoolSettings {
+        PoolSettings {
+            max_size: self.pool_size,
+            checkout_timeout: self.pool_timeout,
+            connect_timeout: self.connect_timeout,
+        }
+    }
+}
+
+/// Runs `attempt` (blocking) until it succeeds, fails for a reason retrying cannot fix, or
+/// `startup_timeout` has passed.
+pub async fn with_startup_retry<T, F>(
+    args: &StorageArgs,
+    url: &DatabaseUrl,
+    attempt: F,
+) -> Result<T, StorageError>
+where
+    T: Send + 'static,
+    F: Fn() -> Result<T, StorageError> + Clone + Send + 'static,
+{
+    let deadline = Instant::now() + args.startup_timeout;
+    loop {
+        let result = tokio::task::spawn_blocking(attempt.clone())
+            .await
+            .map_err(|err| StorageError::other(err.to_string()))?;
+        match result {
+            Ok(value) => return Ok(value),
+            Err(err) if err.is_transient() && Instant::now() + RETRY_PAUSE < deadline => {
+                tracing::warn!(database = %url, error = %err, "database not reachable yet; retrying");
+                tokio::time::sleep(RETRY_PAUSE).await;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Opens the repository behind `args`, applying pending migrations.
+pub async fn open(args: &StorageArgs) -> Result<Arc<dyn PetRepository>, StorageError> {
+    let url = args.database_url()?;
+    let settings = args.pool_settings();
+    tracing::info!(database = %url, "opening storage");
+    let attempt_url = url.clone();
+    with_startup_retry(args, &url, move || {
+        petstore_persistence::open(&attempt_url, &settings)
+    })
+    .await
+}

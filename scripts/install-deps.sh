@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the system packages a target needs, only when they are missing.
+#   build: libpq (PostgreSQL client library the diesel PostgreSQL backend links against)
+#   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster
+# SQLite needs nothing: it is compiled into the binary.
+set -euo pipefail
+
+need=()
+case "${1:-}" in
+  build)
+    if ! { ldconfig -p 2>/dev/null | grep -q 'libpq\.so ' || [ -e /usr/lib/x86_64-linux-gnu/libpq.so ]; }; then
+      need+=(libpq-dev)
+    fi
+    ;;
+  test)
+    if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+      need+=(postgresql)
+    fi
+    if ! command -v psql >/dev/null; then
+      need+=(postgresql-client)
+    fi
+    ;;
+  *)
+    echo "usage: $0 build|test" >&2
+    exit 2
+    ;;
+esac
+
+[ ${#need[@]} -eq 0 ] && exit 0
+
+install_cmd="apt-get install -y --no-install-recommends ${need[*]}"
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+  echo "missing system packages: ${need[*]}; install them with: sudo $install_cmd" >&2
+  exit 1
+fi
+echo "installing ${need[*]} ..." >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+$install_cmd >/dev/null

@@ -1,0 +1,102 @@
+//! The `petstore` command line as an operator uses it: keys on stdout alone, production refusing
+//! to start without a real secret, and migrations that can be run ahead of a deploy.
+
+use std::process::Stdio;
+
+use crate::helpers::{issue_key, petstore, run_petstore, start_server};
+
+#[test]
+fn keys_issue_prints_the_key_alone_on_stdout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = run_petstore(dir.path(), &[], &["keys", "issue", "--name", "me"]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(stdout.lines().count(), 1, "{stdout:?}");
+    assert_eq!(stdout.trim_end().split('.').count(), 3, "a JWT: {stdout:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("me"), "the human-readable part goes to stderr: {stderr}");
+}
+
+#[test]
+fn keys_issue_refuses_a_bad_lifetime_and_a_blank_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for args in [
+        &["keys", "issue", "--name", "me", "--expires-in", "forever"][..],
+        &["keys", "issue", "--name", "  "][..],
+    ] {
+        let output = run_petstore(dir.path(), &[], args);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(output.stdout.is_empty(), "nothing that looks like a key on stdout");
+    }
+}
+
+#[test]
+fn production_refuses_to_start_without_a_long_enough_secret() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
+    for secret in [None, Some("too-short")] {
+        let mut command = petstore(dir.path(), &[]);
+        command
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("PETSTORE_ENV", "production")
+            .env("DATABASE_URL", &database)
+            .stdout(Stdio::null());
+        if let Some(secret) = secret {
+            command.env("PETSTORE_KEY_SECRET", secret);
+        }
+        let output = command.output().expect("run petstore");
+        assert!(!output.status.success(), "started with secret {secret:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("32"), "says how long a secret must be: {stderr}");
+    }
+    assert!(
+        !dir.path().join("dev-key-secret").exists(),
+        "production must not fall back to a generated secret"
+    );
+}
+
+#[actix_web::test]
+async fn production_serves_with_an_explicit_secret_and_accepts_its_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("PETSTORE_ENV".to_owned(), "production".to_owned()),
+        ("PETSTORE_KEY_SECRET".to_owned(), "0123456789abcdef0123456789abcdef".to_owned()),
+    ];
+    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
+    let (mut server, address) = start_server(dir.path(), &database, &env);
+    let key = issue_key(dir.path(), &env, &["--name", "ops"]);
+    let mut response = crate::helpers::client()
+        .get(format!("{address}/v1/pets"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("request");
+    let status = response.status();
+    let _ = response.body().await;
+    server.kill().expect("kill");
+    let _ = server.wait();
+    assert_eq!(status.as_u16(), 200);
+}
+
+#[test]
+fn migrate_applies_once_then_reports_up_to_date() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let database = format!("sqlite://{}", dir.path().join("fresh.db").display());
+    let env = [("DATABASE_URL".to_owned(), database)];
+    let first = run_petstore(dir.path(), &env, &["migrate"]);
+    assert!(first.status.success(), "{first:?}");
+    assert!(dir.path().join("fresh.db").exists());
+    let second = run_petstore(dir.path(), &env, &["migrate"]);
+    assert!(second.status.success(), "{second:?}");
+    assert!(String::from_utf8_lossy(&second.stderr).contains("up to date"), "{second:?}");
+}
+
+#[test]
+fn an_unusable_database_url_is_a_clear_start_up_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [("DATABASE_URL".to_owned(), "mysql://localhost/pets".to_owned())];
+    let output = run_petstore(dir.path(), &env, &["migrate"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("mysql"), "{stderr}");
+}

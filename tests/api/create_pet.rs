@@ -1,0 +1,163 @@
+//! `POST /v1/pets` (createPet): what is stored, what is refused, and that a refusal loses nothing.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{send, TestApp};
+use crate::on_backends;
+
+async fn creates_a_pet_and_says_where_it_lives(app: TestApp) {
+    let response = send(
+        app.post_json("/v1/pets"),
+        Some(json!({"name": "Rex", "categoryId": 3, "status": "pending"}).to_string()),
+    )
+    .await;
+
+    assert_eq!(response.status.as_u16(), 201, "{}", response.body);
+    assert!(response
+        .header("content-type")
+        .unwrap_or_default()
+        .starts_with("application/json"));
+    let pet = response.json();
+    let id = pet["id"].as_i64().expect("an int64 id");
+    assert_eq!(
+        pet,
+        json!({"id": id, "name": "Rex", "categoryId": 3, "status": "pending"})
+    );
+    assert_eq!(response.header("location"), Some(format!("/v1/pets/{id}").as_str()));
+
+    let listed = app.list("").await;
+    assert_eq!(listed, vec![pet]);
+}
+
+async fn an_omitted_or_null_status_means_available(app: TestApp) {
+    let omitted = app.create_pet(json!({"name": "Tom", "categoryId": 1})).await;
+    let null = app
+        .create_pet(json!({"name": "Jerry", "categoryId": 1, "status": null}))
+        .await;
+    assert_eq!(omitted["status"], "available");
+    assert_eq!(null["status"], "available");
+}
+
+async fn ids_are_unique_and_increasing(app: TestApp) {
+    let mut previous = 0;
+    for n in 0..5 {
+        let pet = app
+            .create_pet(json!({"name": format!("pet {n}"), "categoryId": 2}))
+            .await;
+        let id = pet["id"].as_i64().expect("id");
+        assert!(id > previous, "{id} after {previous}");
+        previous = id;
+    }
+}
+
+async fn a_charset_parameter_is_accepted(app: TestApp) {
+    let response = send(
+        app.client
+            .post(app.url("/v1/pets"))
+            .bearer_auth(&app.api_key)
+            .insert_header(("Content-Type", "application/json; charset=utf-8")),
+        Some(json!({"name": "Ñandú", "categoryId": 9}).to_string()),
+    )
+    .await;
+    assert_eq!(response.status.as_u16(), 201, "{}", response.body);
+    assert_eq!(response.json()["name"], "Ñandú");
+}
+
+async fn a_name_of_255_characters_is_kept_whole(app: TestApp) {
+    let name = "é".repeat(255);
+    let pet = app.create_pet(json!({"name": name, "categoryId": 1})).await;
+    assert_eq!(pet["name"], name);
+}
+
+/// Each body is refused with 400 `validation_failed`, and the message names `field`.
+const INVALID_BODIES: &[(&str, &str)] = &[
+    (r#"{"categoryId": 1}"#, "name"),
+    (r#"{"name": "", "categoryId": 1}"#, "name"),
+    (r#"{"name": "   ", "categoryId": 1}"#, "name"),
+    (r#"{"name": 123, "categoryId": 1}"#, "name"),
+    (r#"{"name": null, "categoryId": 1}"#, "name"),
+    (r#"{"name": "Rex"}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": "3"}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": 3.5}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": 3.0}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": 1e3}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": null}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": true}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": 0}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": -1}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": 9223372036854775808}"#, "categoryId"),
+    (r#"{"name": "Rex", "categoryId": 1, "status": "SOLD"}"#, "status"),
+    (r#"{"name": "Rex", "categoryId": 1, "status": "adopted"}"#, "status"),
+    (r#"{"name": "Rex", "categoryId": 1, "status": 1}"#, "status"),
+    (r#"{"name": "Rex", "categoryId": 1, "id": 7}"#, "id"),
+    (r#"{"name": "Rex", "categoryId": 1, "colour": "black"}"#, "colour"),
+];
+
+async fn invalid_bodies_are_refused_naming_the_field_and_store_nothing(app: TestApp) {
+    for (body, field) in INVALID_BODIES {
+        let response = send(app.post_json("/v1/pets"), Some((*body).to_owned())).await;
+        let message = response.assert_error(400, "validation_failed");
+        assert!(
+            message.contains(field),
+            "message for {body} should name `{field}`: {message}"
+        );
+    }
+    let too_long = json!({"name": "a".repeat(256), "categoryId": 1}).to_string();
+    let message = send(app.post_json("/v1/pets"), Some(too_long))
+        .await
+        .assert_error(400, "validation_failed");
+    assert!(message.contains("name"), "{message}");
+
+    assert_eq!(app.list("").await, Vec::<Value>::new(), "a refused body stored a pet");
+}
+
+async fn unparseable_json_is_malformed_json(app: TestApp) {
+    for body in ["", "{", "{\"name\": \"Rex\",}", "[]", "\"Rex\"", "null", "not json"] {
+        let response = send(app.post_json("/v1/pets"), Some(body.to_owned())).await;
+        let code = response.json()["code"].clone();
+        assert_eq!(code, "malformed_json", "body {body:?}: {}", response.body);
+        response.assert_error(400, "malformed_json");
+    }
+}
+
+async fn a_body_that_is_not_json_by_content_type_is_415(app: TestApp) {
+    let body = json!({"name": "Rex", "categoryId": 1}).to_string();
+    let plain = send(
+        app.client
+            .post(app.url("/v1/pets"))
+            .bearer_auth(&app.api_key)
+            .insert_header(("Content-Type", "text/plain")),
+        Some(body.clone()),
+    )
+    .await;
+    plain.assert_error(415, "unsupported_media_type");
+
+    let missing = send(
+        app.client.post(app.url("/v1/pets")).bearer_auth(&app.api_key),
+        Some(body),
+    )
+    .await;
+    missing.assert_error(415, "unsupported_media_type");
+    assert!(app.list("").await.is_empty());
+}
+
+async fn a_body_over_64_kib_is_413(app: TestApp) {
+    let body = json!({"name": "x".repeat(70 * 1024), "categoryId": 1}).to_string();
+    send(app.post_json("/v1/pets"), Some(body))
+        .await
+        .assert_error(413, "payload_too_large");
+    assert!(app.list("").await.is_empty());
+}
+
+on_backends!(
+    [memory, sqlite, postgres]
+    creates_a_pet_and_says_where_it_lives,
+    an_omitted_or_null_status_means_available,
+    ids_are_unique_and_increasing,
+    a_charset_parameter_is_accepted,
+    a_name_of_255_characters_is_kept_whole,
+    invalid_bodies_are_refused_naming_the_field_and_store_nothing,
+    unparseable_json_is_malformed_json,
+    a_body_that_is_not_json_by_content_type_is_415,
+    a_body_over_64_kib_is_413,
+);

@@ -1,0 +1,343 @@
+//! Spawns the real `petstore` binary on a free port against a fresh database, and talks to it
+//! over real HTTP. Set `TEST_LOG=1` to see the servers' logs.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use awc::http::header::HeaderMap;
+use awc::http::StatusCode;
+use petstore_test_support::TestDatabase;
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub const PETSTORE: &str = env!("CARGO_BIN_EXE_petstore");
+
+/// Where a test server keeps its pets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+/// A running `petstore serve` with its own data directory and database; killed on drop.
+pub struct TestApp {
+    pub backend: Backend,
+    /// `http://127.0.0.1:PORT` (no `/v1`).
+    pub address: String,
+    pub api_key: String,
+    pub data_dir: TempDir,
+    pub database_url: String,
+    pub client: awc::Client,
+    extra_env: Vec<(String, String)>,
+    server: Child,
+    _database: Option<TestDatabase>,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> Self {
+        Self::spawn_with_env(backend, &[]).await
+    }
+
+    pub async fn spawn_with_env(backend: Backend, env: &[(&str, &str)]) -> Self {
+        let data_dir = tempfile::tempdir().expect("temporary data directory");
+        let (database_url, database) = match backend {
+            Backend::Memory => ("memory:".to_owned(), None),
+            Backend::Sqlite => (
+                format!("sqlite://{}", data_dir.path().join("pets.db").display()),
+                None,
+            ),
+            Backend::Postgres => {
+                let database = TestDatabase::create();
+                (database.url().to_owned(), Some(database))
+            }
+        };
+        let extra_env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let (server, address) = start_server(data_dir.path(), &database_url, &extra_env);
+        let api_key = issue_key(data_dir.path(), &extra_env, &["--name", "tests"]);
+        Self {
+            backend,
+            address,
+            api_key,
+            data_dir,
+            database_url,
+            client: client(),
+            extra_env,
+            server,
+            _database: database,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// Kills the server without warning (SIGKILL) and starts a new one on the same data.
+    pub fn kill_and_restart(&mut self) {
+        self.server.kill().expect("kill the server");
+        self.server.wait().expect("reap the server");
+        let (server, address) =
+            start_server(self.data_dir.path(), &self.database_url, &self.extra_env);
+        self.server = server;
+        self.address = address;
+    }
+
+    /// A second `petstore serve` on the same database and configuration.
+    pub fn spawn_sibling(&self) -> (Child, String) {
+        start_server(self.data_dir.path(), &self.database_url, &self.extra_env)
+    }
+
+    pub fn issue_key(&self, args: &[&str]) -> String {
+        issue_key(self.data_dir.path(), &self.extra_env, args)
+    }
+
+    pub fn get(&self, path: &str) -> awc::ClientRequest {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(&self.api_key)
+    }
+
+    pub fn post_json(&self, path: &str) -> awc::ClientRequest {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(&self.api_key)
+            .insert_header(("Content-Type", "application/json"))
+    }
+
+    /// Creates a pet through the API and returns the created body.
+    pub async fn create_pet(&self, body: Value) -> Value {
+        let response = send(self.post_json("/v1/pets"), Some(body.to_string())).await;
+        assert_eq!(response.status, StatusCode::CREATED, "{:?}", response.body);
+        response.json()
+    }
+
+    pub async fn list(&self, query: &str) -> Vec<Value> {
+        let response = send(self.get(&format!("/v1/pets{query}")), None).await;
+        assert_eq!(response.status, StatusCode::OK, "{:?}", response.body);
+        response.json().as_array().expect("a bare array").clone()
+    }
+}
+
+impl TestApp {
+    /// Every pet reached from `first` by following `Link: <...>; rel="next"` headers.
+    pub async fn list_following_next_links(&self, first: &str) -> Vec<Value> {
+        let mut pets = Vec::new();
+        let mut next = Some(first.to_owned());
+        let mut pages = 0;
+        while let Some(path) = next.take() {
+            let response = send(self.get(&path), None).await;
+            assert_eq!(response.status, StatusCode::OK, "{path}: {}", response.body);
+            pets.extend(response.json().as_array().expect("a bare array").iter().cloned());
+            next = response.header("link").map(next_link_target);
+            pages += 1;
+            assert!(pages <= 1_000, "next links never end");
+        }
+        pets
+    }
+}
+
+/// The target of a `Link: <TARGET>; rel="next"` header.
+pub fn next_link_target(link: &str) -> String {
+    assert!(link.ends_with(r#"rel="next""#), "not a next link: {link}");
+    let start = link.find('<').expect("a link target") + 1;
+    let end = link.find('>').expect("a link target");
+    let target = &link[start..end];
+    assert!(target.starts_with("/v1/pets?"), "next link leaves the listing: {target}");
+    target.to_owned()
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// A response read whole, so tests can assert on status, headers and body together.
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl TestResponse {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|err| panic!("body is not JSON ({err}): {:?}", self.body))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+
+    /// Asserts the spec's `Error` shape: JSON, exactly `code`, `message`, `status`, with `status`
+    /// equal to the HTTP status. Returns the message.
+    pub fn assert_error(&self, status: u16, code: &str) -> String {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        let content_type = self.header("content-type").unwrap_or_default();
+        assert!(
+            content_type.starts_with("application/json"),
+            "error content type {content_type:?}, body {:?}",
+            self.body
+        );
+        let body = self.json();
+        let object = body.as_object().expect("error body is an object");
+        let mut keys: Vec<_> = object.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["code", "message", "status"], "{body}");
+        assert_eq!(body["status"], u64::from(status), "{body}");
+        assert_eq!(body["code"], code, "{body}");
+        let message = body["message"].as_str().expect("message is a string");
+        assert!(!message.is_empty());
+        message.to_owned()
+    }
+}
+
+pub async fn send(request: awc::ClientRequest, body: Option<String>) -> TestResponse {
+    let result = match body {
+        Some(body) => request.send_body(body).await,
+        None => request.send().await,
+    };
+    let mut response = result.expect("request reaches the server");
+    let bytes = response
+        .body()
+        .limit(16 * 1024 * 1024)
+        .await
+        .expect("read the response body");
+    TestResponse {
+        status: response.status(),
+        headers: response.headers().clone(),
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+pub fn client() -> awc::Client {
+    awc::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .finish()
+}
+
+fn log_sink() -> Stdio {
+    if std::env::var_os("TEST_LOG").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    }
+}
+
+/// The configuration every test process shares: the test's own directory, database and a fresh
+/// environment (nothing from the developer's shell leaks in).
+pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> Command {
+    let mut command = Command::new(PETSTORE);
+    for name in [
+        "DATABASE_URL",
+        "PETSTORE_ENV",
+        "PETSTORE_KEY_SECRET",
+        "PETSTORE_KEY_SECRET_FILE",
+        "PETSTORE_BIND",
+    ] {
+        command.env_remove(name);
+    }
+    command
+        .env("PETSTORE_DATA_DIR", data_dir)
+        .env("RUST_LOG", "info")
+        .envs(extra_env.iter().map(|(k, v)| (k, v)));
+    command
+}
+
+/// Starts `petstore serve` on a free port and waits until it says where it listens.
+pub fn start_server(
+    data_dir: &Path,
+    database_url: &str,
+    extra_env: &[(String, String)],
+) -> (Child, String) {
+    let mut child = petstore(data_dir, extra_env)
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "2"])
+        .env("DATABASE_URL", database_url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log_sink())
+        .spawn()
+        .expect("start petstore serve");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        // Keep draining stdout for the server's whole life so it never blocks on a full pipe.
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("petstore listening on ") {
+                let _ = sender.send(rest.trim_end_matches("/v1").to_owned());
+            }
+        }
+    });
+    match receiver.recv_timeout(Duration::from_secs(60)) {
+        Ok(address) => (child, address),
+        Err(_) => {
+            let _ = child.kill();
+            let status = child.wait().expect("reap the server");
+            panic!("petstore serve did not start ({status}); rerun with TEST_LOG=1 to see why");
+        }
+    }
+}
+
+/// Runs `petstore keys issue ARGS` and returns the key it printed.
+pub fn issue_key(data_dir: &Path, extra_env: &[(String, String)], args: &[&str]) -> String {
+    let output = run_petstore(data_dir, extra_env, &[&["keys", "issue"], args].concat());
+    assert!(output.status.success(), "keys issue failed: {output:?}");
+    let stdout = String::from_utf8(output.stdout).expect("key is UTF-8");
+    let key = stdout.trim_end_matches('\n');
+    assert!(!key.contains('\n'), "stdout holds more than the key: {stdout:?}");
+    key.to_owned()
+}
+
+pub fn run_petstore(data_dir: &Path, extra_env: &[(String, String)], args: &[&str]) -> Output {
+    petstore(data_dir, extra_env)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run petstore")
+}
+
+pub fn temp_path(dir: &TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
+}
+
+/// Declares each scenario `async fn NAME(app: TestApp)` once and runs it against each backend
+/// listed, as tests named `BACKEND::NAME`.
+#[macro_export]
+macro_rules! on_backends {
+    ([$($backend:ident),+] $($scenario:ident),+ $(,)?) => {
+        $(
+            #[allow(non_snake_case)]
+            mod $backend {
+                $(
+                    #[actix_web::test]
+                    async fn $scenario() {
+                        let app = $crate::helpers::TestApp::spawn(
+                            $crate::helpers::backend_named(stringify!($backend)),
+                        )
+                        .await;
+                        super::$scenario(app).await;
+                    }
+                )+
+            }
+        )+
+    };
+}
+
+pub fn backend_named(name: &str) -> Backend {
+    match name {
+        "memory" => Backend::Memory,
+        "sqlite" => Backend::Sqlite,
+        "postgres" => Backend::Postgres,
+        other => panic!("unknown backend {other}"),
+    }
+}

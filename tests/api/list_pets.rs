@@ -1,0 +1,117 @@
+//! `GET /v1/pets` (listPets): ordering, the limit and its bounds, the status filter, next links.
+
+use serde_json::{json, Value};
+
+use crate::helpers::{next_link_target, send, TestApp};
+use crate::on_backends;
+
+async fn create_many(app: &TestApp, count: usize, status: &str) -> Vec<Value> {
+    let mut pets = Vec::with_capacity(count);
+    for n in 0..count {
+        pets.push(
+            app.create_pet(json!({"name": format!("{status} {n}"), "categoryId": 1, "status": status}))
+                .await,
+        );
+    }
+    pets
+}
+
+fn ids(pets: &[Value]) -> Vec<i64> {
+    pets.iter().map(|pet| pet["id"].as_i64().expect("id")).collect()
+}
+
+async fn an_empty_store_lists_a_bare_empty_array(app: TestApp) {
+    let response = send(app.get("/v1/pets"), None).await;
+    assert_eq!(response.status.as_u16(), 200);
+    assert_eq!(response.json(), json!([]));
+    assert_eq!(response.header("link"), None);
+}
+
+async fn lists_in_id_order_20_by_default(app: TestApp) {
+    let created = create_many(&app, 25, "available").await;
+    let listed = app.list("").await;
+    assert_eq!(listed.len(), 20);
+    assert_eq!(listed, created[..20].to_vec());
+    let listed_ids = ids(&listed);
+    assert!(listed_ids.windows(2).all(|pair| pair[0] < pair[1]), "{listed_ids:?}");
+}
+
+async fn limit_bounds_are_honoured(app: TestApp) {
+    let created = create_many(&app, 101, "pending").await;
+    assert_eq!(app.list("?limit=1").await, created[..1].to_vec());
+    assert_eq!(ids(&app.list("?limit=100").await), ids(&created[..100]));
+    assert_eq!(app.list("?limit=7").await.len(), 7);
+}
+
+async fn the_status_filter_returns_only_that_status(app: TestApp) {
+    let available = create_many(&app, 3, "available").await;
+    let sold = create_many(&app, 2, "sold").await;
+    let pending = create_many(&app, 1, "pending").await;
+    assert_eq!(app.list("?status=sold").await, sold);
+    assert_eq!(app.list("?status=available").await, available);
+    assert_eq!(app.list("?status=pending&limit=5").await, pending);
+}
+
+/// Each query is refused with 400 `invalid_parameter` naming the parameter.
+const INVALID_QUERIES: &[(&str, &str)] = &[
+    ("limit=0", "limit"),
+    ("limit=101", "limit"),
+    ("limit=-1", "limit"),
+    ("limit=abc", "limit"),
+    ("limit=1.5", "limit"),
+    ("limit=", "limit"),
+    ("limit=99999999999999999999", "limit"),
+    ("status=SOLD", "status"),
+    ("status=", "status"),
+    ("status=adopted", "status"),
+];
+
+async fn invalid_parameters_are_refused_naming_them(app: TestApp) {
+    for (query, parameter) in INVALID_QUERIES {
+        let response = send(app.get(&format!("/v1/pets?{query}")), None).await;
+        let message = response.assert_error(400, "invalid_parameter");
+        assert!(message.contains(parameter), "{query}: {message}");
+    }
+}
+
+async fn next_links_visit_every_matching_pet_once_in_order(app: TestApp) {
+    let mut sold = Vec::new();
+    for n in 0..12 {
+        let status = if n % 3 == 0 { "sold" } else { "available" };
+        let pet = app
+            .create_pet(json!({"name": format!("p{n}"), "categoryId": 1, "status": status}))
+            .await;
+        if status == "sold" {
+            sold.push(pet);
+        }
+    }
+    let mut seen = Vec::new();
+    let mut next = Some("/v1/pets?limit=3&status=sold".to_owned());
+    let mut pages = 0;
+    while let Some(path) = next.take() {
+        let response = send(app.get(&path), None).await;
+        assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
+        seen.extend(response.json().as_array().expect("array").iter().cloned());
+        next = response.header("link").map(next_link_target);
+        pages += 1;
+        assert!(pages < 10, "next links do not end");
+        if pages == 1 {
+            // Pets created between pages still show up, once, in order.
+            sold.push(
+                app.create_pet(json!({"name": "late", "categoryId": 1, "status": "sold"}))
+                    .await,
+            );
+        }
+    }
+    assert_eq!(seen, sold);
+}
+
+on_backends!(
+    [memory, sqlite, postgres]
+    an_empty_store_lists_a_bare_empty_array,
+    lists_in_id_order_20_by_default,
+    limit_bounds_are_honoured,
+    the_status_filter_returns_only_that_status,
+    invalid_parameters_are_refused_naming_them,
+    next_links_visit_every_matching_pet_once_in_order,
+);
