@@ -29,6 +29,9 @@ migrate: deps-build ## Apply pending migrations to DATABASE_URL (default: the SQ
 key: deps-build ## Print a new API key for the local server (NAME=me)
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
+bench: deps-build deps-test ## Load benchmark of the release binary on every backend (docs/benchmarks.md)
+	bash scripts/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash scripts/install-deps.sh build
 
