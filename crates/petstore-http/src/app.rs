@@ -1,0 +1,64 @@
+//! The assembled actix-web `App`: routes, fallbacks, extractor configuration, middleware.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::{middleware, web, App};
+
+use crate::extractors::{json_config, path_config, query_config};
+use crate::handlers::{fallback, get_pet, health, pets};
+use crate::middleware::outermost;
+use crate::state::HttpState;
+
+const GET: &[Method] = &[Method::GET];
+const GET_POST: &[Method] = &[Method::GET, Method::POST];
+
+/// The whole HTTP interface, ready for `HttpServer::new(move || app(state.clone()))`.
+///
+/// - `GET /healthz`, `GET /readyz`: no key.
+/// - `GET /v1/pets`, `POST /v1/pets`, `GET /v1/pets/{petId}`: bearer key first.
+/// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
+pub fn app(
+    state: HttpState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let json_limit = state.json_limit();
+    App::new()
+        .app_data(web::Data::new(state))
+        .app_data(json_config(json_limit))
+        .app_data(query_config())
+        .app_data(path_config())
+        .service(
+            web::resource("/healthz")
+                .route(web::get().to(health::healthz))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .service(
+            web::resource("/readyz")
+                .route(web::get().to(health::readyz))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .service(
+            web::resource("/v1/pets")
+                .route(web::get().to(pets::list_pets))
+                .route(web::post().to(pets::create_pet))
+                .default_service(fallback::method_not_allowed(GET_POST)),
+        )
+        .service(
+            web::resource("/v1/pets/{petId}")
+                .route(web::get().to(get_pet::get_pet))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .default_service(web::to(fallback::not_found))
+        .wrap(middleware::from_fn(outermost))
+}
+
+#[cfg(test)]
+mod tests;

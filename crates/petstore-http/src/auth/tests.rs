@@ -1,0 +1,209 @@
+//! Unit tests of key issuing, verification and the `Authorization` header check.
+
+#![allow(clippy::unwrap_used)]
+
+use actix_web::test::TestRequest;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+use super::*;
+
+const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+fn keys() -> ApiKeys {
+    ApiKeys::new(SECRET)
+}
+
+/// A token with arbitrary claims signed by `secret` with `alg`, for cases `issue` cannot make.
+fn signed(alg: Algorithm, secret: &[u8], claims: &serde_json::Value) -> String {
+    jsonwebtoken::encode(&Header::new(alg), claims, &EncodingKey::from_secret(secret)).unwrap()
+}
+
+fn claims_expiring_at(exp: u64) -> serde_json::Value {
+    serde_json::json!({"sub": "ci", "jti": "00", "iat": exp.saturating_sub(3600), "exp": exp})
+}
+
+#[test]
+fn issued_key_verifies_with_its_claims() {
+    let token = keys().issue("alice", None).unwrap();
+    let claims = keys().verify(&token).unwrap();
+    assert_eq!(claims.sub, "alice");
+    assert_eq!(claims.jti.len(), 32);
+    assert!(claims.jti.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(claims.iat.abs_diff(unix_now()) <= 5);
+    assert_eq!(claims.exp, None);
+}
+
+#[test]
+fn key_without_exp_has_no_exp_claim_and_is_accepted() {
+    let token = keys().issue("forever", None).unwrap();
+    let payload = token.split('.').nth(1).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    assert!(json.get("exp").is_none());
+    assert!(keys().verify(&token).is_ok());
+}
+
+#[test]
+fn ttl_sets_exp_after_iat() {
+    let token = keys()
+        .issue("ci", Some(Duration::from_secs(90 * 86_400)))
+        .unwrap();
+    let claims = keys().verify(&token).unwrap();
+    assert_eq!(claims.exp, Some(claims.iat + 90 * 86_400));
+}
+
+#[test]
+fn each_key_gets_its_own_id() {
+    let a = keys().verify(&keys().issue("a", None).unwrap()).unwrap();
+    let b = keys().verify(&keys().issue("a", None).unwrap()).unwrap();
+    assert_ne!(a.jti, b.jti);
+}
+
+#[test]
+fn expired_beyond_the_leeway_is_rejected_as_expired() {
+    let exp = unix_now() - EXP_LEEWAY.as_secs() - 30;
+    let token = signed(Algorithm::HS256, SECRET, &claims_expiring_at(exp));
+    assert!(matches!(keys().verify(&token), Err(KeyError::Expired)));
+}
+
+#[test]
+fn expired_within_the_leeway_is_still_accepted() {
+    let exp = unix_now() - EXP_LEEWAY.as_secs() / 3;
+    let token = signed(Algorithm::HS256, SECRET, &claims_expiring_at(exp));
+    assert_eq!(keys().verify(&token).unwrap().exp, Some(exp));
+}
+
+#[test]
+fn wrong_secret_is_rejected() {
+    let token = ApiKeys::new(b"another secret of enough length!!")
+        .issue("mallory", None)
+        .unwrap();
+    assert!(matches!(keys().verify(&token), Err(KeyError::Invalid(_))));
+}
+
+#[test]
+fn alg_none_is_rejected() {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(br#"{"sub":"mallory","jti":"00","iat":1}"#);
+    for token in [
+        format!("{header}.{payload}."),
+        format!("{header}.{payload}"),
+    ] {
+        assert!(
+            matches!(keys().verify(&token), Err(KeyError::Invalid(_))),
+            "{token}"
+        );
+    }
+}
+
+#[test]
+fn other_algorithm_with_the_same_secret_is_rejected() {
+    let claims = serde_json::json!({"sub": "mallory", "jti": "00", "iat": 1});
+    for alg in [Algorithm::HS384, Algorithm::HS512] {
+        let token = signed(alg, SECRET, &claims);
+        assert!(
+            matches!(keys().verify(&token), Err(KeyError::Invalid(_))),
+            "{alg:?}"
+        );
+    }
+}
+
+#[test]
+fn tampered_payload_is_rejected() {
+    let token = keys().issue("alice", None).unwrap();
+    let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
+    parts[1] = URL_SAFE_NO_PAD.encode(br#"{"sub":"admin","jti":"00","iat":1}"#);
+    assert!(matches!(
+        keys().verify(&parts.join(".")),
+        Err(KeyError::Invalid(_))
+    ));
+}
+
+#[test]
+fn malformed_tokens_are_rejected() {
+    for token in ["", "abc", "a.b.c", "a.b", "....", "eyJ.eyJ.sig"] {
+        assert!(
+            matches!(keys().verify(token), Err(KeyError::Invalid(_))),
+            "{token:?}"
+        );
+    }
+}
+
+#[test]
+fn token_missing_its_name_is_rejected() {
+    let token = signed(
+        Algorithm::HS256,
+        SECRET,
+        &serde_json::json!({"jti": "00", "iat": 1}),
+    );
+    assert!(matches!(keys().verify(&token), Err(KeyError::Invalid(_))));
+}
+
+#[test]
+fn debug_output_does_not_contain_the_secret() {
+    let text = format!("{:?}", keys());
+    assert!(!text.contains("0123456789abcdef"));
+}
+
+fn authenticate_with(value: Option<&str>) -> Result<KeyClaims, ApiError> {
+    let mut req = TestRequest::get();
+    if let Some(value) = value {
+        req = req.insert_header((header::AUTHORIZATION, value));
+    }
+    authenticate(&req.to_http_request(), &keys())
+}
+
+fn challenge(err: &ApiError) -> String {
+    err.headers()
+        .iter()
+        .find(|(name, _)| name == header::WWW_AUTHENTICATE)
+        .map(|(_, value)| value.to_str().unwrap().to_owned())
+        .unwrap()
+}
+
+#[test]
+fn scheme_word_is_case_insensitive() {
+    let token = keys().issue("alice", None).unwrap();
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let claims = authenticate_with(Some(&format!("{scheme} {token}"))).unwrap();
+        assert_eq!(claims.sub, "alice");
+    }
+}
+
+#[test]
+fn no_token_gets_a_plain_challenge() {
+    for value in [
+        None,
+        Some("Basic dXNlcjpwYXNz"),
+        Some("Bearer"),
+        Some("Bearer   "),
+    ] {
+        let err = authenticate_with(value).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Unauthorized, "{value:?}");
+        assert_eq!(challenge(&err), r#"Bearer realm="petstore""#, "{value:?}");
+    }
+}
+
+#[test]
+fn bad_token_gets_an_invalid_token_challenge() {
+    let err = authenticate_with(Some("Bearer not-a-jwt")).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
+    assert_eq!(err.message(), "invalid API key");
+    assert_eq!(
+        challenge(&err),
+        r#"Bearer realm="petstore", error="invalid_token""#
+    );
+}
+
+#[test]
+fn expired_key_says_so() {
+    let token = signed(
+        Algorithm::HS256,
+        SECRET,
+        &claims_expiring_at(unix_now() - 3600),
+    );
+    let err = authenticate_with(Some(&format!("Bearer {token}"))).unwrap_err();
+    assert_eq!(err.message(), "API key expired");
+    assert!(challenge(&err).contains(r#"error="invalid_token""#));
+}

@@ -1,0 +1,82 @@
+//! Reading a JSON request body: the `Content-Type` check (415) and the size limit (413).
+//!
+//! Done by hand instead of with `web::Json` so that the order of checks is ours (the handler
+//! authenticates first, then calls this) and so that each failure maps to our codes.
+
+use actix_web::http::header;
+use actix_web::mime;
+use actix_web::web::{Bytes, Payload};
+use actix_web::{HttpMessage, HttpRequest};
+
+use crate::error::{ApiError, ErrorCode};
+
+/// Checks that the request declares `application/json` (a `charset=utf-8` parameter is fine;
+/// JSON is UTF-8 by definition, so any other charset is refused rather than misread).
+pub(crate) fn require_json_content_type(req: &HttpRequest) -> Result<(), ApiError> {
+    const EXPECTED: &str = "send `Content-Type: application/json`";
+    let mime = match req.mime_type() {
+        Ok(Some(mime)) => mime,
+        Ok(None) => {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("missing `Content-Type`: {EXPECTED}"),
+            ))
+        }
+        Err(_) => {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("unreadable `Content-Type`: {EXPECTED}"),
+            ))
+        }
+    };
+    let is_json = mime.type_() == mime::APPLICATION
+        && mime.subtype() == mime::JSON
+        && mime.suffix().is_none();
+    if !is_json {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!("unsupported `Content-Type` `{mime}`: {EXPECTED}"),
+        ));
+    }
+    if let Some(charset) = mime.get_param(mime::CHARSET) {
+        if !charset.as_str().eq_ignore_ascii_case("utf-8") {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("unsupported charset `{charset}`: JSON must be UTF-8"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The whole body, at most `limit` bytes. A declared `Content-Length` over the limit is refused
+/// before reading anything; a body without one is cut off as soon as it passes the limit.
+pub(crate) async fn read_limited(
+    req: &HttpRequest,
+    payload: Payload,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("request body must be at most {limit} bytes"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    match payload.to_bytes_limited(limit).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        // The client went away or sent a broken chunked encoding: the body is not JSON we
+        // could read, and nobody may be listening for the answer anyway.
+        Ok(Err(err)) => Err(ApiError::malformed_json(format!(
+            "could not read the request body: {err}"
+        ))),
+        Err(_) => Err(too_large()),
+    }
+}

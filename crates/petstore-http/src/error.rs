@@ -1,0 +1,359 @@
+//! The spec's `Error` body and the one error type every handler returns.
+//!
+//! Every failure the HTTP layer can produce becomes an [`ApiError`]: a code from the fixed set in
+//! [`ErrorCode`], a message for humans, and any headers the status calls for (`Allow`,
+//! `WWW-Authenticate`, `Retry-After`). Its `ResponseError` impl renders exactly
+//! `{"code","message","status"}` as `application/json`, so no response of this service is ever
+//! actix's plain-text default.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use petstore_application::{CreatePetError, GetPetError, ListPetsError, RepositoryError};
+use serde::Serialize;
+
+/// The machine-readable error codes, one per kind of failure. The set is part of the API
+/// (clients switch on it), so adding one is a compatible change and renaming one is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// 400: the JSON body parsed but a field is missing, unknown or holds an invalid value.
+    ValidationFailed,
+    /// 400: the body is not JSON, or not a JSON object.
+    MalformedJson,
+    /// 400: a query or path parameter is invalid.
+    InvalidParameter,
+    /// 401: the API key is missing, malformed, wrongly signed or expired.
+    Unauthorized,
+    /// 404: no such route or no such pet.
+    NotFound,
+    /// 405: the path exists but not with this method.
+    MethodNotAllowed,
+    /// 410: the operation was removed at its sunset.
+    Gone,
+    /// 413: the body is larger than the configured limit.
+    PayloadTooLarge,
+    /// 415: the body is not declared as `application/json`.
+    UnsupportedMediaType,
+    /// 500: anything unexpected; details go to the log, never to the client.
+    InternalError,
+    /// 503: storage cannot be reached right now; retrying later may succeed.
+    ServiceUnavailable,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::ValidationFailed,
+        ErrorCode::MalformedJson,
+        ErrorCode::InvalidParameter,
+        ErrorCode::Unauthorized,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::Gone,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::UnsupportedMediaType,
+        ErrorCode::InternalError,
+        ErrorCode::ServiceUnavailable,
+    ];
+
+    /// The wire spelling (the `code` field).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ValidationFailed => "validation_failed",
+            Self::MalformedJson => "malformed_json",
+            Self::InvalidParameter => "invalid_parameter",
+            Self::Unauthorized => "unauthorized",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Gone => "gone",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::InternalError => "internal_error",
+            Self::ServiceUnavailable => "service_unavailable",
+        }
+    }
+
+    /// The HTTP status that always goes with this code.
+    pub const fn status(self) -> StatusCode {
+        match self {
+            Self::ValidationFailed | Self::MalformedJson | Self::InvalidParameter => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Gone => StatusCode::GONE,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The spec's `Error` schema, exactly its three fields.
+#[derive(Debug, Serialize)]
+struct ErrorBody<'a> {
+    code: &'static str,
+    message: &'a str,
+    status: u16,
+}
+
+/// The message of every 500: the cause is logged, not shown.
+pub const INTERNAL_ERROR_MESSAGE: &str = "internal error";
+
+/// Seconds a client is asked to wait after a 503 (`Retry-After`). Storage outages are usually
+/// either brief (pool exhausted) or long (database down); one second keeps well-behaved clients
+/// from hammering without making brief ones feel slow.
+pub const RETRY_AFTER_SECS: u32 = 1;
+
+/// An error response of the API: what [`ResponseError`] turns into the `Error` body.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    code: ErrorCode,
+    message: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ValidationFailed, message)
+    }
+
+    pub fn malformed_json(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::MalformedJson, message)
+    }
+
+    pub fn invalid_parameter(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParameter, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    /// 405 with the `Allow` header listing `allowed`.
+    pub fn method_not_allowed(method: &Method, path: &str, allowed: &[Method]) -> Self {
+        let allow = allowed
+            .iter()
+            .map(Method::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Self::new(
+            ErrorCode::MethodNotAllowed,
+            format!("method {method} is not allowed on `{path}`; allowed: {allow}"),
+        )
+        .with_header(header::ALLOW, &allow)
+    }
+
+    /// A 500 whose message says nothing; `cause` (with its whole source chain) goes to the log.
+    pub fn internal(context: &str, cause: &(dyn StdError + 'static)) -> Self {
+        tracing::error!(error = %error_chain(cause), "{context}");
+        Self::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE)
+    }
+
+    /// A 503 with `Retry-After`; `cause` goes to the log.
+    pub fn unavailable(message: impl Into<String>, cause: &(dyn StdError + 'static)) -> Self {
+        tracing::warn!(error = %error_chain(cause), "storage unavailable");
+        Self::new(ErrorCode::ServiceUnavailable, message)
+            .with_header(header::RETRY_AFTER, &RETRY_AFTER_SECS.to_string())
+    }
+
+    /// Adds a header to the response. Values are built by this crate from fixed text and
+    /// numbers; one that is somehow not a valid header value is dropped (and logged) rather than
+    /// turning an error response into a panic.
+    pub fn with_header(mut self, name: HeaderName, value: &str) -> Self {
+        match HeaderValue::from_str(value) {
+            Ok(value) => self.headers.push((name, value)),
+            Err(_) => tracing::error!(header = %name, "dropped an invalid header value"),
+        }
+        self
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
+    }
+
+    pub fn headers(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.headers
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl StdError for ApiError {}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status());
+        for (name, value) in &self.headers {
+            response.insert_header((name.clone(), value.clone()));
+        }
+        response.json(ErrorBody {
+            code: self.code.as_str(),
+            message: &self.message,
+            status: self.status().as_u16(),
+        })
+    }
+}
+
+impl From<RepositoryError> for ApiError {
+    fn from(err: RepositoryError) -> Self {
+        match &err {
+            RepositoryError::Unavailable(_) => {
+                Self::unavailable("storage is temporarily unavailable; retry later", &err)
+            }
+            RepositoryError::Unexpected(_) => Self::internal("storage failed", &err),
+        }
+    }
+}
+
+impl From<CreatePetError> for ApiError {
+    fn from(err: CreatePetError) -> Self {
+        match err {
+            CreatePetError::Repository(err) => err.into(),
+        }
+    }
+}
+
+impl From<ListPetsError> for ApiError {
+    fn from(err: ListPetsError) -> Self {
+        match err {
+            ListPetsError::Repository(err) => err.into(),
+        }
+    }
+}
+
+impl From<GetPetError> for ApiError {
+    fn from(err: GetPetError) -> Self {
+        match err {
+            GetPetError::NotFound(id) => Self::not_found(format!("no pet has the id {id}")),
+            GetPetError::Gone { sunset } => Self::new(
+                ErrorCode::Gone,
+                format!(
+                    "`GET /v1/pets/{{petId}}` was removed on {}; use `GET /v1/pets` instead",
+                    httpdate::fmt_http_date(sunset)
+                ),
+            ),
+            GetPetError::Repository(err) => err.into(),
+        }
+    }
+}
+
+/// `err` and all its sources, `outer: inner: innermost`, for one log field.
+pub(crate) fn error_chain(err: &(dyn StdError + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use actix_web::body::to_bytes;
+
+    async fn body_of(err: &ApiError) -> serde_json::Value {
+        let response = err.error_response();
+        assert_eq!(
+            response.headers().get(header::CONTENT_TYPE).unwrap(),
+            "application/json"
+        );
+        serde_json::from_slice(&to_bytes(response.into_body()).await.unwrap()).unwrap()
+    }
+
+    #[actix_web::test]
+    async fn every_code_renders_exactly_code_message_status_with_its_status() {
+        for code in ErrorCode::ALL {
+            let err = ApiError::new(code, "something");
+            let body = body_of(&err).await;
+            assert_eq!(
+                body,
+                serde_json::json!({
+                    "code": code.as_str(),
+                    "message": "something",
+                    "status": code.status().as_u16(),
+                })
+            );
+            assert_eq!(err.error_response().status(), code.status());
+        }
+    }
+
+    #[actix_web::test]
+    async fn unexpected_storage_failure_is_a_generic_500() {
+        let source = std::io::Error::other("SELECT * FROM pets: disk I/O error at /var/lib/x");
+        let err = ApiError::from(RepositoryError::Unexpected(Box::new(source)));
+        let body = body_of(&err).await;
+        assert_eq!(body["code"], "internal_error");
+        assert_eq!(body["message"], INTERNAL_ERROR_MESSAGE);
+        assert!(!body.to_string().contains("SELECT"));
+    }
+
+    #[actix_web::test]
+    async fn unavailable_storage_is_503_with_retry_after() {
+        let err = ApiError::from(RepositoryError::Unavailable(Box::new(
+            std::io::Error::other("pool timed out"),
+        )));
+        let response = err.error_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        assert_eq!(body_of(&err).await["code"], "service_unavailable");
+    }
+
+    #[test]
+    fn method_not_allowed_lists_the_allowed_methods() {
+        let err =
+            ApiError::method_not_allowed(&Method::PUT, "/v1/pets", &[Method::GET, Method::POST]);
+        let response = err.error_response();
+        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(response.headers().get(header::ALLOW).unwrap(), "GET, POST");
+    }
+
+    #[test]
+    fn gone_names_the_sunset_and_the_replacement() {
+        let err = ApiError::from(GetPetError::Gone {
+            sunset: petstore_application::lifecycle::get_pet_sunset(),
+        });
+        assert_eq!(err.code(), ErrorCode::Gone);
+        assert!(err.message().contains("Thu, 05 Dec 2030 00:00:00 GMT"));
+        assert!(err.message().contains("GET /v1/pets"));
+    }
+}

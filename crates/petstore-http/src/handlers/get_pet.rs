@@ -1,0 +1,53 @@
+//! `getPet` (`GET /v1/pets/{petId}`), deprecated and removed at its sunset.
+//!
+//! Every response of this operation, errors included, carries the deprecation headers: a client
+//! that only ever sees 404s should learn about the sunset too.
+
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::web::Data;
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use petstore_application::lifecycle::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
+use petstore_domain::Pet;
+
+use super::authorize;
+use crate::dto::PetDto;
+use crate::error::ApiError;
+use crate::params::parse_pet_id;
+use crate::state::HttpState;
+
+/// RFC 9745 `Deprecation` header.
+const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
+/// RFC 8594 `Sunset` header.
+const SUNSET: HeaderName = HeaderName::from_static("sunset");
+/// Where to go instead: the listing with its `status` filter (spec, section 4.3).
+pub const GET_PET_SUCCESSOR_LINK: &str = "</v1/pets>; rel=\"successor-version\"";
+
+pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpResponse {
+    let mut response = match find_pet(&state, &req).await {
+        Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),
+        Err(err) => err.error_response(),
+    };
+    // The values are digits and fixed ASCII text, always valid header values.
+    for (name, value) in deprecation_headers() {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+/// `Deprecation: @<unix seconds>`, `Sunset: <HTTP date>`, `Link: <successor>`.
+fn deprecation_headers() -> [(HeaderName, String); 3] {
+    [
+        (DEPRECATION, format!("@{GET_PET_DEPRECATED_AT_UNIX}")),
+        (SUNSET, httpdate::fmt_http_date(get_pet_sunset())),
+        (header::LINK, GET_PET_SUCCESSOR_LINK.to_owned()),
+    ]
+}
+
+async fn find_pet(state: &HttpState, req: &HttpRequest) -> Result<Pet, ApiError> {
+    authorize(req, state)?;
+    let raw = req.match_info().get("petId").unwrap_or_default();
+    let id = parse_pet_id(raw)?;
+    Ok(state.service().get_pet(id).await?)
+}

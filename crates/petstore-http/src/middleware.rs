@@ -1,0 +1,115 @@
+//! The middleware around the whole app: one log line per request, panics turned into a 500,
+//! and a last check that no error response leaves without the JSON `Error` body.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{header, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{HttpMessage, ResponseError};
+use futures_util::FutureExt as _;
+
+use crate::auth::KeyClaims;
+use crate::error::{ApiError, ErrorCode, INTERNAL_ERROR_MESSAGE};
+
+pub(crate) async fn outermost(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let started = Instant::now();
+    // Kept aside so that a response can still be built when the inner service panics (it owns
+    // `req` by then).
+    let http_req = req.request().clone();
+
+    let response = match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+        Ok(Ok(response)) => response.map_into_boxed_body(),
+        Ok(Err(err)) => ServiceResponse::from_err(err, http_req),
+        Err(panic) => {
+            tracing::error!(panic = panic_message(&*panic), "request handler panicked");
+            let error = ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE);
+            ServiceResponse::new(http_req, error.error_response())
+        }
+    };
+    let response = ensure_json_error(response);
+
+    let request = response.request();
+    let key = request
+        .extensions()
+        .get::<KeyClaims>()
+        .map(|claims| claims.sub.clone());
+    let status = response.status().as_u16();
+    let latency = started.elapsed();
+    if response.status().is_server_error() {
+        tracing::warn!(method = %request.method(), path = request.path(), status, ?latency, key, "request");
+    } else {
+        tracing::info!(method = %request.method(), path = request.path(), status, ?latency, key, "request");
+    }
+    Ok(response)
+}
+
+/// Rewrites an error response that is not `application/json` into the `Error` body. Every
+/// handler already answers in JSON; this catches whatever a future change or actix itself
+/// might let through, and logs it so it gets fixed.
+pub(crate) fn ensure_json_error(response: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBody> {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        return response;
+    }
+
+    tracing::error!(
+        status = status.as_u16(),
+        path = response.request().path(),
+        "replaced a non-JSON error response"
+    );
+    let error = match code_for(status) {
+        Some(code) => ApiError::new(code, reason(status)),
+        None => ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE),
+    };
+    let (request, original) = response.into_parts();
+    let mut replacement = error.error_response();
+    for (name, value) in original.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            replacement
+                .headers_mut()
+                .append(name.clone(), value.clone());
+        }
+    }
+    ServiceResponse::new(request, replacement)
+}
+
+/// The code for a status produced outside our handlers. A 400 from there is about the request
+/// line or headers, hence `invalid_parameter`; statuses without a code of their own are
+/// reported as the internal error they are.
+fn code_for(status: StatusCode) -> Option<ErrorCode> {
+    if status == StatusCode::BAD_REQUEST {
+        return Some(ErrorCode::InvalidParameter);
+    }
+    ErrorCode::ALL
+        .into_iter()
+        .find(|code| code.status() == status && status != StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+fn reason(status: StatusCode) -> String {
+    status
+        .canonical_reason()
+        .unwrap_or("error")
+        .to_ascii_lowercase()
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(non-string panic payload)")
+}
