@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::{header, StatusCode};
+use actix_web::http::{header, Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{HttpMessage, ResponseError};
 use futures_util::FutureExt as _;
@@ -20,34 +20,77 @@ pub(crate) async fn outermost(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let started = Instant::now();
-    // Kept aside so that a response can still be built when the inner service panics (it owns
-    // `req` by then).
-    let http_req = req.request().clone();
+    // Copied out because the inner service consumes `req`. (Keeping a clone of the
+    // `HttpRequest` instead is not an option: routing needs to be its only owner.)
+    let method = req.method().clone();
+    let path = req.path().to_owned();
 
-    let response = match AssertUnwindSafe(next.call(req)).catch_unwind().await {
-        Ok(Ok(response)) => response.map_into_boxed_body(),
-        Ok(Err(err)) => ServiceResponse::from_err(err, http_req),
+    match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+        Ok(Ok(response)) => {
+            let response = ensure_json_error(response.map_into_boxed_body());
+            let key = response
+                .request()
+                .extensions()
+                .get::<KeyClaims>()
+                .map(|claims| claims.sub.clone());
+            log_request(&method, &path, response.status(), started, key.as_deref());
+            Ok(response)
+        }
+        // Handlers turn their errors into responses themselves; an `Err` here comes from
+        // a middleware or actix. The server renders it with `error_response`, so it must be
+        // one of ours.
+        Ok(Err(err)) => {
+            let err = ensure_api_error(err);
+            log_request(
+                &method,
+                &path,
+                err.as_response_error().status_code(),
+                started,
+                None,
+            );
+            Err(err)
+        }
         Err(panic) => {
             tracing::error!(panic = panic_message(&*panic), "request handler panicked");
-            let error = ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE);
-            ServiceResponse::new(http_req, error.error_response())
+            let err = ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE);
+            log_request(&method, &path, err.status(), started, None);
+            Err(err.into())
         }
-    };
-    let response = ensure_json_error(response);
-
-    let request = response.request();
-    let key = request
-        .extensions()
-        .get::<KeyClaims>()
-        .map(|claims| claims.sub.clone());
-    let status = response.status().as_u16();
-    let latency = started.elapsed();
-    if response.status().is_server_error() {
-        tracing::warn!(method = %request.method(), path = request.path(), status, ?latency, key, "request");
-    } else {
-        tracing::info!(method = %request.method(), path = request.path(), status, ?latency, key, "request");
     }
-    Ok(response)
+}
+
+/// The one line per request: method, path (without the query), status, latency, and the name
+/// of the API key when one was accepted.
+fn log_request(
+    method: &Method,
+    path: &str,
+    status: StatusCode,
+    started: Instant,
+    key: Option<&str>,
+) {
+    let latency = started.elapsed();
+    let status = status.as_u16();
+    if status >= 500 {
+        tracing::warn!(%method, path, status, ?latency, key, "request");
+    } else {
+        tracing::info!(%method, path, status, ?latency, key, "request");
+    }
+}
+
+fn ensure_api_error(err: actix_web::Error) -> actix_web::Error {
+    if err.as_error::<ApiError>().is_some() {
+        return err;
+    }
+    let status = err.as_response_error().status_code();
+    tracing::error!(status = status.as_u16(), error = %err, "replaced a non-JSON error");
+    fallback_error(status).into()
+}
+
+fn fallback_error(status: StatusCode) -> ApiError {
+    match code_for(status) {
+        Some(code) => ApiError::new(code, reason(status)),
+        None => ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE),
+    }
 }
 
 /// Rewrites an error response that is not `application/json` into the `Error` body. Every
@@ -71,10 +114,7 @@ pub(crate) fn ensure_json_error(response: ServiceResponse<BoxBody>) -> ServiceRe
         path = response.request().path(),
         "replaced a non-JSON error response"
     );
-    let error = match code_for(status) {
-        Some(code) => ApiError::new(code, reason(status)),
-        None => ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE),
-    };
+    let error = fallback_error(status);
     let (request, original) = response.into_parts();
     let mut replacement = error.error_response();
     for (name, value) in original.headers() {
