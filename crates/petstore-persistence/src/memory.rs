@@ -1,0 +1,76 @@
+//! `InMemoryPetRepository`: the repository port backed by a map in the process (`memory:`).
+//! Same contract as the database adapters, minus durability: everything is gone on exit.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use petstore_application::{PetRepository, RepositoryError};
+use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+
+/// Pets in a `BTreeMap` keyed by id, so listing in id order is a range scan.
+#[derive(Debug, Default)]
+pub struct InMemoryPetRepository {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pets: BTreeMap<i64, Pet>,
+    last_id: i64,
+}
+
+impl InMemoryPetRepository {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Every critical section leaves the state consistent before anything can panic, so a
+        // poisoned lock still guards valid data.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl PetRepository for InMemoryPetRepository {
+    async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
+        let mut state = self.state();
+        let id = state.last_id.checked_add(1).ok_or_else(|| {
+            RepositoryError::Unexpected("the in-memory store ran out of pet ids".into())
+        })?;
+        let pet = new_pet.into_pet(PetId::new(id));
+        state.last_id = id;
+        state.pets.insert(id, pet.clone());
+        Ok(pet)
+    }
+
+    async fn list(
+        &self,
+        status: Option<PetStatus>,
+        after: Option<PetId>,
+        max: usize,
+    ) -> Result<Vec<Pet>, RepositoryError> {
+        let state = self.state();
+        let from = after.map_or(i64::MIN, |id| id.get().saturating_add(1));
+        if after.is_some_and(|id| id.get() == i64::MAX) {
+            return Ok(Vec::new());
+        }
+        Ok(state
+            .pets
+            .range(from..)
+            .map(|(_, pet)| pet)
+            .filter(|pet| status.is_none_or(|wanted| pet.status == wanted))
+            .take(max)
+            .cloned()
+            .collect())
+    }
+
+    async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError> {
+        Ok(self.state().pets.get(&id.get()).cloned())
+    }
+
+    async fn ping(&self) -> Result<(), RepositoryError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,31 @@
+//! How big the connection pool is and how long callers wait on it.
+
+use std::time::Duration;
+
+/// Pool sizing and timeouts. The server maps its flags and environment onto this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// Most connections one process keeps open.
+    pub max_size: u32,
+    /// How long a request waits for a free (and working) connection before the storage counts
+    /// as unavailable.
+    pub checkout_timeout: Duration,
+    /// How long one attempt to open a PostgreSQL connection may take.
+    pub connect_timeout: Duration,
+}
+
+impl PoolSettings {
+    pub const DEFAULT_MAX_SIZE: u32 = 10;
+    pub const DEFAULT_CHECKOUT_TIMEOUT: Duration = Duration::from_secs(5);
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            max_size: Self::DEFAULT_MAX_SIZE,
+            checkout_timeout: Self::DEFAULT_CHECKOUT_TIMEOUT,
+            connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+}

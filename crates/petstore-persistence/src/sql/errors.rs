@@ -1,0 +1,253 @@
+//! Translates diesel, r2d2 and migration failures into the port's `RepositoryError` and into
+//! `StorageError` for the operator.
+//!
+//! `Unavailable` means "the database did not answer": a closed or unusable connection, a pool
+//! that found no working connection within the checkout timeout, or SQLite still locked after
+//! its busy timeout. Everything else is `Unexpected`, including a unique violation: ids come
+//! from the database, so one can only mean the schema was tampered with, and retrying would not
+//! help. No write here runs at an isolation level that can fail to serialize, but should one
+//! ever (a stricter `default_transaction_isolation` on the server), `repository.rs` retries the
+//! whole write a few times before it too becomes `Unexpected`. Neither kind carries SQL to
+//! clients: the HTTP layer shows only the variant; the source is for logs.
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use petstore_application::{BoxError, RepositoryError};
+
+use crate::{DatabaseUrl, StorageError};
+
+/// A pool or driver message, already scrubbed of any password, kept as an error source.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Detail(pub(crate) String);
+
+pub(crate) fn from_query(error: DieselError) -> RepositoryError {
+    if is_unavailable(&error) {
+        RepositoryError::Unavailable(Box::new(error))
+    } else {
+        RepositoryError::Unexpected(Box::new(error))
+    }
+}
+
+/// r2d2 only reports that no connection came in time, with the last connection error as text.
+pub(crate) fn from_checkout(error: &r2d2::Error, url: &DatabaseUrl) -> RepositoryError {
+    RepositoryError::Unavailable(Box::new(Detail(url.scrub(&error.to_string()))))
+}
+
+pub(crate) fn is_unavailable(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => true,
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
+            is_sqlite_busy(info.message())
+        }
+        _ => false,
+    }
+}
+
+/// SQLite's SQLITE_BUSY / SQLITE_LOCKED after the busy timeout ran out: the database is
+/// overloaded, not broken.
+fn is_sqlite_busy(message: &str) -> bool {
+    message.starts_with("database is locked")
+        || message.starts_with("database is busy")
+        || message.starts_with("database table is locked")
+}
+
+pub(crate) fn is_serialization_failure(error: &DieselError) -> bool {
+    matches!(
+        error,
+        DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _)
+    )
+}
+
+/// A connection that could not be opened. For PostgreSQL that is usually the server being down
+/// or not reachable yet, which a start-up loop may wait out; a SQLite file that cannot be opened
+/// (permissions, not a database) will not fix itself.
+pub(crate) fn connect_failed(url: &DatabaseUrl, error: &diesel::r2d2::Error) -> StorageError {
+    let reason = url.scrub(&error.to_string());
+    match url {
+        DatabaseUrl::Postgres(_) => StorageError::Unreachable {
+            database: url.redacted(),
+            reason,
+        },
+        DatabaseUrl::Memory | DatabaseUrl::Sqlite(_) => StorageError::Other(format!(
+            "cannot open the SQLite database {}: {reason}",
+            url.redacted()
+        )),
+    }
+}
+
+pub(crate) fn checkout_failed(url: &DatabaseUrl, error: &r2d2::Error) -> StorageError {
+    StorageError::Unreachable {
+        database: url.redacted(),
+        reason: url.scrub(&error.to_string()),
+    }
+}
+
+pub(crate) fn query_failed(url: &DatabaseUrl, error: &DieselError) -> StorageError {
+    let reason = url.scrub(&error.to_string());
+    if is_unavailable(error) {
+        StorageError::Unreachable {
+            database: url.redacted(),
+            reason,
+        }
+    } else {
+        StorageError::Other(format!("the database {} failed: {reason}", url.redacted()))
+    }
+}
+
+/// A failed migration run. The connection dropping mid-way is worth retrying (each migration
+/// runs in a transaction, so nothing half-applied stays behind); a bad migration is not.
+/// diesel_migrations does not expose the driver error inside its own, so the caller says
+/// whether the connection still answered afterwards.
+pub(crate) fn migration_failed(
+    url: &DatabaseUrl,
+    error: &BoxError,
+    connection_lost: bool,
+) -> StorageError {
+    let reason = url.scrub(&error.to_string());
+    let lost = connection_lost
+        || error
+            .downcast_ref::<DieselError>()
+            .is_some_and(is_unavailable);
+    if lost {
+        StorageError::Unreachable {
+            database: url.redacted(),
+            reason,
+        }
+    } else {
+        StorageError::Migration {
+            database: url.redacted(),
+            reason,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn database_error(kind: DatabaseErrorKind, message: &str) -> DieselError {
+        DieselError::DatabaseError(kind, Box::new(message.to_owned()))
+    }
+
+    #[test]
+    fn lost_connections_and_sqlite_busy_are_unavailable() {
+        for error in [
+            database_error(
+                DatabaseErrorKind::ClosedConnection,
+                "server closed the connection",
+            ),
+            database_error(DatabaseErrorKind::UnableToSendCommand, "no connection"),
+            database_error(DatabaseErrorKind::Unknown, "database is locked"),
+            database_error(DatabaseErrorKind::Unknown, "database is busy"),
+        ] {
+            assert!(
+                matches!(from_query(error), RepositoryError::Unavailable(_)),
+                "should be unavailable"
+            );
+        }
+    }
+
+    #[test]
+    fn constraint_violations_and_bugs_are_unexpected() {
+        for error in [
+            database_error(
+                DatabaseErrorKind::UniqueViolation,
+                "duplicate key value violates unique constraint \"pets_pkey\"",
+            ),
+            database_error(
+                DatabaseErrorKind::SerializationFailure,
+                "could not serialize",
+            ),
+            database_error(DatabaseErrorKind::CheckViolation, "pets_status_check"),
+            database_error(DatabaseErrorKind::Unknown, "no such table: pets"),
+            DieselError::NotFound,
+        ] {
+            assert!(
+                matches!(from_query(error), RepositoryError::Unexpected(_)),
+                "should be unexpected"
+            );
+        }
+    }
+
+    #[test]
+    fn serialization_failures_are_recognised_for_retry() {
+        assert!(is_serialization_failure(&database_error(
+            DatabaseErrorKind::SerializationFailure,
+            "could not serialize access"
+        )));
+        assert!(!is_serialization_failure(&database_error(
+            DatabaseErrorKind::UniqueViolation,
+            "duplicate key"
+        )));
+    }
+
+    #[test]
+    fn repository_errors_show_no_sql_or_driver_text() {
+        let error = from_query(database_error(
+            DatabaseErrorKind::UniqueViolation,
+            "duplicate key value violates unique constraint \"pets_pkey\"",
+        ));
+        assert_eq!(error.to_string(), "storage failed unexpectedly");
+    }
+
+    #[test]
+    fn checkout_errors_are_unavailable_and_scrubbed() {
+        let url: DatabaseUrl = "postgres://app:hunter2@db/p".parse().expect("valid URL");
+        let message = r2d2_error("password \"hunter2\" rejected");
+        let RepositoryError::Unavailable(source) = from_checkout(&message, &url) else {
+            panic!("checkout failures are unavailable");
+        };
+        assert!(!source.to_string().contains("hunter2"), "{source}");
+    }
+
+    #[test]
+    fn a_migration_cut_off_by_the_server_is_transient_a_broken_one_is_not() {
+        let url: DatabaseUrl = "postgres://db/p".parse().expect("valid URL");
+        let cut_off: BoxError = Box::new(database_error(
+            DatabaseErrorKind::ClosedConnection,
+            "server closed the connection unexpectedly",
+        ));
+        assert!(migration_failed(&url, &cut_off, false).is_transient());
+        let broken: BoxError = Box::new(database_error(
+            DatabaseErrorKind::Unknown,
+            "syntax error at or near \"CREAT\"",
+        ));
+        assert!(migration_failed(&url, &broken, true).is_transient());
+        let error = migration_failed(&url, &broken, false);
+        assert!(!error.is_transient());
+        assert!(error
+            .to_string()
+            .starts_with("applying migrations to postgres://db/p failed"));
+    }
+
+    /// r2d2 has no public constructor for its error; a pool that can never connect makes one.
+    fn r2d2_error(message: &str) -> r2d2::Error {
+        #[derive(Debug)]
+        struct Failing(String);
+        impl r2d2::ManageConnection for Failing {
+            type Connection = ();
+            type Error = Detail;
+            fn connect(&self) -> Result<(), Detail> {
+                Err(Detail(self.0.clone()))
+            }
+            fn is_valid(&self, _: &mut ()) -> Result<(), Detail> {
+                Ok(())
+            }
+            fn has_broken(&self, _: &mut ()) -> bool {
+                false
+            }
+        }
+        let pool = r2d2::Pool::builder()
+            .min_idle(Some(0))
+            .connection_timeout(std::time::Duration::from_millis(300))
+            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .build_unchecked(Failing(message.to_owned()));
+        match pool.get() {
+            Ok(_) => panic!("a failing manager cannot hand out connections"),
+            Err(error) => error,
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! The SQL migrations, embedded in the binary from the top-level `migrations/<dialect>/`, and
+//! how they are applied so that several instances starting at once are safe.
+//!
+//! - PostgreSQL: a session-level advisory lock serialises migration runs across instances; the
+//!   second one waits, then finds nothing pending. The lock is released explicitly, and in any
+//!   case with the session, as migrations run on a connection of their own.
+//! - SQLite: the whole run is one `BEGIN IMMEDIATE` transaction, which takes the file's write
+//!   lock up front (waiting up to the busy timeout for another process's run).
+
+use diesel::sql_types::BigInt;
+use diesel::{PgConnection, RunQueryDsl, SqliteConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+use petstore_application::BoxError;
+
+use super::connection::AnyConnection;
+
+const POSTGRES: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+const SQLITE: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+
+/// Key of the advisory lock held while migrating: "petstore" in ASCII, unlikely to collide
+/// with another application's lock on a shared server.
+const MIGRATION_LOCK_KEY: i64 = 0x7065_7473_746f_7265;
+
+/// Applies every pending migration; returns the versions applied, oldest first.
+pub(crate) fn run_pending(conn: &mut AnyConnection) -> Result<Vec<String>, BoxError> {
+    match conn {
+        AnyConnection::Postgresql(pg) => run_pending_postgres(pg),
+        AnyConnection::Sqlite(sqlite) => run_pending_sqlite(sqlite),
+    }
+}
+
+fn run_pending_postgres(conn: &mut PgConnection) -> Result<Vec<String>, BoxError> {
+    diesel::sql_query("SELECT pg_advisory_lock($1)")
+        .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
+        .execute(conn)?;
+    let applied = apply(conn, POSTGRES);
+    let unlocked = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+        .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
+        .execute(conn);
+    // The migration outcome matters more; a failed unlock is undone when the session closes.
+    let applied = applied?;
+    unlocked?;
+    Ok(applied)
+}
+
+fn run_pending_sqlite(conn: &mut SqliteConnection) -> Result<Vec<String>, BoxError> {
+    conn.immediate_transaction(|conn| apply(conn, SQLITE))
+}
+
+fn apply<C>(conn: &mut C, migrations: EmbeddedMigrations) -> Result<Vec<String>, BoxError>
+where
+    C: MigrationHarness<C::Backend> + diesel::Connection,
+{
+    Ok(conn
+        .run_pending_migrations(migrations)?
+        .into_iter()
+        .map(|version| version.to_string())
+        .collect())
+}

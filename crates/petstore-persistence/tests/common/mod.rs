@@ -1,0 +1,78 @@
+//! Shared by the test binaries of this crate: a repository per backend together with whatever
+//! keeps its storage alive, and a short way to build pets.
+#![allow(dead_code, reason = "each test binary uses its own subset")]
+
+use std::any::Any;
+use std::sync::Arc;
+
+use petstore_application::PetRepository;
+use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
+use petstore_persistence::{DatabaseUrl, PoolSettings};
+use petstore_test_support::{TestDatabase, TestSqliteFile};
+
+/// A repository under test. The storage behind it (temporary file, test database) is removed
+/// when the fixture is dropped.
+pub struct Fixture {
+    name: &'static str,
+    repo: Arc<dyn PetRepository>,
+    _storage: Box<dyn Any + Send>,
+}
+
+impl Fixture {
+    pub fn repo(&self) -> &dyn PetRepository {
+        self.repo.as_ref()
+    }
+
+    pub fn repo_arc(&self) -> Arc<dyn PetRepository> {
+        Arc::clone(&self.repo)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+pub fn memory() -> Fixture {
+    Fixture {
+        name: "memory",
+        repo: open("memory:"),
+        _storage: Box::new(()),
+    }
+}
+
+pub fn sqlite() -> Fixture {
+    let file = TestSqliteFile::new();
+    Fixture {
+        name: "sqlite",
+        repo: open(&file.url()),
+        _storage: Box::new(file),
+    }
+}
+
+pub fn postgres() -> Fixture {
+    let database = TestDatabase::create();
+    Fixture {
+        name: "postgres",
+        repo: open(database.url()),
+        _storage: Box::new(database),
+    }
+}
+
+pub fn parse(url: &str) -> DatabaseUrl {
+    url.parse()
+        .unwrap_or_else(|err| panic!("{url} should parse: {err}"))
+}
+
+/// Opens the repository (migrations included) the way the server does.
+pub fn open(url: &str) -> Arc<dyn PetRepository> {
+    petstore_persistence::open(&parse(url), &PoolSettings::default())
+        .unwrap_or_else(|err| panic!("cannot open {url}: {err}"))
+}
+
+pub fn new_pet(name: &str, category: i64, status: Option<PetStatus>) -> NewPet {
+    NewPet::new(
+        PetName::parse(name).expect("valid name"),
+        CategoryId::parse(category).expect("valid category"),
+        status,
+    )
+}

@@ -1,0 +1,221 @@
+//! PostgreSQL-only guarantees: migrations safe to run twice and from two instances at once, an
+//! unreachable server reported as `Unavailable` within the configured bound, connections lost
+//! to a restart replaced, and database errors never passed on as they are.
+//!
+//! Needs `TEST_DATABASE_URL`: `bash scripts/with-postgres.sh cargo test -p petstore-persistence`.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use common::{new_pet, open, parse};
+use petstore_application::{PetRepository, RepositoryError};
+use petstore_domain::PetId;
+use petstore_persistence::{migrate, DieselPetRepository, PoolSettings};
+use petstore_test_support::{unreachable_postgres_url, TestDatabase};
+
+const ONE_SECOND: PoolSettings = PoolSettings {
+    max_size: 4,
+    checkout_timeout: Duration::from_secs(1),
+    connect_timeout: Duration::from_secs(1),
+};
+
+#[test]
+fn migrations_apply_once_and_then_find_nothing_pending() {
+    let database = TestDatabase::create();
+    let url = parse(database.url());
+    let applied = migrate(&url, &PoolSettings::default()).expect("first run");
+    assert_eq!(applied, vec!["20261122000000".to_owned()]);
+    assert!(migrate(&url, &PoolSettings::default())
+        .expect("second run")
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_migrating_at_once_both_succeed() {
+    let database = TestDatabase::create();
+    let url = parse(database.url());
+    for _round in 0..3 {
+        let barrier = Arc::new(Barrier::new(2));
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                let (url, barrier) = (url.clone(), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    migrate(&url, &PoolSettings::default())
+                })
+            })
+            .collect();
+        let mut applied = Vec::new();
+        for run in runs {
+            let versions = run
+                .join()
+                .expect("thread")
+                .unwrap_or_else(|err| panic!("a concurrent migration failed: {err}"));
+            applied.extend(versions);
+        }
+        assert!(applied.len() <= 1, "applied twice: {applied:?}");
+    }
+    let repo = open(database.url());
+    repo.create(new_pet("Rex", 1, None)).await.expect("create");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_unavailable_within_the_configured_time() {
+    let url = parse(&unreachable_postgres_url());
+    let repo = DieselPetRepository::new(&url, &ONE_SECOND).expect("a pool needs no server");
+    let bound = Duration::from_secs(3);
+
+    let started = Instant::now();
+    let created = repo.create(new_pet("Rex", 1, None)).await;
+    assert!(
+        matches!(created, Err(RepositoryError::Unavailable(_))),
+        "{created:?}"
+    );
+    assert!(
+        started.elapsed() < bound,
+        "create took {:?}",
+        started.elapsed()
+    );
+
+    let started = Instant::now();
+    let listed = repo.list(None, None, 20).await;
+    assert!(
+        matches!(listed, Err(RepositoryError::Unavailable(_))),
+        "{listed:?}"
+    );
+    assert!(
+        started.elapsed() < bound,
+        "list took {:?}",
+        started.elapsed()
+    );
+
+    let started = Instant::now();
+    let found = repo.find(PetId::new(1)).await;
+    assert!(
+        matches!(found, Err(RepositoryError::Unavailable(_))),
+        "{found:?}"
+    );
+    let pinged = repo.ping().await;
+    assert!(
+        matches!(pinged, Err(RepositoryError::Unavailable(_))),
+        "{pinged:?}"
+    );
+    assert!(
+        started.elapsed() < bound * 2,
+        "find+ping took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn opening_an_unreachable_server_fails_in_bounded_time_as_transient_without_the_password() {
+    let url = unreachable_postgres_url().replace("petstore@", "petstore:hunter2@");
+    let started = Instant::now();
+    let err = petstore_persistence::open(&parse(&url), &ONE_SECOND)
+        .err()
+        .expect("nothing listens there");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.is_transient(), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("cannot connect to the database postgres://petstore:***@"),
+        "{message}"
+    );
+    assert!(!message.contains("hunter2"), "{message}");
+    assert!(!format!("{err:?}").contains("hunter2"));
+}
+
+#[test]
+fn a_wrong_database_name_is_reported_by_name() {
+    let database = TestDatabase::create();
+    let url = database
+        .url()
+        .replace(database.name(), "petstore_no_such_database");
+    let err = petstore_persistence::open(&parse(&url), &ONE_SECOND)
+        .err()
+        .expect("no such database");
+    assert!(
+        err.to_string().contains("petstore_no_such_database"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_killed_by_the_server_are_replaced_on_the_next_request() {
+    let database = TestDatabase::create();
+    let repo = open(database.url());
+    let pet = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    // What a server restart does to every pooled connection.
+    database.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    assert_eq!(repo.find(pet.id).await.expect("find after kill"), Some(pet));
+    repo.create(new_pet("Tom", 1, None))
+        .await
+        .expect("create after kill");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unique_violation_is_unexpected_and_shows_no_sql() {
+    let database = TestDatabase::create();
+    let repo = open(database.url());
+    // Someone inserted rows with explicit ids, bypassing the identity sequence.
+    database.execute(
+        "INSERT INTO pets (id, name, category_id, status) VALUES (1, 'x', 1, 'sold'), \
+         (2, 'y', 1, 'sold')",
+    );
+    let err = repo
+        .create(new_pet("Rex", 1, None))
+        .await
+        .expect_err("the sequence hands out id 1 again");
+    assert!(matches!(err, RepositoryError::Unexpected(_)), "{err:?}");
+    assert_eq!(err.to_string(), "storage failed unexpectedly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_breaking_the_domain_rules_is_unexpected_not_a_crash() {
+    let database = TestDatabase::create();
+    let repo = open(database.url());
+    database.execute(
+        "ALTER TABLE pets DROP CONSTRAINT pets_status_check; \
+         INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'adopted')",
+    );
+    let found = repo.find(PetId::new(1)).await;
+    assert!(
+        matches!(found, Err(RepositoryError::Unexpected(_))),
+        "{found:?}"
+    );
+    let listed = repo.list(None, None, 20).await;
+    assert!(
+        matches!(listed, Err(RepositoryError::Unexpected(_))),
+        "{listed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_schema_rejects_a_status_outside_the_three() {
+    let database = TestDatabase::create();
+    let _repo = open(database.url());
+    let err = database
+        .try_execute("INSERT INTO pets (name, category_id, status) VALUES ('Rex', 1, 'SOLD')")
+        .expect_err("the CHECK constraint must refuse 'SOLD'");
+    assert!(err.contains("pets_status_check"), "{err}");
+}
+
+#[test]
+fn check_answers_when_the_server_does() {
+    let database = TestDatabase::create();
+    let repo = DieselPetRepository::new(&parse(database.url()), &PoolSettings::default())
+        .expect("repository");
+    repo.check().expect("server is up");
+    let down = DieselPetRepository::new(&parse(&unreachable_postgres_url()), &ONE_SECOND)
+        .expect("repository");
+    assert!(down.check().expect_err("nothing listens").is_transient());
+}

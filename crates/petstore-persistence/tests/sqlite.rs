@@ -1,0 +1,87 @@
+//! SQLite-only guarantees: pets outlive the pool that wrote them, the file and its directory are
+//! created on first use, and migrations run once.
+
+mod common;
+
+use common::{new_pet, open, parse};
+use petstore_domain::PetStatus;
+use petstore_persistence::{migrate, DieselPetRepository, PoolSettings};
+use petstore_test_support::TestSqliteFile;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
+    let file = TestSqliteFile::new();
+    let first = {
+        let repo = open(&file.url());
+        let a = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+        let b = repo
+            .create(new_pet("Tom", 2, Some(PetStatus::Sold)))
+            .await
+            .expect("create");
+        vec![a, b]
+        // The pool, and with it every connection, is dropped here.
+    };
+    let repo = open(&file.url());
+    assert_eq!(repo.list(None, None, 100).await.expect("list"), first);
+    assert_eq!(
+        repo.find(first[1].id).await.expect("find"),
+        Some(first[1].clone())
+    );
+    let later = repo
+        .create(new_pet("Polly", 3, None))
+        .await
+        .expect("create");
+    assert!(later.id > first[1].id);
+}
+
+#[test]
+fn opening_creates_the_missing_directory_and_the_file() {
+    let file = TestSqliteFile::new();
+    assert!(!file.path().parent().expect("has a parent").exists());
+    let _repo = open(&file.url());
+    assert!(file.path().is_file());
+}
+
+#[test]
+fn migrations_apply_once_and_then_find_nothing_pending() {
+    let file = TestSqliteFile::new();
+    let url = parse(&file.url());
+    let settings = PoolSettings::default();
+    let applied = migrate(&url, &settings).expect("first run");
+    assert_eq!(applied, vec!["20261122000000".to_owned()]);
+    assert!(migrate(&url, &settings).expect("second run").is_empty());
+    let _repo = open(&file.url());
+}
+
+#[test]
+fn the_database_uses_write_ahead_logging() {
+    let file = TestSqliteFile::new();
+    let repo = DieselPetRepository::new(&parse(&file.url()), &PoolSettings::default())
+        .expect("repository");
+    repo.run_migrations().expect("migrate");
+    repo.check().expect("check");
+    let mut wal = file.path().as_os_str().to_owned();
+    wal.push("-wal");
+    assert!(
+        std::path::Path::new(&wal).exists(),
+        "an open WAL-mode database has a -wal file beside it"
+    );
+}
+
+#[test]
+fn a_path_that_cannot_be_created_is_a_clear_permanent_error() {
+    let file = TestSqliteFile::new();
+    std::fs::write(file.dir().join("blocker"), b"a file, not a directory").expect("write");
+    let url = parse(&format!(
+        "sqlite://{}/blocker/pets.db",
+        file.dir().display()
+    ));
+    let err = petstore_persistence::open(&url, &PoolSettings::default())
+        .err()
+        .expect("cannot put a database under a file");
+    assert!(!err.is_transient());
+    assert!(
+        err.to_string().contains("cannot create the directory"),
+        "{err}"
+    );
+}

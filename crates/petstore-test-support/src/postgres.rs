@@ -1,0 +1,280 @@
+//! Per-test PostgreSQL databases and control of the throwaway cluster, through `psql` and the
+//! commands `scripts/with-postgres.sh` exports.
+
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const MISSING_URL: &str = "PostgreSQL tests need TEST_DATABASE_URL; run them with `make test`, \
+     which starts a throwaway cluster (or: bash scripts/with-postgres.sh cargo test ...)";
+
+fn server_url() -> String {
+    match std::env::var("TEST_DATABASE_URL") {
+        Ok(url) if !url.trim().is_empty() => url.trim().to_owned(),
+        _ => panic!("{MISSING_URL}"),
+    }
+}
+
+/// The `psql` to use: the one beside the cluster's server binaries when the script found them.
+fn psql() -> String {
+    std::env::var("TEST_PSQL").unwrap_or_else(|_| "psql".to_owned())
+}
+
+/// Runs one SQL statement as the server URL's (superuser) role.
+fn run_sql(url: &str, sql: &str) -> Result<(), String> {
+    let output = Command::new(psql())
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+        .output()
+        .map_err(|err| format!("cannot run `{}`: {err}", psql()))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+    }
+}
+
+/// `url` with its database name replaced by `database`; the query string is kept.
+fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let authority_start = base.find("://").map_or(0, |at| at + 3);
+    let authority_end = base[authority_start..]
+        .find('/')
+        .map_or(base.len(), |at| authority_start + at);
+    let mut out = format!("{}/{database}", &base[..authority_end]);
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+fn unique_name() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.subsec_nanos());
+    format!(
+        "petstore_test_{}_{}_{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A database of its own on the test server, dropped (connections and all) on drop.
+#[derive(Debug)]
+pub struct TestDatabase {
+    name: String,
+    url: String,
+    server_url: String,
+}
+
+impl TestDatabase {
+    /// Creates an empty, uniquely named database on the `TEST_DATABASE_URL` server.
+    ///
+    /// # Panics
+    /// When `TEST_DATABASE_URL` is unset or the database cannot be created.
+    pub fn create() -> Self {
+        let server_url = server_url();
+        let name = unique_name();
+        if let Err(err) = run_sql(&server_url, &format!("CREATE DATABASE \"{name}\"")) {
+            panic!("cannot create test database {name} on {server_url}: {err}");
+        }
+        let url = with_database(&server_url, &name);
+        Self {
+            name,
+            url,
+            server_url,
+        }
+    }
+
+    /// `postgres://` URL of this database.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs SQL in this database (as the superuser), e.g. to inspect or tamper with rows.
+    ///
+    /// # Panics
+    /// When the statement fails.
+    pub fn execute(&self, sql: &str) {
+        if let Err(err) = self.try_execute(sql) {
+            panic!("SQL failed in {}: {err}\n{sql}", self.name);
+        }
+    }
+
+    /// Runs SQL in this database; `Err` holds psql's error output.
+    pub fn try_execute(&self, sql: &str) -> Result<(), String> {
+        run_sql(&self.url, sql)
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let sql = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
+        if let Err(err) = run_sql(&self.server_url, &sql) {
+            // Panicking in drop would abort a test that is already unwinding; the cluster is
+            // thrown away at the end of the run anyway.
+            eprintln!("warning: could not drop test database {}: {err}", self.name);
+        }
+    }
+}
+
+/// A `postgres://` URL on which nothing listens: a port just bound and released again.
+pub fn unreachable_postgres_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .unwrap_or_else(|err| panic!("cannot bind a local port: {err}"));
+    let port = listener
+        .local_addr()
+        .unwrap_or_else(|err| panic!("cannot read the bound port: {err}"))
+        .port();
+    drop(listener);
+    format!("postgres://petstore@127.0.0.1:{port}/petstore")
+}
+
+/// Stops and starts the throwaway cluster behind `TEST_DATABASE_URL`, for outage tests.
+///
+/// Stopping the cluster fails every other PostgreSQL test running at that moment, so keep
+/// outage tests in a test binary (a file under `tests/`) of their own; [`ClusterControl::lock`]
+/// serialises the ones inside it.
+#[derive(Debug)]
+pub struct ClusterControl {
+    stop: String,
+    start: String,
+}
+
+impl ClusterControl {
+    /// # Panics
+    /// When the cluster was not started by `scripts/with-postgres.sh` (which exports
+    /// `TEST_PG_STOP_CMD` and `TEST_PG_START_CMD`).
+    pub fn from_env() -> Self {
+        let var = |name: &str| {
+            std::env::var(name).unwrap_or_else(|_| {
+                panic!(
+                    "outage tests need {name}, exported by scripts/with-postgres.sh when it \
+                     starts its own cluster; run them with `make test`"
+                )
+            })
+        };
+        Self {
+            stop: var("TEST_PG_STOP_CMD"),
+            start: var("TEST_PG_START_CMD"),
+        }
+    }
+
+    /// Holds other outage tests of this process off until the guard is dropped.
+    pub fn lock() -> MutexGuard<'static, ()> {
+        static OUTAGE: Mutex<()> = Mutex::new(());
+        OUTAGE.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stops the server (immediate shutdown: connections are cut as in a crash). It is started
+    /// again when the returned guard is dropped, also if the test fails before restarting it.
+    pub fn stop(&self) -> StoppedCluster<'_> {
+        run_shell(&self.stop);
+        StoppedCluster {
+            control: self,
+            started: false,
+        }
+    }
+}
+
+/// The cluster while it is stopped; see [`ClusterControl::stop`].
+#[derive(Debug)]
+pub struct StoppedCluster<'a> {
+    control: &'a ClusterControl,
+    started: bool,
+}
+
+impl StoppedCluster<'_> {
+    /// Starts the server again and waits until it accepts connections.
+    pub fn start(mut self) {
+        self.started = true;
+        run_shell(&self.control.start);
+    }
+}
+
+impl Drop for StoppedCluster<'_> {
+    fn drop(&mut self) {
+        if !self.started {
+            self.started = true;
+            if let Err(err) = try_run_shell(&self.control.start) {
+                eprintln!("warning: could not restart the test cluster: {err}");
+            }
+        }
+    }
+}
+
+fn run_shell(command: &str) {
+    if let Err(err) = try_run_shell(command) {
+        panic!("{err}");
+    }
+}
+
+fn try_run_shell(command: &str) -> Result<(), String> {
+    let output = Command::new("sh")
+        .args(["-c", command])
+        .output()
+        .map_err(|err| format!("cannot run `{command}`: {err}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{command}` failed ({}): {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout).trim(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_database_swaps_only_the_database_name() {
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5433/postgres", "t1"),
+            "postgres://postgres@127.0.0.1:5433/t1"
+        );
+        assert_eq!(
+            with_database("postgres://u:p@h:1/postgres?sslmode=disable", "t1"),
+            "postgres://u:p@h:1/t1?sslmode=disable"
+        );
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5433", "t1"),
+            "postgres://postgres@127.0.0.1:5433/t1"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_valid_identifiers() {
+        let a = unique_name();
+        let b = unique_name();
+        assert_ne!(a, b);
+        assert!(a.len() < 63, "PostgreSQL truncates longer names: {a}");
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+    }
+
+    #[test]
+    fn unreachable_url_points_at_a_closed_local_port() {
+        let url = unreachable_postgres_url();
+        let port: u16 = url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {url}"));
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+}

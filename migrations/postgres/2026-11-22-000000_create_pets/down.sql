@@ -1,0 +1,2 @@
+DROP INDEX pets_status_id;
+DROP TABLE pets;
