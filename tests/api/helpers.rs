@@ -314,23 +314,22 @@ pub fn temp_path(dir: &TempDir, name: &str) -> PathBuf {
 /// listed, as tests named `BACKEND::NAME`.
 #[macro_export]
 macro_rules! on_backends {
-    ([$($backend:ident),+] $($scenario:ident),+ $(,)?) => {
-        $(
-            #[allow(non_snake_case)]
-            mod $backend {
-                $(
-                    #[actix_web::test]
-                    async fn $scenario() {
-                        let app = $crate::helpers::TestApp::spawn(
-                            $crate::helpers::backend_named(stringify!($backend)),
-                        )
-                        .await;
-                        super::$scenario(app).await;
-                    }
-                )+
-            }
-        )+
+    ([$backend:ident $(, $more:ident)* $(,)?] $($scenario:ident),+ $(,)?) => {
+        mod $backend {
+            $(
+                #[actix_web::test]
+                async fn $scenario() {
+                    let app = $crate::helpers::TestApp::spawn(
+                        $crate::helpers::backend_named(stringify!($backend)),
+                    )
+                    .await;
+                    super::$scenario(app).await;
+                }
+            )+
+        }
+        $crate::on_backends!([$($more),*] $($scenario),+);
     };
+    ([] $($scenario:ident),+ $(,)?) => {};
 }
 
 pub fn backend_named(name: &str) -> Backend {
