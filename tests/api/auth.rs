@@ -32,7 +32,12 @@ fn server_secret(app: &TestApp) -> Vec<u8> {
 }
 
 fn sign(algorithm: Algorithm, secret: &[u8], claims: &Value) -> String {
-    encode(&Header::new(algorithm), claims, &EncodingKey::from_secret(secret)).expect("sign")
+    encode(
+        &Header::new(algorithm),
+        claims,
+        &EncodingKey::from_secret(secret),
+    )
+    .expect("sign")
 }
 
 async fn list_with_authorization(app: &TestApp, authorization: &str) -> TestResponse {
@@ -59,19 +64,40 @@ async fn every_operation_needs_a_key(app: TestApp) {
             .insert_header(("Content-Type", "application/json")),
     ];
     for request in requests {
-        let response = send(request, Some(json!({"name": "Rex", "categoryId": 1}).to_string())).await;
+        let response = send(
+            request,
+            Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
+        )
+        .await;
         assert_unauthorized(&response, CHALLENGE);
     }
-    assert!(app.list("").await.is_empty(), "an unauthenticated create stored a pet");
+    assert!(
+        app.list("").await.is_empty(),
+        "an unauthenticated create stored a pet"
+    );
 }
 
 async fn another_scheme_or_an_empty_token_is_refused(app: TestApp) {
-    for authorization in ["Basic dXNlcjpwYXNz", "Bearer", "Bearer ", "Token abc", &app.api_key] {
+    for authorization in [
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer ",
+        "Token abc",
+        &app.api_key,
+    ] {
         let response = list_with_authorization(&app, authorization).await;
-        assert_eq!(response.status.as_u16(), 401, "{authorization:?}: {}", response.body);
+        assert_eq!(
+            response.status.as_u16(),
+            401,
+            "{authorization:?}: {}",
+            response.body
+        );
         response.assert_error(401, "unauthorized");
         let challenge = response.header("www-authenticate").unwrap_or_default();
-        assert!(challenge.starts_with(CHALLENGE), "{authorization:?}: {challenge}");
+        assert!(
+            challenge.starts_with(CHALLENGE),
+            "{authorization:?}: {challenge}"
+        );
     }
 }
 
@@ -85,7 +111,8 @@ async fn the_scheme_word_is_case_insensitive(app: TestApp) {
 async fn malformed_forged_and_expired_keys_are_invalid_tokens(app: TestApp) {
     let secret = server_secret(&app);
     let valid_claims = json!({"sub": "mallory", "jti": "1", "iat": now(), "exp": now() + 3600});
-    let expired_claims = json!({"sub": "old", "jti": "2", "iat": now() - 7200, "exp": now() - 3600});
+    let expired_claims =
+        json!({"sub": "old", "jti": "2", "iat": now() - 7200, "exp": now() - 3600});
     let unsigned = format!(
         "{}.{}.",
         URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#),
@@ -93,15 +120,29 @@ async fn malformed_forged_and_expired_keys_are_invalid_tokens(app: TestApp) {
     );
     let tampered = {
         let mut parts: Vec<String> = app.api_key.split('.').map(str::to_owned).collect();
-        parts[1] = URL_SAFE_NO_PAD.encode(json!({"sub": "admin", "jti": "x", "iat": now()}).to_string());
+        parts[1] =
+            URL_SAFE_NO_PAD.encode(json!({"sub": "admin", "jti": "x", "iat": now()}).to_string());
         parts.join(".")
     };
     let bad_tokens = [
         ("not a JWT", "not-a-jwt".to_owned()),
-        ("signed with another secret", sign(Algorithm::HS256, b"another secret that is long enough!!", &valid_claims)),
+        (
+            "signed with another secret",
+            sign(
+                Algorithm::HS256,
+                b"another secret that is long enough!!",
+                &valid_claims,
+            ),
+        ),
         ("alg none", unsigned),
-        ("another algorithm, same secret", sign(Algorithm::HS384, &secret, &valid_claims)),
-        ("expired an hour ago", sign(Algorithm::HS256, &secret, &expired_claims)),
+        (
+            "another algorithm, same secret",
+            sign(Algorithm::HS384, &secret, &valid_claims),
+        ),
+        (
+            "expired an hour ago",
+            sign(Algorithm::HS256, &secret, &expired_claims),
+        ),
         ("payload swapped", tampered),
     ];
     for (what, token) in bad_tokens {
@@ -112,7 +153,12 @@ async fn malformed_forged_and_expired_keys_are_invalid_tokens(app: TestApp) {
 
     let genuine = sign(Algorithm::HS256, &secret, &valid_claims);
     let response = list_with_authorization(&app, &format!("Bearer {genuine}")).await;
-    assert_eq!(response.status.as_u16(), 200, "a correctly signed key: {}", response.body);
+    assert_eq!(
+        response.status.as_u16(),
+        200,
+        "a correctly signed key: {}",
+        response.body
+    );
 }
 
 async fn authentication_is_decided_before_the_request_is_looked_at(app: TestApp) {
@@ -147,7 +193,10 @@ async fn issued_keys_carry_their_claims_and_expiry(app: TestApp) {
     let claims: Value =
         serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("JSON");
     assert_eq!(claims["sub"], "ci-robot");
-    assert!(claims["jti"].as_str().is_some_and(|jti| !jti.is_empty()), "{claims}");
+    assert!(
+        claims["jti"].as_str().is_some_and(|jti| !jti.is_empty()),
+        "{claims}"
+    );
     let iat = claims["iat"].as_i64().expect("iat");
     assert!((iat - now()).abs() < 60, "{claims}");
     assert_eq!(claims["exp"].as_i64(), Some(iat + 90 * 86_400), "{claims}");

@@ -14,7 +14,10 @@ fn keys_issue_prints_the_key_alone_on_stdout() {
     assert_eq!(stdout.lines().count(), 1, "{stdout:?}");
     assert_eq!(stdout.trim_end().split('.').count(), 3, "a JWT: {stdout:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("me"), "the human-readable part goes to stderr: {stderr}");
+    assert!(
+        stderr.contains("me"),
+        "the human-readable part goes to stderr: {stderr}"
+    );
 }
 
 #[test]
@@ -26,7 +29,10 @@ fn keys_issue_refuses_a_bad_lifetime_and_a_blank_name() {
     ] {
         let output = run_petstore(dir.path(), &[], args);
         assert!(!output.status.success(), "{args:?}");
-        assert!(output.stdout.is_empty(), "nothing that looks like a key on stdout");
+        assert!(
+            output.stdout.is_empty(),
+            "nothing that looks like a key on stdout"
+        );
     }
 }
 
@@ -47,7 +53,10 @@ fn production_refuses_to_start_without_a_long_enough_secret() {
         let output = command.output().expect("run petstore");
         assert!(!output.status.success(), "started with secret {secret:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("32"), "says how long a secret must be: {stderr}");
+        assert!(
+            stderr.contains("32"),
+            "says how long a secret must be: {stderr}"
+        );
     }
     assert!(
         !dir.path().join("dev-key-secret").exists(),
@@ -60,7 +69,10 @@ async fn production_serves_with_an_explicit_secret_and_accepts_its_keys() {
     let dir = tempfile::tempdir().expect("tempdir");
     let env = [
         ("PETSTORE_ENV".to_owned(), "production".to_owned()),
-        ("PETSTORE_KEY_SECRET".to_owned(), "0123456789abcdef0123456789abcdef".to_owned()),
+        (
+            "PETSTORE_KEY_SECRET".to_owned(),
+            "0123456789abcdef0123456789abcdef".to_owned(),
+        ),
     ];
     let database = format!("sqlite://{}", dir.path().join("pets.db").display());
     let (mut server, address) = start_server(dir.path(), &database, &env);
@@ -88,13 +100,19 @@ fn migrate_applies_once_then_reports_up_to_date() {
     assert!(dir.path().join("fresh.db").exists());
     let second = run_petstore(dir.path(), &env, &["migrate"]);
     assert!(second.status.success(), "{second:?}");
-    assert!(String::from_utf8_lossy(&second.stderr).contains("up to date"), "{second:?}");
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("up to date"),
+        "{second:?}"
+    );
 }
 
 #[test]
 fn an_unusable_database_url_is_a_clear_start_up_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let env = [("DATABASE_URL".to_owned(), "mysql://localhost/pets".to_owned())];
+    let env = [(
+        "DATABASE_URL".to_owned(),
+        "mysql://localhost/pets".to_owned(),
+    )];
     let output = run_petstore(dir.path(), &env, &["migrate"]);
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -23,14 +23,19 @@ async fn creates_a_pet_and_says_where_it_lives(app: TestApp) {
         pet,
         json!({"id": id, "name": "Rex", "categoryId": 3, "status": "pending"})
     );
-    assert_eq!(response.header("location"), Some(format!("/v1/pets/{id}").as_str()));
+    assert_eq!(
+        response.header("location"),
+        Some(format!("/v1/pets/{id}").as_str())
+    );
 
     let listed = app.list("").await;
     assert_eq!(listed, vec![pet]);
 }
 
 async fn an_omitted_or_null_status_means_available(app: TestApp) {
-    let omitted = app.create_pet(json!({"name": "Tom", "categoryId": 1})).await;
+    let omitted = app
+        .create_pet(json!({"name": "Tom", "categoryId": 1}))
+        .await;
     let null = app
         .create_pet(json!({"name": "Jerry", "categoryId": 1, "status": null}))
         .await;
@@ -85,12 +90,24 @@ const INVALID_BODIES: &[(&str, &str)] = &[
     (r#"{"name": "Rex", "categoryId": true}"#, "categoryId"),
     (r#"{"name": "Rex", "categoryId": 0}"#, "categoryId"),
     (r#"{"name": "Rex", "categoryId": -1}"#, "categoryId"),
-    (r#"{"name": "Rex", "categoryId": 9223372036854775808}"#, "categoryId"),
-    (r#"{"name": "Rex", "categoryId": 1, "status": "SOLD"}"#, "status"),
-    (r#"{"name": "Rex", "categoryId": 1, "status": "adopted"}"#, "status"),
+    (
+        r#"{"name": "Rex", "categoryId": 9223372036854775808}"#,
+        "categoryId",
+    ),
+    (
+        r#"{"name": "Rex", "categoryId": 1, "status": "SOLD"}"#,
+        "status",
+    ),
+    (
+        r#"{"name": "Rex", "categoryId": 1, "status": "adopted"}"#,
+        "status",
+    ),
     (r#"{"name": "Rex", "categoryId": 1, "status": 1}"#, "status"),
     (r#"{"name": "Rex", "categoryId": 1, "id": 7}"#, "id"),
-    (r#"{"name": "Rex", "categoryId": 1, "colour": "black"}"#, "colour"),
+    (
+        r#"{"name": "Rex", "categoryId": 1, "colour": "black"}"#,
+        "colour",
+    ),
 ];
 
 async fn invalid_bodies_are_refused_naming_the_field_and_store_nothing(app: TestApp) {
@@ -108,11 +125,23 @@ async fn invalid_bodies_are_refused_naming_the_field_and_store_nothing(app: Test
         .assert_error(400, "validation_failed");
     assert!(message.contains("name"), "{message}");
 
-    assert_eq!(app.list("").await, Vec::<Value>::new(), "a refused body stored a pet");
+    assert_eq!(
+        app.list("").await,
+        Vec::<Value>::new(),
+        "a refused body stored a pet"
+    );
 }
 
 async fn unparseable_json_is_malformed_json(app: TestApp) {
-    for body in ["", "{", "{\"name\": \"Rex\",}", "[]", "\"Rex\"", "null", "not json"] {
+    for body in [
+        "",
+        "{",
+        "{\"name\": \"Rex\",}",
+        "[]",
+        "\"Rex\"",
+        "null",
+        "not json",
+    ] {
         let response = send(app.post_json("/v1/pets"), Some(body.to_owned())).await;
         let code = response.json()["code"].clone();
         assert_eq!(code, "malformed_json", "body {body:?}: {}", response.body);
@@ -133,7 +162,9 @@ async fn a_body_that_is_not_json_by_content_type_is_415(app: TestApp) {
     plain.assert_error(415, "unsupported_media_type");
 
     let missing = send(
-        app.client.post(app.url("/v1/pets")).bearer_auth(&app.api_key),
+        app.client
+            .post(app.url("/v1/pets"))
+            .bearer_auth(&app.api_key),
         Some(body),
     )
     .await;

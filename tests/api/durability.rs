@@ -17,10 +17,20 @@ async fn created_pets_and_keys_survive_kill_9_and_restart(mut app: TestApp) {
     app.kill_and_restart();
 
     let response = send(app.get(&format!("/v1/pets/{}", rex["id"])), None).await;
-    assert_eq!(response.status.as_u16(), 200, "same key, new process: {}", response.body);
+    assert_eq!(
+        response.status.as_u16(),
+        200,
+        "same key, new process: {}",
+        response.body
+    );
     assert_eq!(response.json(), rex);
-    let next = app.create_pet(json!({"name": "Tom", "categoryId": 3})).await;
-    assert!(next["id"].as_i64() > rex["id"].as_i64(), "ids keep increasing after a restart");
+    let next = app
+        .create_pet(json!({"name": "Tom", "categoryId": 3}))
+        .await;
+    assert!(
+        next["id"].as_i64() > rex["id"].as_i64(),
+        "ids keep increasing after a restart"
+    );
 }
 
 async fn two_hundred_concurrent_creates_get_two_hundred_distinct_ids(app: TestApp) {
@@ -37,7 +47,9 @@ async fn two_hundred_concurrent_creates_get_two_hundred_distinct_ids(app: TestAp
     }
     assert_eq!(ids.len(), 200, "ids collided");
 
-    let reads = ids.iter().map(|id| send(app.get(&format!("/v1/pets/{id}")), None));
+    let reads = ids
+        .iter()
+        .map(|id| send(app.get(&format!("/v1/pets/{id}")), None));
     for response in join_all(reads).await {
         assert_eq!(response.status.as_u16(), 200, "{}", response.body);
     }
@@ -47,7 +59,10 @@ async fn two_hundred_concurrent_creates_get_two_hundred_distinct_ids(app: TestAp
         .iter()
         .map(|pet| pet["id"].as_i64().expect("id"))
         .collect();
-    assert_eq!(listed, ids, "the listing does not show every created pet exactly once");
+    assert_eq!(
+        listed, ids,
+        "the listing does not show every created pet exactly once"
+    );
 }
 
 on_backends!(

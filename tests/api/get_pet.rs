@@ -4,13 +4,16 @@
 
 use serde_json::json;
 
-use crate::helpers::{send, TestResponse};
 use crate::helpers::TestApp;
+use crate::helpers::{send, TestResponse};
 use crate::on_backends;
 
 fn assert_deprecation_headers(response: &TestResponse) {
     assert_eq!(response.header("deprecation"), Some("@1795305600"));
-    assert_eq!(response.header("sunset"), Some("Thu, 05 Dec 2030 00:00:00 GMT"));
+    assert_eq!(
+        response.header("sunset"),
+        Some("Thu, 05 Dec 2030 00:00:00 GMT")
+    );
     let link = response.header("link").expect("a Link to the replacement");
     assert!(link.contains("</v1/pets>"), "{link}");
 }

@@ -100,9 +100,7 @@ impl TestApp {
     }
 
     pub fn get(&self, path: &str) -> awc::ClientRequest {
-        self.client
-            .get(self.url(path))
-            .bearer_auth(&self.api_key)
+        self.client.get(self.url(path)).bearer_auth(&self.api_key)
     }
 
     pub fn post_json(&self, path: &str) -> awc::ClientRequest {
@@ -135,7 +133,14 @@ impl TestApp {
         while let Some(path) = next.take() {
             let response = send(self.get(&path), None).await;
             assert_eq!(response.status, StatusCode::OK, "{path}: {}", response.body);
-            pets.extend(response.json().as_array().expect("a bare array").iter().cloned());
+            pets.extend(
+                response
+                    .json()
+                    .as_array()
+                    .expect("a bare array")
+                    .iter()
+                    .cloned(),
+            );
             next = response.header("link").map(next_link_target);
             pages += 1;
             assert!(pages <= 1_000, "next links never end");
@@ -150,7 +155,10 @@ pub fn next_link_target(link: &str) -> String {
     let start = link.find('<').expect("a link target") + 1;
     let end = link.find('>').expect("a link target");
     let target = &link[start..end];
-    assert!(target.starts_with("/v1/pets?"), "next link leaves the listing: {target}");
+    assert!(
+        target.starts_with("/v1/pets?"),
+        "next link leaves the listing: {target}"
+    );
     target.to_owned()
 }
 
@@ -294,7 +302,10 @@ pub fn issue_key(data_dir: &Path, extra_env: &[(String, String)], args: &[&str])
     assert!(output.status.success(), "keys issue failed: {output:?}");
     let stdout = String::from_utf8(output.stdout).expect("key is UTF-8");
     let key = stdout.trim_end_matches('\n');
-    assert!(!key.contains('\n'), "stdout holds more than the key: {stdout:?}");
+    assert!(
+        !key.contains('\n'),
+        "stdout holds more than the key: {stdout:?}"
+    );
     key.to_owned()
 }
 

@@ -9,15 +9,19 @@ async fn create_many(app: &TestApp, count: usize, status: &str) -> Vec<Value> {
     let mut pets = Vec::with_capacity(count);
     for n in 0..count {
         pets.push(
-            app.create_pet(json!({"name": format!("{status} {n}"), "categoryId": 1, "status": status}))
-                .await,
+            app.create_pet(
+                json!({"name": format!("{status} {n}"), "categoryId": 1, "status": status}),
+            )
+            .await,
         );
     }
     pets
 }
 
 fn ids(pets: &[Value]) -> Vec<i64> {
-    pets.iter().map(|pet| pet["id"].as_i64().expect("id")).collect()
+    pets.iter()
+        .map(|pet| pet["id"].as_i64().expect("id"))
+        .collect()
 }
 
 async fn an_empty_store_lists_a_bare_empty_array(app: TestApp) {
@@ -33,7 +37,10 @@ async fn lists_in_id_order_20_by_default(app: TestApp) {
     assert_eq!(listed.len(), 20);
     assert_eq!(listed, created[..20].to_vec());
     let listed_ids = ids(&listed);
-    assert!(listed_ids.windows(2).all(|pair| pair[0] < pair[1]), "{listed_ids:?}");
+    assert!(
+        listed_ids.windows(2).all(|pair| pair[0] < pair[1]),
+        "{listed_ids:?}"
+    );
 }
 
 async fn limit_bounds_are_honoured(app: TestApp) {

@@ -5,7 +5,14 @@ use crate::helpers::{send, TestApp};
 use crate::on_backends;
 
 async fn unknown_paths_are_json_404s(app: TestApp) {
-    for path in ["/", "/v1", "/v2/pets", "/v1/pet", "/v1/pets/1/owner", "/v1/store/orders"] {
+    for path in [
+        "/",
+        "/v1",
+        "/v2/pets",
+        "/v1/pet",
+        "/v1/pets/1/owner",
+        "/v1/store/orders",
+    ] {
         let response = send(app.get(path), None).await;
         response.assert_error(404, "not_found");
     }

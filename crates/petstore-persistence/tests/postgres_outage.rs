@@ -13,8 +13,7 @@ use petstore_test_support::{ClusterControl, TestDatabase};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back() {
-    let _serial = ClusterControl::lock();
-    let cluster = ClusterControl::from_env();
+    let cluster = ClusterControl::acquire();
     let database = TestDatabase::create();
     let settings = PoolSettings {
         max_size: 4,

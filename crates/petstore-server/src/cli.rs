@@ -11,7 +11,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::duration::parse_duration;
 
 #[derive(Debug, Parser)]
-#[command(name = "petstore", version, about = "The petstore API server (spec v1.0.0)")]
+#[command(
+    name = "petstore",
+    version,
+    about = "The petstore API server (spec v1.0.0)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -73,7 +77,12 @@ pub struct StorageArgs {
 #[derive(Debug, Clone, Args)]
 pub struct KeySecretArgs {
     /// Secret that signs API keys (HS256). At least 32 bytes in production.
-    #[arg(long, env = "PETSTORE_KEY_SECRET", hide_env_values = true, conflicts_with = "key_secret_file")]
+    #[arg(
+        long,
+        env = "PETSTORE_KEY_SECRET",
+        hide_env_values = true,
+        conflicts_with = "key_secret_file"
+    )]
     pub key_secret: Option<String>,
 
     /// File holding the key secret (trailing newline ignored), instead of `--key-secret`.
@@ -81,7 +90,12 @@ pub struct KeySecretArgs {
     pub key_secret_file: Option<PathBuf>,
 
     /// `development` or `production`.
-    #[arg(long = "env", env = "PETSTORE_ENV", value_enum, default_value = "development")]
+    #[arg(
+        long = "env",
+        env = "PETSTORE_ENV",
+        value_enum,
+        default_value = "development"
+    )]
     pub environment: Environment,
 }
 
@@ -134,7 +148,13 @@ mod tests {
     #[test]
     fn keys_issue_takes_a_name_and_a_lifetime() {
         let cli = Cli::try_parse_from([
-            "petstore", "keys", "issue", "--name", "me", "--expires-in", "90d",
+            "petstore",
+            "keys",
+            "issue",
+            "--name",
+            "me",
+            "--expires-in",
+            "90d",
         ])
         .unwrap();
         let Command::Keys(KeysCommand::Issue(args)) = cli.command else {

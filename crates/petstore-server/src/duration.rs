@@ -43,7 +43,16 @@ mod tests {
 
     #[test]
     fn rejects_missing_or_unknown_units_and_overflow() {
-        for raw in ["", "90", "d", "1.5h", "-3s", "10 years", "3w", "99999999999999999999d"] {
+        for raw in [
+            "",
+            "90",
+            "d",
+            "1.5h",
+            "-3s",
+            "10 years",
+            "3w",
+            "99999999999999999999d",
+        ] {
             assert!(parse_duration(raw).is_err(), "{raw:?}");
         }
     }
@@ -51,6 +60,9 @@ mod tests {
     #[test]
     fn error_says_how_to_write_one() {
         let message = parse_duration("soon").unwrap_err().to_string();
-        assert!(message.contains("`soon`") && message.contains("`90d`"), "{message}");
+        assert!(
+            message.contains("`soon`") && message.contains("`90d`"),
+            "{message}"
+        );
     }
 }

@@ -132,7 +132,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let short = "x".repeat(31);
         let err = resolve(&args(Some(&short), Environment::Production), dir.path()).unwrap_err();
-        assert!(matches!(err, KeySecretError::TooShortForProduction { actual: 31 }));
+        assert!(matches!(
+            err,
+            KeySecretError::TooShortForProduction { actual: 31 }
+        ));
         let long = "y".repeat(32);
         let secret = resolve(&args(Some(&long), Environment::Production), dir.path()).unwrap();
         assert_eq!(secret, long.into_bytes());
@@ -164,6 +167,9 @@ mod tests {
         fs::write(&path, format!("{}\n", "z".repeat(40))).unwrap();
         let mut file_args = args(None, Environment::Production);
         file_args.key_secret_file = Some(path);
-        assert_eq!(resolve(&file_args, dir.path()).unwrap(), "z".repeat(40).into_bytes());
+        assert_eq!(
+            resolve(&file_args, dir.path()).unwrap(),
+            "z".repeat(40).into_bytes()
+        );
     }
 }

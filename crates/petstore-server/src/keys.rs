@@ -16,7 +16,10 @@ pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
         .map_err(|err| AppError::Usage(err.to_string()))?;
     println!("{key}");
     match args.expires_in {
-        Some(ttl) => eprintln!("issued an API key for `{name}`, valid for {}s", ttl.as_secs()),
+        Some(ttl) => eprintln!(
+            "issued an API key for `{name}`, valid for {}s",
+            ttl.as_secs()
+        ),
         None => eprintln!("issued an API key for `{name}` that does not expire"),
     }
     Ok(())

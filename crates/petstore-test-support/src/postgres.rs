@@ -140,22 +140,27 @@ pub fn unreachable_postgres_url() -> String {
     format!("postgres://petstore@127.0.0.1:{port}/petstore")
 }
 
-/// Stops and starts the throwaway cluster behind `TEST_DATABASE_URL`, for outage tests.
+/// Exclusive control of the throwaway cluster behind `TEST_DATABASE_URL`, for outage tests:
+/// stop it, start it again.
 ///
 /// Stopping the cluster fails every other PostgreSQL test running at that moment, so keep
-/// outage tests in a test binary (a file under `tests/`) of their own; [`ClusterControl::lock`]
-/// serialises the ones inside it.
+/// outage tests in a test binary (a file under `tests/`) of their own; within it, holding a
+/// `ClusterControl` makes the other outage tests wait.
 #[derive(Debug)]
 pub struct ClusterControl {
     stop: String,
     start: String,
+    _exclusive: MutexGuard<'static, ()>,
 }
 
 impl ClusterControl {
+    /// Waits until no other test of this process controls the cluster, then takes control.
+    ///
     /// # Panics
     /// When the cluster was not started by `scripts/with-postgres.sh` (which exports
     /// `TEST_PG_STOP_CMD` and `TEST_PG_START_CMD`).
-    pub fn from_env() -> Self {
+    pub fn acquire() -> Self {
+        static EXCLUSIVE: Mutex<()> = Mutex::new(());
         let var = |name: &str| {
             std::env::var(name).unwrap_or_else(|_| {
                 panic!(
@@ -164,16 +169,12 @@ impl ClusterControl {
                 )
             })
         };
+        let (stop, start) = (var("TEST_PG_STOP_CMD"), var("TEST_PG_START_CMD"));
         Self {
-            stop: var("TEST_PG_STOP_CMD"),
-            start: var("TEST_PG_START_CMD"),
+            stop,
+            start,
+            _exclusive: EXCLUSIVE.lock().unwrap_or_else(PoisonError::into_inner),
         }
-    }
-
-    /// Holds other outage tests of this process off until the guard is dropped.
-    pub fn lock() -> MutexGuard<'static, ()> {
-        static OUTAGE: Mutex<()> = Mutex::new(());
-        OUTAGE.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Stops the server (immediate shutdown: connections are cut as in a crash). It is started
