@@ -85,3 +85,55 @@ fn a_path_that_cannot_be_created_is_a_clear_permanent_error() {
         "{err}"
     );
 }
+
+/// Two server processes (or `petstore migrate` next to `petstore serve`) share one file: every
+/// write waits its turn instead of failing with "database is locked".
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_pools_writing_one_file_at_once_never_see_a_locked_database() {
+    let file = TestSqliteFile::new();
+    let pools = [open(&file.url()), open(&file.url())];
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..300 {
+        let repo = std::sync::Arc::clone(&pools[i % 2]);
+        tasks.spawn(async move {
+            let pet = repo.create(new_pet(&format!("pet {i}"), 1, None)).await?;
+            repo.list(None, None, 100).await?;
+            repo.find(pet.id).await.map(|_| pet.id)
+        });
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    while let Some(joined) = tasks.join_next().await {
+        let id = joined
+            .expect("task")
+            .unwrap_or_else(|err| panic!("{err}: {:?}", std::error::Error::source(&err)));
+        assert!(ids.insert(id), "id {id} handed out twice");
+    }
+    assert_eq!(ids.len(), 300);
+}
+
+#[test]
+fn two_processes_migrating_a_new_file_at_once_both_succeed() {
+    for _round in 0..3 {
+        let file = TestSqliteFile::new();
+        let url = parse(&file.url());
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                let (url, barrier) = (url.clone(), std::sync::Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    migrate(&url, &PoolSettings::default())
+                })
+            })
+            .collect();
+        let mut applied = Vec::new();
+        for run in runs {
+            applied.extend(
+                run.join()
+                    .expect("thread")
+                    .unwrap_or_else(|err| panic!("a concurrent migration failed: {err}")),
+            );
+        }
+        assert_eq!(applied, vec!["20261122000000".to_owned()]);
+    }
+}

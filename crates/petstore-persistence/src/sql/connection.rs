@@ -18,10 +18,11 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::{Error as PoolError, R2D2Connection};
-use diesel::{Connection, PgConnection, SqliteConnection};
+use diesel::{Connection, PgConnection, QueryResult, SqliteConnection};
 
 /// A connection to whichever backend the database URL chose.
 #[derive(diesel::MultiConnection)]
@@ -33,14 +34,24 @@ pub enum AnyConnection {
 /// How long a SQLite writer waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 
-fn sqlite_pragmas() -> String {
-    // busy_timeout first: switching to WAL needs the lock another new connection may hold.
-    format!(
-        "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; \
-         PRAGMA journal_mode = WAL; \
-         PRAGMA synchronous = NORMAL; \
-         PRAGMA foreign_keys = ON;"
-    )
+/// Applies the per-connection SQLite settings.
+///
+/// Turning a new file to WAL needs exclusive access. When two processes open a new file at the
+/// same moment, SQLite can answer "database is locked" at once, without waiting out the busy
+/// timeout (it will not wait while that could deadlock), so the switch is retried here for as
+/// long as the busy timeout. Once the file is in WAL mode the pragma is a no-op.
+fn configure_sqlite(conn: &mut SqliteConnection) -> QueryResult<()> {
+    conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};"))?;
+    let deadline = Instant::now() + Duration::from_millis(SQLITE_BUSY_TIMEOUT_MS.into());
+    loop {
+        match conn.batch_execute("PRAGMA journal_mode = WAL;") {
+            Err(error) if super::errors::is_unavailable(&error) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            outcome => break outcome,
+        }
+    }?;
+    conn.batch_execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
 }
 
 /// Where connections go. Holds the libpq URL, password included, so `Debug` shows only the
@@ -93,8 +104,7 @@ impl r2d2::ManageConnection for Manager {
                 })?;
                 let mut conn =
                     SqliteConnection::establish(path).map_err(PoolError::ConnectionError)?;
-                conn.batch_execute(&sqlite_pragmas())
-                    .map_err(PoolError::QueryError)?;
+                configure_sqlite(&mut conn).map_err(PoolError::QueryError)?;
                 Ok(AnyConnection::Sqlite(conn))
             }
         }
