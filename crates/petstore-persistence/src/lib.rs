@@ -10,6 +10,7 @@
 
 mod error;
 pub mod memory;
+mod postgres_url;
 mod settings;
 mod sql;
 mod url;
@@ -20,9 +21,10 @@ use petstore_application::PetRepository;
 
 pub use error::StorageError;
 pub use memory::InMemoryPetRepository;
+pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::DieselPetRepository;
-pub use url::{DatabaseUrl, PostgresUrl};
+pub use url::DatabaseUrl;
 
 /// Opens the storage behind `url`: an empty in-memory store for `memory:`, otherwise a pool on
 /// the database with every pending migration applied. Blocking; call it off the async workers.
