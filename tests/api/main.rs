@@ -9,5 +9,6 @@ mod cli;
 mod create_pet;
 mod durability;
 mod get_pet;
+mod instances;
 mod list_pets;
 mod routing;
