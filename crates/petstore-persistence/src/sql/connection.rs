@@ -8,9 +8,10 @@
 //!
 //! SQLite settings, applied to every connection (they are per connection, not per file):
 //! - `journal_mode=WAL`: readers never block the writer, nor the writer readers.
-//! - `synchronous=NORMAL`: with WAL, a commit has been written to the WAL file (the OS page
-//!   cache) before it returns, so it survives the process being killed (`kill -9`); only an OS
-//!   crash or power loss can lose the most recent commits. It spares an fsync per commit.
+//! - `synchronous=FULL`: a commit is fsynced to the WAL file before it returns, so a 201 means
+//!   the pet is on disk: it survives the process being killed (`kill -9`) and also an OS crash
+//!   or power loss. `NORMAL` would spare that fsync but could lose the latest commits to a
+//!   power loss, after the client was told they were stored.
 //! - `busy_timeout`: a writer waiting for the write lock sleeps and retries instead of failing
 //!   with "database is locked"; writes also take the lock up front (`BEGIN IMMEDIATE`, see
 //!   `repository.rs`) so a waiting transaction never has to be abandoned half way.
@@ -51,7 +52,7 @@ fn configure_sqlite(conn: &mut SqliteConnection) -> QueryResult<()> {
             outcome => break outcome,
         }
     }?;
-    conn.batch_execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+    conn.batch_execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
 }
 
 /// Where connections go. Holds the libpq URL, password included, so `Debug` shows only the
