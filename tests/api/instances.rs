@@ -32,7 +32,9 @@ async fn two_instances() -> (TestApp, Sibling) {
 #[actix_web::test]
 async fn a_pet_created_through_one_instance_is_read_through_the_other() {
     let (app, other) = two_instances().await;
-    let pet = app.create_pet(json!({"name": "Rex", "categoryId": 2})).await;
+    let pet = app
+        .create_pet(json!({"name": "Rex", "categoryId": 2}))
+        .await;
 
     let request = app
         .client
@@ -40,7 +42,12 @@ async fn a_pet_created_through_one_instance_is_read_through_the_other() {
         .bearer_auth(&app.api_key);
     let response = send(request, None).await;
 
-    assert_eq!(response.status.as_u16(), 200, "the key issued once works on both: {}", response.body);
+    assert_eq!(
+        response.status.as_u16(),
+        200,
+        "the key issued once works on both: {}",
+        response.body
+    );
     assert_eq!(response.json(), pet);
 }
 
@@ -48,13 +55,20 @@ async fn a_pet_created_through_one_instance_is_read_through_the_other() {
 async fn concurrent_creates_split_across_two_instances_get_distinct_ids() {
     let (app, other) = two_instances().await;
     let requests = (0..200).map(|n| {
-        let address = if n % 2 == 0 { &app.address } else { &other.address };
+        let address = if n % 2 == 0 {
+            &app.address
+        } else {
+            &other.address
+        };
         let request = app
             .client
             .post(format!("{address}/v1/pets"))
             .bearer_auth(&app.api_key)
             .insert_header(("Content-Type", "application/json"));
-        send(request, Some(json!({"name": format!("pet {n}"), "categoryId": 1}).to_string()))
+        send(
+            request,
+            Some(json!({"name": format!("pet {n}"), "categoryId": 1}).to_string()),
+        )
     });
 
     let mut ids = BTreeSet::new();
@@ -93,6 +107,9 @@ fn start_up_gives_up_on_an_unreachable_database_with_a_clear_message() {
         "retried for {elapsed:?}, expected about the 3s start-up timeout"
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("cannot connect to the database"), "{stderr}");
+    assert!(
+        stderr.contains("cannot connect to the database"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("hunter2"), "the password leaked: {stderr}");
 }

@@ -17,7 +17,11 @@ const BOUND: Duration = Duration::from_secs(4);
 async fn timed(request: awc::ClientRequest, body: Option<String>) -> TestResponse {
     let started = Instant::now();
     let response = send(request, body).await;
-    assert!(started.elapsed() < BOUND, "answered after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < BOUND,
+        "answered after {:?}",
+        started.elapsed()
+    );
     response
 }
 
@@ -32,7 +36,9 @@ async fn requests_get_503_while_postgres_is_down_and_succeed_once_it_is_back() {
         ],
     )
     .await;
-    let rex = app.create_pet(json!({"name": "Rex", "categoryId": 1})).await;
+    let rex = app
+        .create_pet(json!({"name": "Rex", "categoryId": 1}))
+        .await;
 
     let stopped = cluster.stop();
     let body = json!({"name": "Tom", "categoryId": 1}).to_string();
@@ -45,7 +51,11 @@ async fn requests_get_503_while_postgres_is_down_and_succeed_once_it_is_back() {
     for response in &during {
         response.assert_error(503, "service_unavailable");
         assert_eq!(response.header("retry-after"), Some("1"));
-        assert!(!response.body.contains("postgres"), "internals leaked: {}", response.body);
+        assert!(
+            !response.body.contains("postgres"),
+            "internals leaked: {}",
+            response.body
+        );
     }
     let alive = timed(app.client.get(app.url("/healthz")), None).await;
     assert_eq!(alive.status.as_u16(), 200, "the process itself is still up");
@@ -55,13 +65,22 @@ async fn requests_get_503_while_postgres_is_down_and_succeed_once_it_is_back() {
     loop {
         let response = send(app.get("/v1/pets"), None).await;
         if response.status.as_u16() == 200 {
-            assert_eq!(response.json(), json!([rex]), "the refused create stored nothing");
+            assert_eq!(
+                response.json(),
+                json!([rex]),
+                "the refused create stored nothing"
+            );
             break;
         }
-        assert!(Instant::now() < deadline, "still failing: {}", response.body);
+        assert!(
+            Instant::now() < deadline,
+            "still failing: {}",
+            response.body
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    app.create_pet(json!({"name": "Polly", "categoryId": 1})).await;
+    app.create_pet(json!({"name": "Polly", "categoryId": 1}))
+        .await;
     let ready = send(app.client.get(app.url("/readyz")), None).await;
     assert_eq!(ready.status.as_u16(), 200, "{}", ready.body);
 }
