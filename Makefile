@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test lint fmt migrate key bench deps-build deps-test check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench deps-build deps-test check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -14,6 +14,9 @@ run: deps-build ## Serve the API on http://127.0.0.1:8080/v1 with SQLite in ./da
 
 test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end
 	bash scripts/with-postgres.sh $(CARGO) test --workspace
+
+contract: deps-build ## Schemathesis fuzzes the live server against its served /v1/openapi.json
+	bash scripts/contract.sh
 
 lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule
 	$(CARGO) fmt --all -- --check

@@ -1,0 +1,72 @@
+# Sourced by scripts/contract.sh and scripts/browser-test.sh: builds and starts the real
+# `petstore serve` on a free loopback port, in a throwaway data directory, and issues an API key.
+#
+#   source scripts/test-server.sh
+#   trap test_server_stop EXIT     # stops the server on success, failure and Ctrl-C alike
+#   test_server_start NAME         # sets TEST_SERVER_ORIGIN (http://127.0.0.1:PORT) and TEST_SERVER_KEY
+#
+# DATABASE_URL defaults to a SQLite file in the throwaway directory: the default backend is the
+# one users run. Set TEST_SERVER_DATABASE_URL (e.g. memory:) to change it. The server's log is
+# kept, and its path printed, when the caller fails.
+
+TEST_SERVER_PID=
+TEST_SERVER_DIR=
+
+test_server_start() {
+    local name=$1
+    ${CARGO:-cargo} build --quiet --bin petstore
+    local bin=target/debug/petstore
+
+    TEST_SERVER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/petstore-$name.XXXXXX")
+    export PETSTORE_DATA_DIR=$TEST_SERVER_DIR
+    export DATABASE_URL=${TEST_SERVER_DATABASE_URL:-sqlite://$TEST_SERVER_DIR/petstore.db}
+    export RUST_LOG=${RUST_LOG:-info}
+
+    # Port 0: the kernel picks a free port, so parallel runs and a running `make run` never clash.
+    "$bin" serve --bind 127.0.0.1:0 >"$TEST_SERVER_DIR/stdout" 2>"$TEST_SERVER_DIR/server.log" &
+    TEST_SERVER_PID=$!
+
+    # The server prints `petstore listening on http://ADDR/v1` once it accepts connections.
+    local addr= i
+    for i in $(seq 1 600); do
+        addr=$(sed -n 's#^petstore listening on http://\([^/]*\)/v1.*#\1#p' "$TEST_SERVER_DIR/stdout")
+        [[ -n $addr ]] && break
+        if ! kill -0 "$TEST_SERVER_PID" 2>/dev/null; then
+            echo "petstore serve exited during start-up; its log:" >&2
+            cat "$TEST_SERVER_DIR/server.log" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+    if [[ -z $addr ]]; then
+        echo "petstore serve did not report its address within 60 s" >&2
+        return 1
+    fi
+    TEST_SERVER_ORIGIN="http://$addr"
+    TEST_SERVER_KEY=$("$bin" keys issue --name "$name" 2>/dev/null)
+    echo "petstore serving at $TEST_SERVER_ORIGIN/v1 (data in $TEST_SERVER_DIR)" >&2
+}
+
+# Trap handler: keeps the caller's exit status.
+test_server_stop() {
+    local rc=$? i
+    if [[ -n $TEST_SERVER_PID ]] && kill -0 "$TEST_SERVER_PID" 2>/dev/null; then
+        kill -TERM "$TEST_SERVER_PID" 2>/dev/null || true
+        # Graceful shutdown drains requests; do not let a stuck one hang CI.
+        for i in $(seq 1 100); do
+            kill -0 "$TEST_SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$TEST_SERVER_PID" 2>/dev/null || true
+        wait "$TEST_SERVER_PID" 2>/dev/null || true
+    fi
+    TEST_SERVER_PID=
+    if [[ -n $TEST_SERVER_DIR ]]; then
+        if [[ $rc -eq 0 ]]; then
+            rm -rf "$TEST_SERVER_DIR"
+        else
+            echo "server log kept: $TEST_SERVER_DIR/server.log" >&2
+        fi
+    fi
+    return $rc
+}
