@@ -2,6 +2,7 @@
 # Installs the system packages a target needs, only when they are missing.
 #   build: libpq (PostgreSQL client library the diesel PostgreSQL backend links against)
 #   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster
+#   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 # SQLite needs nothing: it is compiled into the binary.
 set -euo pipefail
 
@@ -20,8 +21,12 @@ case "${1:-}" in
       need+=(postgresql-client)
     fi
     ;;
+  browser)
+    [ -x /usr/bin/chromium ] || need+=(chromium)
+    [ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
+    ;;
   *)
-    echo "usage: $0 build|test" >&2
+    echo "usage: $0 build|test|browser" >&2
     exit 2
     ;;
 esac

@@ -6,7 +6,8 @@
 #   test_server_start NAME         # sets TEST_SERVER_ORIGIN (http://127.0.0.1:PORT) and TEST_SERVER_KEY
 #
 # DATABASE_URL defaults to a SQLite file in the throwaway directory: the default backend is the
-# one users run. Set TEST_SERVER_DATABASE_URL (e.g. memory:) to change it. The server's log is
+# one users run. Set TEST_SERVER_DATABASE_URL (e.g. memory:) to change it, and TEST_SERVER_BIN to
+# run an already built binary instead of building target/debug/petstore. The server's log is
 # kept, and its path printed, when the caller fails.
 
 TEST_SERVER_PID=
@@ -14,8 +15,11 @@ TEST_SERVER_DIR=
 
 test_server_start() {
     local name=$1
-    ${CARGO:-cargo} build --quiet --bin petstore
-    local bin=target/debug/petstore
+    local bin=${TEST_SERVER_BIN:-}
+    if [[ -z $bin ]]; then
+        ${CARGO:-cargo} build --quiet --bin petstore
+        bin=target/debug/petstore
+    fi
 
     TEST_SERVER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/petstore-$name.XXXXXX")
     export PETSTORE_DATA_DIR=$TEST_SERVER_DIR
