@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench deps-build deps-test check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench openapi deps-build deps-test check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,6 +34,15 @@ key: deps-build ## Print a new API key for the local server (NAME=me)
 
 bench: deps-build deps-test ## Load benchmark of the release binary on every backend (docs/benchmarks.md)
 	bash scripts/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+
+# The committed docs/openapi.json lists these fixed servers, so regenerating it gives the same bytes
+# on every machine; tests/api/openapi.rs serves the document with the same two URLs and fails
+# when it differs from the file.
+OPENAPI_SERVERS = --public-url https://petstore.example.com/v1 --staging-url https://staging.petstore.example.com/v1
+
+openapi: deps-build ## Regenerate docs/openapi.json from the code (commit it with the change)
+	$(CARGO) run -q --bin petstore -- openapi $(OPENAPI_SERVERS) > docs/openapi.json.tmp
+	mv docs/openapi.json.tmp docs/openapi.json
 
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash scripts/install-deps.sh build

@@ -252,6 +252,8 @@ pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> Command {
         "PETSTORE_KEY_SECRET",
         "PETSTORE_KEY_SECRET_FILE",
         "PETSTORE_BIND",
+        "PETSTORE_PUBLIC_URL",
+        "PETSTORE_STAGING_URL",
     ] {
         command.env_remove(name);
     }

@@ -113,6 +113,54 @@ async fn next_links_visit_every_matching_pet_once_in_order(app: TestApp) {
     assert_eq!(seen, sold);
 }
 
+/// The `cursor` of a `next` link, and the link's path before it.
+fn split_cursor(next: &str) -> (&str, &str) {
+    next.split_once("&cursor=")
+        .expect("a next link carries a cursor")
+}
+
+/// Regression: cursors were unsigned (`v1:<id>` in base64), so an edited one silently started a
+/// page elsewhere. Now any change, or reuse with another `status`, is 400 `invalid_parameter`.
+async fn tampered_or_misused_cursors_are_refused(app: TestApp) {
+    create_many(&app, 3, "sold").await;
+    let first = send(app.get("/v1/pets?limit=1&status=sold"), None).await;
+    let next = next_link_target(first.header("link").expect("a next link"));
+    let (_, cursor) = split_cursor(&next);
+
+    let mut tampered: Vec<char> = cursor.chars().collect();
+    let middle = tampered.len() / 2;
+    tampered[middle] = if tampered[middle] == 'A' { 'B' } else { 'A' };
+    let tampered: String = tampered.into_iter().collect();
+    let forged = base64_unsigned_cursor(1);
+    for query in [
+        format!("limit=1&status=sold&cursor={tampered}"),
+        format!("limit=1&status=sold&cursor={}", &cursor[1..]),
+        format!("limit=1&status=sold&cursor={forged}"),
+        format!("limit=1&status=pending&cursor={cursor}"),
+        format!("limit=1&cursor={cursor}"),
+    ] {
+        let response = send(app.get(&format!("/v1/pets?{query}")), None).await;
+        let message = response.assert_error(400, "invalid_parameter");
+        assert!(message.contains("`cursor`"), "{query}: {message}");
+    }
+
+    // The untouched link still works, also with another page size.
+    let response = send(app.get(&next), None).await;
+    assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+    let resized = send(
+        app.get(&format!("/v1/pets?limit=5&status=sold&cursor={cursor}")),
+        None,
+    )
+    .await;
+    assert_eq!(resized.json().as_array().map(Vec::len), Some(2));
+}
+
+/// The cursor format before it was signed: base64url of `v1:<id>`.
+fn base64_unsigned_cursor(id: i64) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("v1:{id}"))
+}
+
 on_backends!(
     [memory, sqlite, postgres]
     an_empty_store_lists_a_bare_empty_array,
@@ -121,4 +169,5 @@ on_backends!(
     the_status_filter_returns_only_that_status,
     invalid_parameters_are_refused_naming_them,
     next_links_visit_every_matching_pet_once_in_order,
+    tampered_or_misused_cursors_are_refused,
 );

@@ -11,4 +11,5 @@ mod durability;
 mod get_pet;
 mod instances;
 mod list_pets;
+mod openapi;
 mod routing;

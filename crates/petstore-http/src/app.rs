@@ -6,6 +6,7 @@ use actix_web::http::Method;
 use actix_web::{middleware, web, App};
 
 use crate::extractors::{json_config, path_config, query_config};
+use crate::handlers::docs::{self, swagger_ui_config, DOCS_PATH, OPENAPI_PATH};
 use crate::handlers::{fallback, get_pet, health, pets};
 use crate::middleware::outermost;
 use crate::state::HttpState;
@@ -16,6 +17,7 @@ const GET_POST: &[Method] = &[Method::GET, Method::POST];
 /// The whole HTTP interface, ready for `HttpServer::new(move || app(state.clone()))`.
 ///
 /// - `GET /healthz`, `GET /readyz`: no key.
+/// - `GET /v1/openapi.json` (the OpenAPI document), `GET /docs` (Swagger UI): no key.
 /// - `GET /v1/pets`, `POST /v1/pets`, `GET /v1/pets/{petId}`: bearer key first.
 /// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
 pub fn app(
@@ -30,8 +32,13 @@ pub fn app(
     >,
 > {
     let json_limit = state.json_limit();
+    // getPet is deprecated for clients (its OpenAPI operation says so) but served until its
+    // sunset, when the use case answers 410 itself.
+    #[allow(deprecated)]
+    let get_pet_route = web::get().to(get_pet::get_pet);
     App::new()
         .app_data(web::Data::new(state))
+        .app_data(web::Data::from(swagger_ui_config()))
         .app_data(json_config(json_limit))
         .app_data(query_config())
         .app_data(path_config())
@@ -46,6 +53,21 @@ pub fn app(
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
+            web::resource(OPENAPI_PATH)
+                .route(web::get().to(docs::openapi_json))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .service(
+            web::resource(DOCS_PATH)
+                .route(web::get().to(docs::redirect_to_index))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .service(
+            web::resource(format!("{DOCS_PATH}/{{file:.*}}"))
+                .route(web::get().to(docs::swagger_ui))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .service(
             web::resource("/v1/pets")
                 .route(web::get().to(pets::list_pets))
                 .route(web::post().to(pets::create_pet))
@@ -53,7 +75,7 @@ pub fn app(
         )
         .service(
             web::resource("/v1/pets/{petId}")
-                .route(web::get().to(get_pet::get_pet))
+                .route(get_pet_route)
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .default_service(web::to(fallback::not_found))
@@ -62,3 +84,6 @@ pub fn app(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod docs_tests;

@@ -12,17 +12,25 @@ use petstore_domain::{CategoryId, NewPet, Pet, PetName, PetStatus};
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use crate::error::ApiError;
 
-/// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`. Also the `Pet` schema of
+/// the OpenAPI document; its constraints restate what the domain guarantees of every stored pet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = Pet, description = "An animal of the store.", example = json!({"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}))]
 #[serde(rename_all = "camelCase")]
 pub struct PetDto {
+    /// Assigned by the service on creation; unique and increasing, never reused.
     pub id: i64,
+    /// 1 to 255 characters, not blank.
+    #[schema(min_length = 1, max_length = 255)]
     pub name: String,
+    /// The category the pet belongs to.
+    #[schema(minimum = 1)]
     pub category_id: i64,
-    pub status: &'static str,
+    pub status: PetStatusDto,
 }
 
 impl From<Pet> for PetDto {
@@ -31,7 +39,35 @@ impl From<Pet> for PetDto {
             id: pet.id.get(),
             name: pet.name.into_inner(),
             category_id: pet.category_id.get(),
-            status: pet.status.as_str(),
+            status: pet.status.into(),
+        }
+    }
+}
+
+/// The body of a listPets page: a bare JSON array of pets (the `Pets` schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(as = Pets, description = "A page of pets: a bare JSON array in ascending `id` order.")]
+pub struct PetsDto(pub Vec<PetDto>);
+
+/// The wire form of the domain's `PetStatus` (the `PetStatus` schema).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(
+    as = PetStatus,
+    description = "Availability of a pet. A new pet is `available` unless its creator says otherwise."
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PetStatusDto {
+    Available,
+    Pending,
+    Sold,
+}
+
+impl From<PetStatus> for PetStatusDto {
+    fn from(status: PetStatus) -> Self {
+        match status {
+            PetStatus::Available => Self::Available,
+            PetStatus::Pending => Self::Pending,
+            PetStatus::Sold => Self::Sold,
         }
     }
 }

@@ -14,10 +14,14 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use petstore_application::{CreatePetError, GetPetError, ListPetsError, RepositoryError};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 /// The machine-readable error codes, one per kind of failure. The set is part of the API
 /// (clients switch on it), so adding one is a compatible change and renaming one is not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Serialized (and listed in the OpenAPI document) in snake case, the same as [`as_str`](Self::as_str).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[schema(description = "Machine-readable error code. The set is fixed; new codes may be added.")]
+#[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// 400: the JSON body parsed but a field is missing, unknown or holds an invalid value.
     ValidationFailed,
@@ -100,10 +104,18 @@ impl fmt::Display for ErrorCode {
 }
 
 /// The spec's `Error` schema, exactly its three fields.
-#[derive(Debug, Serialize)]
-struct ErrorBody<'a> {
-    code: &'static str,
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Error, description = "Every error response. `status` repeats the HTTP status.", example = json!({
+    "code": "validation_failed",
+    "message": "`categoryId` must be an integer of at least 1",
+    "status": 400
+}))]
+pub(crate) struct ErrorBody<'a> {
+    code: ErrorCode,
+    /// What went wrong, for humans; names the offending field or parameter.
     message: &'a str,
+    /// The HTTP status of the response, repeated.
+    #[schema(minimum = 400, maximum = 599)]
     status: u16,
 }
 
@@ -222,7 +234,7 @@ impl ResponseError for ApiError {
             response.insert_header((name.clone(), value.clone()));
         }
         response.json(ErrorBody {
-            code: self.code.as_str(),
+            code: self.code,
             message: &self.message,
             status: self.status().as_u16(),
         })
@@ -314,6 +326,13 @@ mod tests {
                 })
             );
             assert_eq!(err.error_response().status(), code.status());
+        }
+    }
+
+    #[test]
+    fn the_serialized_code_is_its_wire_spelling() {
+        for code in ErrorCode::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
         }
     }
 

@@ -1,22 +1,28 @@
 //! The HTTP adapter of the pet store: actix-web routes over the application's `PetService`,
 //! bearer API keys, the JSON DTOs, and the mapping of every failure to the spec's `Error` body.
 //!
-//! The server crate builds an [`HttpState`] and serves [`app`]; nothing else is needed.
+//! The server crate builds an [`HttpState`] and serves [`app`]; nothing else is needed. The
+//! OpenAPI document ([`openapi`]) is generated from this crate's handlers and DTOs.
 
 mod app;
 pub mod auth;
 mod body;
+mod cursor;
 pub mod dto;
 pub mod error;
 mod extractors;
 mod handlers;
 mod middleware;
+pub mod openapi;
 mod params;
 mod state;
 
 pub use app::app;
 pub use auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY};
+pub use cursor::CursorCodec;
 pub use dto::{NewPetDto, PetDto};
 pub use error::{ApiError, ErrorCode};
+pub use handlers::docs::{DOCS_PATH, OPENAPI_PATH};
 pub use handlers::get_pet::GET_PET_SUCCESSOR_LINK;
+pub use openapi::{ApiServers, ServerUrl};
 pub use state::HttpState;

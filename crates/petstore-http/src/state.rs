@@ -2,16 +2,22 @@
 
 use std::sync::Arc;
 
+use actix_web::web::Bytes;
 use petstore_application::PetService;
 
 use crate::auth::ApiKeys;
+use crate::cursor::CursorCodec;
+use crate::openapi::{document_json, ApiServers};
 
-/// The use cases, the key verifier and the HTTP settings. Cheap to clone (everything is behind
-/// an `Arc`), as `HttpServer::new` clones it once per worker.
+/// The use cases, the key verifier, the cursor codec, the rendered OpenAPI document and the
+/// HTTP settings. Cheap to clone (everything is behind an `Arc` or is `Bytes`), as
+/// `HttpServer::new` clones it once per worker.
 #[derive(Debug, Clone)]
 pub struct HttpState {
     service: PetService,
     keys: Arc<ApiKeys>,
+    cursors: Arc<CursorCodec>,
+    openapi_json: Bytes,
     json_limit: usize,
 }
 
@@ -20,12 +26,24 @@ impl HttpState {
     /// limit only has to stop a client from making the server buffer megabytes.
     pub const DEFAULT_JSON_LIMIT: usize = 64 * 1024;
 
-    pub fn new(service: PetService, keys: ApiKeys) -> Self {
+    /// The state for a service whose API keys are signed with `key_secret`. Listing cursors are
+    /// signed with a key derived from the same secret, so that every instance sharing it accepts
+    /// the others' keys and cursors. The OpenAPI document gets [`ApiServers::default`] until
+    /// [`with_servers`](Self::with_servers) says otherwise.
+    pub fn new(service: PetService, key_secret: &[u8]) -> Self {
         Self {
             service,
-            keys: Arc::new(keys),
+            keys: Arc::new(ApiKeys::new(key_secret)),
+            cursors: Arc::new(CursorCodec::new(key_secret)),
+            openapi_json: Bytes::from(document_json(&ApiServers::default())),
             json_limit: Self::DEFAULT_JSON_LIMIT,
         }
+    }
+
+    /// Sets the `servers` of the OpenAPI document (rendered once, here).
+    pub fn with_servers(mut self, servers: &ApiServers) -> Self {
+        self.openapi_json = Bytes::from(document_json(servers));
+        self
     }
 
     /// Replaces the JSON body limit (bytes); bodies over it get 413 `payload_too_large`.
@@ -40,6 +58,15 @@ impl HttpState {
 
     pub fn keys(&self) -> &ApiKeys {
         &self.keys
+    }
+
+    pub(crate) fn cursors(&self) -> &CursorCodec {
+        &self.cursors
+    }
+
+    /// The OpenAPI document as served at `GET /v1/openapi.json`.
+    pub fn openapi_json(&self) -> &Bytes {
+        &self.openapi_json
     }
 
     pub fn json_limit(&self) -> usize {

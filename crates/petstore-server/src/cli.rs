@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use petstore_http::ServerUrl;
 
 use crate::duration::parse_duration;
 
@@ -30,7 +31,12 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Print the OpenAPI document the server serves at /v1/openapi.json.
+    Openapi(OpenapiArgs),
 }
+
+/// Where `serve` listens unless told otherwise; `openapi` derives its default server URL from it.
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
@@ -102,7 +108,7 @@ pub struct KeySecretArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port.
-    #[arg(long, env = "PETSTORE_BIND", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "PETSTORE_BIND", default_value = DEFAULT_BIND)]
     pub bind: SocketAddr,
 
     /// HTTP worker threads [default: one per CPU core].
@@ -114,6 +120,29 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub keys: KeySecretArgs,
+
+    #[command(flatten)]
+    pub servers: ApiServerArgs,
+}
+
+/// The `servers` of the OpenAPI document. A URL not ending in `/v1` gets it appended, since the
+/// document's paths (`/pets`) are relative to its servers.
+#[derive(Debug, Clone, Args)]
+pub struct ApiServerArgs {
+    /// Public base URL of the API: the production server of the OpenAPI document and of the
+    /// docs page's "try it out" [default: http://<bind address>/v1].
+    #[arg(long, env = "PETSTORE_PUBLIC_URL")]
+    pub public_url: Option<ServerUrl>,
+
+    /// Base URL of the staging deployment, listed as the document's second server.
+    #[arg(long, env = "PETSTORE_STAGING_URL")]
+    pub staging_url: Option<ServerUrl>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct OpenapiArgs {
+    #[command(flatten)]
+    pub servers: ApiServerArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -162,6 +191,34 @@ mod tests {
         };
         assert_eq!(args.name, "me");
         assert_eq!(args.expires_in, Some(Duration::from_secs(90 * 86_400)));
+    }
+
+    #[test]
+    fn server_urls_end_in_v1_and_bad_ones_are_refused() {
+        let cli = Cli::try_parse_from([
+            "petstore",
+            "openapi",
+            "--public-url",
+            "https://petstore.example.com",
+            "--staging-url",
+            "https://staging.petstore.example.com/v1/",
+        ])
+        .unwrap();
+        let Command::Openapi(args) = cli.command else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(
+            args.servers.public_url.unwrap().as_str(),
+            "https://petstore.example.com/v1"
+        );
+        assert_eq!(
+            args.servers.staging_url.unwrap().as_str(),
+            "https://staging.petstore.example.com/v1"
+        );
+        let err =
+            Cli::try_parse_from(["petstore", "serve", "--public-url", "petstore.example.com"])
+                .unwrap_err();
+        assert!(err.to_string().contains("http://"), "{err}");
     }
 
     #[test]

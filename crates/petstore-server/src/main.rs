@@ -6,6 +6,7 @@ mod duration;
 mod key_secret;
 mod keys;
 mod migrate;
+mod openapi;
 mod serve;
 mod storage;
 
@@ -33,6 +34,8 @@ pub enum AppError {
     Serve(#[source] std::io::Error),
     #[error("{0}")]
     Usage(String),
+    #[error("cannot write the output: {0}")]
+    Output(#[source] std::io::Error),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(args)),
         Command::Migrate(args) => actix_web::rt::System::new().block_on(migrate::run(args)),
         Command::Keys(KeysCommand::Issue(args)) => keys::issue(args),
+        Command::Openapi(args) => openapi::print(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

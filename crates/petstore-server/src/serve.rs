@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix_web::HttpServer;
 use petstore_application::{PetService, SystemClock};
-use petstore_http::{ApiKeys, HttpState};
+use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH};
 
 use crate::cli::ServeArgs;
 use crate::{key_secret, AppError};
@@ -16,7 +16,6 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
     let secret = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
     let repository = crate::storage::open(&args.storage).await?;
     let service = PetService::new(repository, Arc::new(SystemClock));
-    let state = HttpState::new(service, ApiKeys::new(&secret));
 
     let listener = TcpListener::bind(args.bind).map_err(|source| AppError::Bind {
         address: args.bind,
@@ -26,6 +25,14 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
         address: args.bind,
         source,
     })?;
+    // The default public URL is the address actually bound (port 0 becomes the real port).
+    let servers = ApiServers::new(
+        args.servers
+            .public_url
+            .unwrap_or_else(|| ServerUrl::for_address(address)),
+        args.servers.staging_url,
+    );
+    let state = HttpState::new(service, &secret).with_servers(&servers);
     let mut server = HttpServer::new(move || petstore_http::app(state.clone()))
         .listen(listener)
         .map_err(|source| AppError::Bind {
@@ -39,11 +46,12 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
 
     // stdout carries exactly what a person (or a test) needs to start using the service.
     println!("petstore listening on http://{address}/v1");
+    println!("API documentation on http://{address}{DOCS_PATH}");
     println!(
         "issue an API key with: {}",
         key_command(&args.storage.data_dir)
     );
-    tracing::info!(%address, "serving");
+    tracing::info!(%address, ?servers, "serving");
     server.await.map_err(AppError::Serve)
 }
 

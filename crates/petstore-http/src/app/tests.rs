@@ -87,7 +87,7 @@ fn pet(id: i64, name: &str, status: PetStatus) -> Pet {
 /// expect, so a test also proves which calls did not happen) and `clock`.
 async fn send(repository: MockPetRepository, clock: MockClock, req: TestRequest) -> Reply {
     let service = PetService::new(Arc::new(repository), Arc::new(clock));
-    let state = HttpState::new(service, ApiKeys::new(SECRET));
+    let state = HttpState::new(service, SECRET);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {

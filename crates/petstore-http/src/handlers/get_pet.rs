@@ -12,16 +12,48 @@ use petstore_domain::Pet;
 use super::authorize;
 use crate::dto::PetDto;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::params::parse_pet_id;
 use crate::state::HttpState;
 
 /// RFC 9745 `Deprecation` header.
-const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
+pub(crate) const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
 /// RFC 8594 `Sunset` header.
-const SUNSET: HeaderName = HeaderName::from_static("sunset");
+pub(crate) const SUNSET: HeaderName = HeaderName::from_static("sunset");
 /// Where to go instead: the listing with its `status` filter (spec, section 4.3).
 pub const GET_PET_SUCCESSOR_LINK: &str = "</v1/pets>; rel=\"successor-version\"";
 
+/// Deprecated for clients (the OpenAPI operation says so, with the sunset and the replacement),
+/// but served until the sunset; `app` registers it with the lint allowed.
+#[deprecated(note = "getPet is removed at its sunset; use listPets with the status filter")]
+#[utoipa::path(
+    get,
+    path = "/pets/{petId}",
+    operation_id = "getPet",
+    tag = "pets",
+    summary = "Get a pet (deprecated)",
+    description = "The pet with this `id`. Every response of this operation carries the \
+        `Deprecation`, `Sunset` and `Link: rel=\"successor-version\"` headers.",
+    params(("petId" = i64, Path, description = "The pet's `id`.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The pet.", body = PetDto),
+        (status = 400, description = "`invalid_parameter`: `petId` is not an int64 integer.",
+            body = ErrorBody),
+        (status = 401, description = "`unauthorized`: the API key is missing or invalid.",
+            body = ErrorBody, headers(("WWW-Authenticate" = String,
+                description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
+                    a key was sent but refused."))),
+        (status = 404, description = "`not_found`: no pet has this `id`.", body = ErrorBody),
+        (status = 410, description = "`gone`: the operation was removed at its sunset.",
+            body = ErrorBody),
+        (status = 500, description = "`internal_error`: an unexpected failure; details are \
+            only logged.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`: storage is unreachable or busy; \
+            retry later.", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+    ),
+)]
 pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpResponse {
     let mut response = match find_pet(&state, &req).await {
         Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),
@@ -37,7 +69,7 @@ pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpRes
 }
 
 /// `Deprecation: @<unix seconds>`, `Sunset: <HTTP date>`, `Link: <successor>`.
-fn deprecation_headers() -> [(HeaderName, String); 3] {
+pub(crate) fn deprecation_headers() -> [(HeaderName, String); 3] {
     [
         (DEPRECATION, format!("@{GET_PET_DEPRECATED_AT_UNIX}")),
         (SUNSET, httpdate::fmt_http_date(get_pet_sunset())),

@@ -1,6 +1,7 @@
 //! One module per group of operations. Every `/v1` handler starts with [`authorize`], so the
 //! caller is known before anything about the request (path, query, body) is looked at.
 
+pub(crate) mod docs;
 pub(crate) mod fallback;
 pub(crate) mod get_pet;
 pub(crate) mod health;

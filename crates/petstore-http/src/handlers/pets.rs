@@ -1,4 +1,8 @@
 //! `listPets` (`GET /v1/pets`) and `createPet` (`POST /v1/pets`).
+//!
+//! The `#[utoipa::path]` attributes are these operations' part of the OpenAPI document: every
+//! status listed there is one these handlers (or `authorize` and the storage error mapping they
+//! call) can return.
 
 use actix_web::http::header;
 use actix_web::web::{Data, Payload};
@@ -6,32 +10,101 @@ use actix_web::{HttpRequest, HttpResponse};
 
 use super::authorize;
 use crate::body::{read_limited, require_json_content_type};
-use crate::dto::{NewPetDto, PetDto};
+use crate::dto::{NewPetDto, PetDto, PetsDto};
 use crate::error::ApiError;
+use crate::error::ErrorBody;
+use crate::openapi::schemas::{ListPetsParams, NewPetSchema};
 use crate::params::{next_page_link, parse_list_query};
 use crate::state::HttpState;
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a
 /// `Link: <...>; rel="next"` header points at the next page.
+#[utoipa::path(
+    get,
+    path = "/pets",
+    operation_id = "listPets",
+    tag = "pets",
+    summary = "List pets",
+    description = "One page of pets in ascending `id` order, as a bare array. When more pets \
+        match, the response carries `Link: <...>; rel=\"next\"` (RFC 8288) with the URL of the \
+        next page (keeping `limit` and `status`, adding `cursor`); the last page has no `Link`. \
+        Following `next` links visits every matching pet exactly once, even while pets are \
+        being added.",
+    params(ListPetsParams),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "A page of pets (possibly empty).", body = PetsDto,
+            headers(("Link" = String, description = "Only when more pets match: \
+                `</v1/pets?limit=20&status=sold&cursor=...>; rel=\"next\"`, the next page."))),
+        (status = 400, description = "`invalid_parameter`: `limit`, `status` or `cursor` is \
+            invalid or given twice.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`: the API key is missing or invalid.",
+            body = ErrorBody, headers(("WWW-Authenticate" = String,
+                description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
+                    a key was sent but refused."))),
+        (status = 500, description = "`internal_error`: an unexpected failure; details are \
+            only logged.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`: storage is unreachable or busy; \
+            retry later.", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+    ),
+)]
 pub(crate) async fn list_pets(
     state: Data<HttpState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     authorize(&req, &state)?;
-    let query = parse_list_query(req.query_string())?;
+    let query = parse_list_query(req.query_string(), state.cursors())?;
     let page = state.service().list_pets(query).await?;
 
     let mut response = HttpResponse::Ok();
     if let Some(next_after) = page.next_after {
-        response.insert_header((header::LINK, next_page_link(&query, next_after)));
+        response.insert_header((
+            header::LINK,
+            next_page_link(&query, next_after, state.cursors()),
+        ));
     }
-    let pets: Vec<PetDto> = page.pets.into_iter().map(PetDto::from).collect();
+    let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());
     Ok(response.json(pets))
 }
 
 /// Checks in this order: key (401), `Content-Type` (415), size (413), JSON (400
 /// `malformed_json`), fields (400 `validation_failed`). The 201 is only sent once the
 /// repository has stored the pet.
+#[utoipa::path(
+    post,
+    path = "/pets",
+    operation_id = "createPet",
+    tag = "pets",
+    summary = "Add a pet",
+    description = "Stores a new pet and answers 201 with it, its assigned `id` and its \
+        `Location`. Checked in this order: API key (401), `Content-Type` (415), size (413), \
+        JSON syntax (400 `malformed_json`), fields (400 `validation_failed`, naming every \
+        offending field). The 201 is sent only once the pet is stored.",
+    request_body(content = NewPetSchema, content_type = "application/json",
+        description = "The new pet. `status` omitted or `null` means `available`."),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 201, description = "The pet was stored.", body = PetDto,
+            headers(("Location" = String, description = "`/v1/pets/{id}` of the new pet."))),
+        (status = 400, description = "`malformed_json`: the body is empty, not JSON or not an \
+            object; `validation_failed`: a field is missing, unknown, given twice or invalid.",
+            body = ErrorBody),
+        (status = 401, description = "`unauthorized`: the API key is missing or invalid.",
+            body = ErrorBody, headers(("WWW-Authenticate" = String,
+                description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
+                    a key was sent but refused."))),
+        (status = 413, description = "`payload_too_large`: the body is over 64 KiB.",
+            body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: the body is not declared as \
+            `application/json` (a `charset=utf-8` parameter is fine).", body = ErrorBody),
+        (status = 500, description = "`internal_error`: an unexpected failure; details are \
+            only logged.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`: storage is unreachable or busy; \
+            retry later.", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
+    ),
+)]
 pub(crate) async fn create_pet(
     state: Data<HttpState>,
     req: HttpRequest,

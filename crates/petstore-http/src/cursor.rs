@@ -1,0 +1,206 @@
+//! The `cursor` of `listPets`: an opaque, tamper-evident keyset position.
+//!
+//! A cursor is base64url (no padding) of 25 bytes: a format version (1), the last id of the
+//! previous page (8 bytes, big-endian) and the first 16 bytes of an HMAC-SHA-256 over the version,
+//! the id and the page's `status` filter. So a cursor changed in any character, forged, or reused
+//! with another `status` is refused with 400 instead of silently starting a page somewhere else
+//! (a client bug then shows up at once). `limit` is deliberately not covered: a client may change
+//! its page size while paging.
+//!
+//! The HMAC key is derived from the API key secret (HMAC-SHA-256 of the secret over a fixed
+//! label), so every instance sharing that secret accepts the others' cursors and no second secret
+//! has to be configured; the label keeps cursor tags and key signatures from ever being the same
+//! computation. Rotating the secret invalidates outstanding cursors as well as keys.
+
+use std::fmt;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use petstore_domain::{PetId, PetStatus};
+use sha2::Sha256;
+
+use crate::error::ApiError;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Format version, first byte of every cursor; a new format gets a new number.
+const VERSION: u8 = 1;
+/// Bytes of the HMAC kept in a cursor: 128 bits, far beyond guessing (RFC 2104 section 5).
+const TAG_LEN: usize = 16;
+const CURSOR_LEN: usize = 1 + 8 + TAG_LEN;
+/// What the cursor key is derived for (domain separation from the key signatures).
+const KEY_LABEL: &[u8] = b"petstore/listPets/cursor/v1";
+
+/// Issues and checks cursors with a key derived from the API key secret.
+#[derive(Clone)]
+pub struct CursorCodec {
+    key: [u8; 32],
+}
+
+impl fmt::Debug for CursorCodec {
+    // Never print key material.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CursorCodec").finish_non_exhaustive()
+    }
+}
+
+impl CursorCodec {
+    pub fn new(key_secret: &[u8]) -> Self {
+        let mut mac = mac_with_key(key_secret);
+        mac.update(KEY_LABEL);
+        Self {
+            key: mac.finalize().into_bytes().into(),
+        }
+    }
+
+    /// The cursor of the page after `after`, valid only with the same `status` filter.
+    pub fn encode(&self, after: PetId, status: Option<PetStatus>) -> String {
+        let mut bytes = [0_u8; CURSOR_LEN];
+        bytes[0] = VERSION;
+        bytes[1..9].copy_from_slice(&after.get().to_be_bytes());
+        let tag = self.mac(after, status).finalize().into_bytes();
+        bytes[9..].copy_from_slice(&tag[..TAG_LEN]);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The id a cursor issued by [`encode`](Self::encode) for `status` carries, or a 400
+    /// `invalid_parameter`.
+    pub fn decode(&self, raw: &str, status: Option<PetStatus>) -> Result<PetId, ApiError> {
+        // The decoder refuses non-canonical encodings (stray trailing bits), so two different
+        // strings never decode to the same bytes: changing any character changes what is checked.
+        let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
+        let bytes: [u8; CURSOR_LEN] = bytes.try_into().map_err(|_| invalid())?;
+        if bytes[0] != VERSION {
+            return Err(invalid());
+        }
+        let mut id = [0_u8; 8];
+        id.copy_from_slice(&bytes[1..9]);
+        let after = PetId::new(i64::from_be_bytes(id));
+        self.mac(after, status)
+            .verify_truncated_left(&bytes[9..])
+            .map_err(|_| invalid())?;
+        Ok(after)
+    }
+
+    fn mac(&self, after: PetId, status: Option<PetStatus>) -> HmacSha256 {
+        let mut mac = mac_with_key(&self.key);
+        mac.update(&[VERSION]);
+        mac.update(&after.get().to_be_bytes());
+        mac.update(&[status_byte(status)]);
+        mac
+    }
+}
+
+fn mac_with_key(key: &[u8]) -> HmacSha256 {
+    <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes a key of any length")
+}
+
+/// One byte per filter; "no filter" is distinct from every status.
+fn status_byte(status: Option<PetStatus>) -> u8 {
+    match status {
+        None => 0,
+        Some(PetStatus::Available) => 1,
+        Some(PetStatus::Pending) => 2,
+        Some(PetStatus::Sold) => 3,
+    }
+}
+
+fn invalid() -> ApiError {
+    ApiError::invalid_parameter(
+        "query parameter `cursor` is not a cursor this service issued for this listing (it was \
+         altered, or belongs to another `status` filter); follow the `Link: rel=\"next\"` \
+         header of the previous page",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::error::ErrorCode;
+
+    const SECRET: &[u8] = b"test secret, thirty-two bytes...";
+
+    fn codec() -> CursorCodec {
+        CursorCodec::new(SECRET)
+    }
+
+    #[track_caller]
+    fn assert_refused(result: Result<PetId, ApiError>) {
+        let err = result.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidParameter);
+        assert!(err.message().contains("`cursor`"), "{}", err.message());
+    }
+
+    #[test]
+    fn round_trips_any_id_with_any_filter() {
+        let filters = [
+            None,
+            Some(PetStatus::Available),
+            Some(PetStatus::Pending),
+            Some(PetStatus::Sold),
+        ];
+        for id in [1, 42, i64::MAX, -3, 0] {
+            for status in filters {
+                let cursor = codec().encode(PetId::new(id), status);
+                assert_eq!(cursor.len(), 34, "{cursor}");
+                assert_eq!(codec().decode(&cursor, status).unwrap().get(), id);
+            }
+        }
+    }
+
+    #[test]
+    fn changing_any_character_is_refused() {
+        let cursor = codec().encode(PetId::new(41), Some(PetStatus::Sold));
+        let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        for position in 0..cursor.len() {
+            for replacement in alphabet.chars() {
+                let mut altered: Vec<char> = cursor.chars().collect();
+                if altered[position] == replacement {
+                    continue;
+                }
+                altered[position] = replacement;
+                let altered: String = altered.into_iter().collect();
+                assert_refused(codec().decode(&altered, Some(PetStatus::Sold)));
+            }
+        }
+    }
+
+    #[test]
+    fn another_status_filter_is_refused() {
+        for (issued, used) in [
+            (None, Some(PetStatus::Sold)),
+            (Some(PetStatus::Sold), None),
+            (Some(PetStatus::Sold), Some(PetStatus::Pending)),
+        ] {
+            let cursor = codec().encode(PetId::new(7), issued);
+            assert_refused(codec().decode(&cursor, used));
+        }
+    }
+
+    #[test]
+    fn another_secret_and_forged_cursors_are_refused() {
+        let foreign =
+            CursorCodec::new(b"some other secret of enough bytes").encode(PetId::new(7), None);
+        assert_refused(codec().decode(&foreign, None));
+        // The previous, unsigned format (`v1:<id>`), and a right-length cursor with no valid tag.
+        let unsigned = URL_SAFE_NO_PAD.encode("v1:5");
+        let mut forged = [0_u8; CURSOR_LEN];
+        forged[0] = VERSION;
+        forged[8] = 5;
+        let forged = URL_SAFE_NO_PAD.encode(forged);
+        for raw in ["", "!!!", "5", unsigned.as_str(), forged.as_str()] {
+            assert_refused(codec().decode(raw, None));
+        }
+    }
+
+    #[test]
+    fn truncated_or_extended_cursors_are_refused() {
+        let cursor = codec().encode(PetId::new(9), None);
+        assert_refused(codec().decode(&cursor[..cursor.len() - 1], None));
+        assert_refused(codec().decode(&format!("{cursor}A"), None));
+        assert_refused(codec().decode(&format!("{cursor}="), None));
+    }
+}

@@ -1,0 +1,71 @@
+//! The published contract, without a key: `GET /v1/openapi.json` (the OpenAPI document) and
+//! `GET /docs` (Swagger UI reading it).
+//!
+//! Swagger UI's files are compiled into the binary (`utoipa-swagger-ui` with its `vendored`
+//! feature unpacks the release shipped in the `utoipa-swagger-ui-vendored` crate at build time),
+//! so the page works on a closed network: nothing is fetched from a CDN or anywhere else.
+
+use std::sync::Arc;
+
+use actix_web::http::header::{self, CacheControl, CacheDirective, ContentType};
+use actix_web::web::Data;
+use actix_web::{HttpRequest, HttpResponse};
+use utoipa_swagger_ui::Config;
+
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// Where the document is served; Swagger UI loads it from here.
+pub const OPENAPI_PATH: &str = "/v1/openapi.json";
+/// Where Swagger UI is served.
+pub const DOCS_PATH: &str = "/docs";
+
+/// Swagger UI's settings (they end up in its `swagger-initializer.js`).
+pub(crate) fn swagger_ui_config() -> Arc<Config<'static>> {
+    Arc::new(
+        Config::from(OPENAPI_PATH)
+            // The default validator badge loads an image from validator.swagger.io.
+            .validator_url("none")
+            .display_operation_id(true)
+            .display_request_duration(true)
+            .show_common_extensions(true),
+    )
+}
+
+/// The pre-rendered document (rendered once, when the state is built).
+pub(crate) async fn openapi_json(state: Data<HttpState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .insert_header(CacheControl(vec![CacheDirective::NoCache]))
+        .body(state.openapi_json().clone())
+}
+
+/// `/docs` to `/docs/`: Swagger UI's page loads its files relative to itself, which only
+/// resolves under the directory form.
+pub(crate) async fn redirect_to_index() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, format!("{DOCS_PATH}/")))
+        .finish()
+}
+
+/// A file of Swagger UI: `index.html` for `/docs/`, else the named file; 404 (JSON) for any
+/// other name.
+pub(crate) async fn swagger_ui(
+    req: HttpRequest,
+    config: Data<Config<'static>>,
+) -> Result<HttpResponse, ApiError> {
+    let file = req.match_info().get("file").unwrap_or_default();
+    match utoipa_swagger_ui::serve(file, config.into_inner()) {
+        Ok(Some(file)) => Ok(HttpResponse::Ok()
+            .content_type(file.content_type)
+            .body(file.bytes.into_owned())),
+        Ok(None) => Err(ApiError::not_found(format!(
+            "no resource at `{}`",
+            req.path()
+        ))),
+        Err(err) => Err(ApiError::internal(
+            "could not render Swagger UI",
+            err.as_ref(),
+        )),
+    }
+}

@@ -1,0 +1,57 @@
+//! The OpenAPI 3.1 document of the API, generated from the code: the handlers'
+//! `#[utoipa::path]` attributes, the DTOs' `ToSchema` derives and the modifiers here. Served at
+//! `GET /v1/openapi.json`; `docs/openapi.json` is a copy a test keeps equal to it.
+
+mod modifiers;
+pub(crate) mod schemas;
+mod servers;
+
+use utoipa::OpenApi;
+
+use crate::dto::{PetDto, PetStatusDto, PetsDto};
+use crate::error::{ErrorBody, ErrorCode};
+use crate::handlers::{get_pet, pets};
+use modifiers::{BearerAuth, GetPetDeprecation};
+use schemas::NewPetSchema;
+
+pub use modifiers::BEARER_AUTH;
+pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "petstore",
+        // The interface version (spec, section 9), not the crate's.
+        version = "1.0.0",
+        description = "The animals of a pet store: list them, add one, get one (deprecated). \
+            Every operation needs an API key (`Authorization: Bearer <key>`); every error is an \
+            `Error` JSON body whose `status` repeats the HTTP status. The decisions the \
+            specification left open are recorded in `docs/api.md`.",
+        license(name = "MIT", identifier = "MIT"),
+    ),
+    paths(pets::list_pets, pets::create_pet, get_pet::get_pet),
+    components(schemas(PetDto, NewPetSchema, PetStatusDto, PetsDto, ErrorBody, ErrorCode)),
+    tags((name = "pets", description = "The animals of the store.")),
+    modifiers(&BearerAuth, &GetPetDeprecation),
+)]
+struct ApiDoc;
+
+/// The document, with `servers` from configuration.
+pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
+    let mut document = ApiDoc::openapi();
+    document.servers = Some(servers.to_openapi());
+    document
+}
+
+/// The document as pretty-printed JSON with a final newline: what `GET /v1/openapi.json` serves
+/// and `petstore openapi` prints. Every map in it is ordered (utoipa keeps paths, schemas,
+/// responses and headers in `BTreeMap`s), so the same code and servers give the same bytes.
+pub fn document_json(servers: &ApiServers) -> String {
+    let mut json = serde_json::to_string_pretty(&document(servers))
+        .expect("an OpenAPI document always serializes");
+    json.push('\n');
+    json
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,317 @@
+//! Tests of the OpenAPI document: the facts clients rely on, and that its constraints are the
+//! ones the code applies (so the hand-parsed inputs' mirror types cannot drift).
+
+#![allow(clippy::unwrap_used)]
+
+use petstore_application::lifecycle::get_pet_sunset;
+use petstore_domain::{PetLimit, PetName, PetStatus};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::dto::NEW_PET_FIELDS;
+
+fn configured() -> ApiServers {
+    ApiServers::new(
+        ServerUrl::parse("https://petstore.example.com").unwrap(),
+        Some(ServerUrl::parse("https://staging.petstore.example.com/v1").unwrap()),
+    )
+}
+
+fn doc() -> Value {
+    serde_json::from_str(&document_json(&configured())).unwrap()
+}
+
+/// Every operation as `(path, method, operation)`.
+fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+    let mut found = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            found.push((path.clone(), method.clone(), operation.clone()));
+        }
+    }
+    found
+}
+
+fn operation(doc: &Value, id: &str) -> Value {
+    operations(doc)
+        .into_iter()
+        .find(|(_, _, op)| op["operationId"] == id)
+        .unwrap_or_else(|| panic!("no operation {id}"))
+        .2
+}
+
+fn statuses(operation: &Value) -> Vec<String> {
+    operation["responses"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn is_openapi_3_1_version_1_0_0_with_production_then_staging() {
+    let doc = doc();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["title"], "petstore");
+    assert_eq!(doc["info"]["version"], "1.0.0");
+    assert_eq!(
+        doc["servers"],
+        json!([
+            {"url": "https://petstore.example.com/v1", "description": "production"},
+            {"url": "https://staging.petstore.example.com/v1", "description": "staging"},
+        ])
+    );
+}
+
+#[test]
+fn without_configuration_the_server_is_the_relative_base_path() {
+    let doc: Value = serde_json::from_str(&document_json(&ApiServers::default())).unwrap();
+    assert_eq!(
+        doc["servers"],
+        json!([{"url": "/v1", "description": "this server"}])
+    );
+}
+
+#[test]
+fn has_the_three_operations_relative_to_the_v1_servers() {
+    let found: Vec<_> = operations(&doc())
+        .into_iter()
+        .map(|(path, method, op)| (path, method, op["operationId"].as_str().unwrap().to_owned()))
+        .collect();
+    let expected = [
+        ("/pets", "get", "listPets"),
+        ("/pets", "post", "createPet"),
+        ("/pets/{petId}", "get", "getPet"),
+    ];
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|(p, m, id)| ((*p).to_owned(), (*m).to_owned(), (*id).to_owned()))
+        .collect();
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn every_operation_needs_the_bearer_key_and_is_tagged_pets() {
+    let doc = doc();
+    assert_eq!(
+        doc["components"]["securitySchemes"][BEARER_AUTH],
+        json!({
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "JWT",
+            "description": doc["components"]["securitySchemes"][BEARER_AUTH]["description"],
+        })
+    );
+    for (path, method, op) in operations(&doc) {
+        assert_eq!(
+            op["security"],
+            json!([{BEARER_AUTH: []}]),
+            "{method} {path}"
+        );
+        assert_eq!(op["tags"], json!(["pets"]), "{method} {path}");
+    }
+    assert_eq!(doc["tags"][0]["name"], "pets");
+}
+
+#[test]
+fn lists_every_status_each_operation_returns_with_the_error_schema() {
+    let doc = doc();
+    let expected = [
+        ("listPets", &["200", "400", "401", "500", "503"][..]),
+        (
+            "createPet",
+            &["201", "400", "401", "413", "415", "500", "503"][..],
+        ),
+        (
+            "getPet",
+            &["200", "400", "401", "404", "410", "500", "503"][..],
+        ),
+    ];
+    for (id, codes) in expected {
+        let op = operation(&doc, id);
+        assert_eq!(statuses(&op), codes, "{id}");
+        for code in codes.iter().filter(|code| code.as_bytes()[0] >= b'4') {
+            assert_eq!(
+                op["responses"][code]["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/Error",
+                "{id} {code}"
+            );
+        }
+        let header = |code: &str, name: &str| !op["responses"][code]["headers"][name].is_null();
+        assert!(header("401", "WWW-Authenticate"), "{id}");
+        assert!(header("503", "Retry-After"), "{id}");
+    }
+    let list = operation(&doc, "listPets");
+    assert!(!list["responses"]["200"]["headers"]["Link"].is_null());
+    let create = operation(&doc, "createPet");
+    assert!(!create["responses"]["201"]["headers"]["Location"].is_null());
+}
+
+#[test]
+fn get_pet_is_deprecated_with_its_sunset_replacement_and_headers_on_every_response() {
+    let doc = doc();
+    let op = operation(&doc, "getPet");
+    assert_eq!(op["deprecated"], true);
+    let description = op["description"].as_str().unwrap();
+    assert!(
+        description.contains(&httpdate::fmt_http_date(get_pet_sunset())),
+        "{description}"
+    );
+    assert!(description.contains("`GET /pets`") && description.contains("`status`"));
+    for (code, response) in op["responses"].as_object().unwrap() {
+        for name in ["Deprecation", "Sunset", "Link"] {
+            assert!(!response["headers"][name].is_null(), "{code} lacks {name}");
+        }
+    }
+    for id in ["listPets", "createPet"] {
+        assert!(operation(&doc, id)["deprecated"].is_null(), "{id}");
+    }
+}
+
+#[test]
+fn schemas_carry_the_rules_the_code_applies() {
+    let doc = doc();
+    let schemas = &doc["components"]["schemas"];
+    for name in ["Pet", "NewPet", "PetStatus", "Pets", "Error", "ErrorCode"] {
+        assert!(!schemas[name].is_null(), "no schema {name}");
+    }
+
+    let statuses: Vec<_> = PetStatus::ALL.iter().map(|s| s.as_str()).collect();
+    assert_eq!(schemas["PetStatus"]["enum"], json!(statuses));
+    let codes: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(schemas["ErrorCode"]["enum"], json!(codes));
+
+    let new_pet = &schemas["NewPet"];
+    let mut fields: Vec<_> = new_pet["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut allowed = NEW_PET_FIELDS.map(str::to_owned).to_vec();
+    fields.sort();
+    allowed.sort();
+    assert_eq!(fields, allowed);
+    assert_eq!(new_pet["additionalProperties"], false);
+    assert_eq!(new_pet["required"], json!(["name", "categoryId"]));
+    let null_allowed = new_pet["properties"]["status"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .contains(&json!({"type": "null"}));
+    assert!(null_allowed, "status accepts null");
+
+    for schema in [&schemas["Pet"], new_pet] {
+        let name = &schema["properties"]["name"];
+        assert_eq!(name["minLength"], 1);
+        assert_eq!(name["maxLength"], PetName::MAX_CHARS);
+        let category = &schema["properties"]["categoryId"];
+        assert_eq!(
+            (category["format"].as_str(), category["minimum"].as_i64()),
+            (Some("int64"), Some(1))
+        );
+    }
+    assert_eq!(schemas["Pet"]["properties"]["id"]["format"], "int64");
+    assert_eq!(
+        schemas["Pet"]["required"],
+        json!(["id", "name", "categoryId", "status"])
+    );
+    assert_eq!(schemas["Pets"]["type"], "array");
+    assert_eq!(schemas["Pets"]["items"]["$ref"], "#/components/schemas/Pet");
+    assert_eq!(
+        schemas["Error"]["required"],
+        json!(["code", "message", "status"])
+    );
+}
+
+#[test]
+fn list_parameters_carry_the_limit_bounds_and_the_cursor() {
+    let doc = doc();
+    let params = operation(&doc, "listPets")["parameters"].clone();
+    let param = |name: &str| {
+        params
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no parameter {name}"))
+            .clone()
+    };
+    let limit = param("limit")["schema"].clone();
+    assert_eq!(limit["minimum"], PetLimit::MIN);
+    assert_eq!(limit["maximum"], PetLimit::MAX);
+    assert_eq!(limit["default"], PetLimit::DEFAULT.get());
+    assert_eq!(
+        param("status")["schema"]["$ref"],
+        "#/components/schemas/PetStatus"
+    );
+    let cursor = param("cursor");
+    assert_eq!(cursor["in"], "query");
+    assert!(cursor["description"]
+        .as_str()
+        .unwrap()
+        .contains("rel=\"next\""));
+    for name in ["limit", "status", "cursor"] {
+        assert_eq!(param(name)["required"], false, "{name}");
+    }
+    let pet_id = &operation(&doc, "getPet")["parameters"][0];
+    assert_eq!(
+        (pet_id["name"].as_str(), pet_id["in"].as_str()),
+        (Some("petId"), Some("path"))
+    );
+    assert_eq!(pet_id["schema"]["format"], "int64");
+}
+
+#[test]
+fn the_same_servers_give_the_same_bytes() {
+    assert_eq!(document_json(&configured()), document_json(&configured()));
+    assert!(document_json(&configured()).ends_with("}\n"));
+}
+
+#[test]
+fn server_urls_get_v1_once_and_bad_ones_are_refused() {
+    for (raw, expected) in [
+        (
+            "https://petstore.example.com",
+            "https://petstore.example.com/v1",
+        ),
+        (
+            "https://petstore.example.com/",
+            "https://petstore.example.com/v1",
+        ),
+        (
+            "https://petstore.example.com/v1",
+            "https://petstore.example.com/v1",
+        ),
+        (
+            "https://petstore.example.com/v1/",
+            "https://petstore.example.com/v1",
+        ),
+        ("http://10.0.0.5:8080/api", "http://10.0.0.5:8080/api/v1"),
+        ("http://[::1]:8080", "http://[::1]:8080/v1"),
+    ] {
+        assert_eq!(ServerUrl::parse(raw).unwrap().as_str(), expected, "{raw}");
+    }
+    for raw in [
+        "",
+        "petstore.example.com",
+        "ftp://petstore.example.com",
+        "https://",
+        "https:///v1",
+        "https://petstore.example.com/v1?x=1",
+        "https://petstore.example.com/#v1",
+        "https://pet store.example.com",
+        "https://{host}/v1",
+        "https://petstore.example.com/v2",
+    ] {
+        assert!(ServerUrl::parse(raw).is_err(), "{raw} accepted");
+    }
+}
+
+#[test]
+fn the_default_public_url_is_the_bound_address() {
+    let at = |address: &str| ServerUrl::for_address(address.parse().unwrap()).to_string();
+    assert_eq!(at("127.0.0.1:8080"), "http://127.0.0.1:8080/v1");
+    assert_eq!(at("0.0.0.0:9000"), "http://127.0.0.1:9000/v1");
+    assert_eq!(at("[::]:9000"), "http://[::1]:9000/v1");
+}

@@ -1,0 +1,148 @@
+//! Unit tests of the query and path parameters and of the next-page link.
+
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use crate::error::ErrorCode;
+
+fn cursors() -> CursorCodec {
+    CursorCodec::new(b"test secret, thirty-two bytes...")
+}
+
+fn parse(query: &str) -> Result<PetListQuery, ApiError> {
+    parse_list_query(query, &cursors())
+}
+
+#[track_caller]
+fn invalid(query: &str, mentions: &str) {
+    let err = parse(query).expect_err(query);
+    assert_eq!(err.code(), ErrorCode::InvalidParameter, "{query}");
+    assert!(
+        err.message().contains(mentions),
+        "{query}: {}",
+        err.message()
+    );
+}
+
+#[test]
+fn defaults_to_20_of_any_status_from_the_start() {
+    assert_eq!(parse("").unwrap(), PetListQuery::default());
+}
+
+#[test]
+fn reads_limit_status_and_cursor() {
+    let cursor = cursors().encode(PetId::new(41), Some(PetStatus::Sold));
+    let query = parse(&format!("limit=5&status=sold&cursor={cursor}")).unwrap();
+    assert_eq!(query.limit.get(), 5);
+    assert_eq!(query.status, Some(PetStatus::Sold));
+    assert_eq!(query.after, Some(PetId::new(41)));
+}
+
+#[test]
+fn accepts_the_limit_bounds() {
+    assert_eq!(parse("limit=1").unwrap().limit.get(), 1);
+    assert_eq!(parse("limit=100").unwrap().limit.get(), 100);
+}
+
+#[test]
+fn rejects_bad_limits_naming_the_parameter() {
+    for raw in [
+        "0",
+        "101",
+        "-1",
+        "abc",
+        "1.5",
+        "",
+        "+5",
+        "1e1",
+        " 5",
+        "99999999999999999999",
+    ] {
+        invalid(
+            &format!("limit={raw}"),
+            "query parameter `limit` must be an integer from 1 to 100",
+        );
+    }
+}
+
+#[test]
+fn rejects_bad_statuses_naming_the_parameter() {
+    for raw in ["SOLD", "", "adopted", "available,sold"] {
+        invalid(&format!("status={raw}"), "query parameter `status`");
+    }
+}
+
+#[test]
+fn rejects_repeated_parameters() {
+    invalid("limit=1&limit=2", "`limit` must be given at most once");
+}
+
+#[test]
+fn ignores_unknown_parameters() {
+    let query = parse("foo=bar&_=123&limit=3").unwrap();
+    assert_eq!(query.limit.get(), 3);
+}
+
+#[test]
+fn percent_encoded_values_are_decoded() {
+    assert_eq!(
+        parse("status=%73old").unwrap().status,
+        Some(PetStatus::Sold)
+    );
+}
+
+#[test]
+fn rejects_malformed_cursors() {
+    for raw in ["", "!!!", "djE6NQ", "5"] {
+        invalid(&format!("cursor={raw}"), "query parameter `cursor`");
+    }
+}
+
+/// Regression: cursors used to be unsigned (`v1:<id>`), so an edited one was accepted.
+#[test]
+fn rejects_a_tampered_cursor_and_one_from_another_filter() {
+    let cursor = cursors().encode(PetId::new(41), Some(PetStatus::Sold));
+    let mut tampered = cursor.clone().into_bytes();
+    tampered[5] = if tampered[5] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    invalid(
+        &format!("status=sold&cursor={tampered}"),
+        "query parameter `cursor`",
+    );
+    invalid(
+        &format!("status=pending&cursor={cursor}"),
+        "another `status` filter",
+    );
+    invalid(&format!("cursor={cursor}"), "another `status` filter");
+    // The limit is free to change between pages.
+    let query = parse(&format!("limit=7&status=sold&cursor={cursor}")).unwrap();
+    assert_eq!(query.after, Some(PetId::new(41)));
+}
+
+#[test]
+fn pet_id_must_be_an_int64() {
+    assert_eq!(parse_pet_id("7").unwrap().get(), 7);
+    assert_eq!(parse_pet_id("-7").unwrap().get(), -7);
+    for raw in ["abc", "1.5", "", "+1", "9223372036854775808", "1e3", "0x10"] {
+        let err = parse_pet_id(raw).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidParameter);
+        assert!(err.message().contains("`petId`"));
+    }
+}
+
+#[test]
+fn next_link_keeps_limit_and_status() {
+    let query = parse("limit=2&status=pending").unwrap();
+    let link = next_page_link(&query, PetId::new(9), &cursors());
+    let cursor = cursors().encode(PetId::new(9), Some(PetStatus::Pending));
+    assert_eq!(
+        link,
+        format!("</v1/pets?limit=2&status=pending&cursor={cursor}>; rel=\"next\"")
+    );
+    let without_status = next_page_link(&PetListQuery::default(), PetId::new(9), &cursors());
+    let cursor = cursors().encode(PetId::new(9), None);
+    assert_eq!(
+        without_status,
+        format!("</v1/pets?limit=20&cursor={cursor}>; rel=\"next\"")
+    );
+}

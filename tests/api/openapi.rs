@@ -1,0 +1,156 @@
+//! The published contract: `GET /v1/openapi.json` equals the committed `docs/openapi.json` (so
+//! every API change shows up in review), states the facts clients rely on, and leads tools that
+//! join its server URL and paths to the real routes; `GET /docs` serves Swagger UI offline.
+
+use awc::http::StatusCode;
+use serde_json::Value;
+
+use crate::helpers::{send, Backend, TestApp};
+
+/// The servers `make openapi` writes into `docs/openapi.json` (see `OPENAPI_SERVERS` in the
+/// Makefile); the server under test is configured with the same ones.
+const PUBLIC_URL: &str = "https://petstore.example.com/v1";
+const STAGING_URL: &str = "https://staging.petstore.example.com/v1";
+
+const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
+
+async fn served_document(app: &TestApp) -> String {
+    // No key: the contract is public.
+    let response = send(app.client.get(app.url("/v1/openapi.json")), None).await;
+    assert_eq!(response.status, StatusCode::OK, "{}", response.body);
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    response.body
+}
+
+#[actix_web::test]
+async fn the_served_document_is_the_committed_one() {
+    let app = TestApp::spawn_with_env(
+        Backend::Memory,
+        &[
+            ("PETSTORE_PUBLIC_URL", PUBLIC_URL),
+            ("PETSTORE_STAGING_URL", STAGING_URL),
+        ],
+    )
+    .await;
+    let served = served_document(&app).await;
+    let committed = std::fs::read_to_string(COMMITTED).expect("docs/openapi.json exists");
+    assert!(
+        served == committed,
+        "docs/openapi.json differs from the document the server serves: run `make openapi` and \
+         commit docs/openapi.json\n--- served ---\n{served}"
+    );
+
+    let doc: Value = serde_json::from_str(&served).expect("the document is JSON");
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["version"], "1.0.0");
+    assert_eq!(doc["servers"][0]["url"], PUBLIC_URL);
+    assert_eq!(doc["servers"][1]["url"], STAGING_URL);
+    let mut ids = Vec::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("operations") {
+            ids.push(
+                op["operationId"]
+                    .as_str()
+                    .expect("an operationId")
+                    .to_owned(),
+            );
+            assert_eq!(
+                op["security"],
+                serde_json::json!([{"bearerAuth": []}]),
+                "{method} {path}"
+            );
+            let deprecated = op["operationId"] == "getPet";
+            assert_eq!(op["deprecated"].as_bool().unwrap_or(false), deprecated);
+        }
+    }
+    ids.sort();
+    assert_eq!(ids, ["createPet", "getPet", "listPets"]);
+    for schema in ["Pet", "NewPet", "PetStatus", "Pets", "Error"] {
+        assert!(
+            doc["components"]["schemas"][schema].is_object(),
+            "no schema {schema}"
+        );
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearerAuth"]["scheme"],
+        "bearer"
+    );
+}
+
+/// Without `--public-url` the production server is the address served, so a tool that joins
+/// `servers[0].url` and a path (Swagger UI, schemathesis) reaches the real route.
+#[actix_web::test]
+async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
+    let app = TestApp::spawn(Backend::Memory).await;
+    let doc: Value = serde_json::from_str(&served_document(&app).await).expect("JSON");
+    let base = doc["servers"][0]["url"].as_str().expect("a server URL");
+    assert_eq!(base, format!("{}/v1", app.address));
+    assert_eq!(
+        doc["servers"].as_array().map(Vec::len),
+        Some(1),
+        "no staging"
+    );
+
+    let pet = app
+        .create_pet(serde_json::json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    let id = pet["id"].to_string();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("operations").keys() {
+            let url = format!("{base}{}", path.replace("{petId}", &id));
+            let request = app
+                .client
+                .request(method.to_uppercase().parse().expect("a method"), &url)
+                .bearer_auth(&app.api_key)
+                .insert_header(("Content-Type", "application/json"));
+            let body = (method == "post").then(|| r#"{"name":"Tom","categoryId":2}"#.to_owned());
+            let response = send(request, body).await;
+            assert!(
+                response.status.is_success(),
+                "{method} {url}: {} {}",
+                response.status,
+                response.body
+            );
+        }
+    }
+}
+
+#[actix_web::test]
+async fn docs_serves_swagger_ui_from_the_service_alone() {
+    let app = TestApp::spawn(Backend::Memory).await;
+    // `/docs` redirects to `/docs/` (the page loads its files relative to itself); awc follows
+    // the redirect like a browser does.
+    for path in ["/docs", "/docs/"] {
+        let page = send(app.client.get(app.url(path)), None).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        assert!(
+            page.body.contains("swagger-ui-bundle.js"),
+            "{path}: {}",
+            page.body
+        );
+    }
+    let page = send(app.client.get(app.url("/docs/")), None).await;
+    assert!(page
+        .header("content-type")
+        .is_some_and(|value| value.starts_with("text/html")));
+    assert!(page.body.contains("swagger-ui"), "{}", page.body);
+    assert!(
+        !page.body.contains("http://") && !page.body.contains("https://"),
+        "the page loads something from elsewhere: {}",
+        page.body
+    );
+    let init = send(
+        app.client.get(app.url("/docs/swagger-initializer.js")),
+        None,
+    )
+    .await;
+    assert!(init.body.contains("/v1/openapi.json"), "{}", init.body);
+
+    // Everything else stays JSON.
+    send(app.client.get(app.url("/docs/missing.css")), None)
+        .await
+        .assert_error(404, "not_found");
+    send(app.client.delete(app.url("/v1/openapi.json")), None)
+        .await
+        .assert_error(405, "method_not_allowed");
+}
