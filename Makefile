@@ -12,8 +12,9 @@ help: ## List the targets
 run: deps-build ## Serve the API on http://127.0.0.1:8080/v1 with SQLite in ./data
 	$(CARGO) run --bin petstore -- serve
 
-test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end
+test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end, /docs in Chromium
 	bash scripts/with-postgres.sh $(CARGO) test --workspace
+	bash scripts/browser-test.sh
 
 contract: deps-build ## Schemathesis fuzzes the live server against its served /v1/openapi.json
 	bash scripts/contract.sh
