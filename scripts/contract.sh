@@ -5,7 +5,7 @@
 # with every check, positive and negative data, and a fixed seed and example budget, so a run is
 # reproducible and takes a few minutes on 2 cores. Any failure fails the target.
 #
-# Knobs (environment): CONTRACT_SEED, CONTRACT_MAX_EXAMPLES, CONTRACT_WORKERS; CONTRACT_SCHEMA to
+# Extra arguments go to `st run` (e.g. --continue-on-failure). Knobs (environment): CONTRACT_SEED, CONTRACT_MAX_EXAMPLES, CONTRACT_WORKERS; CONTRACT_SCHEMA to
 # fuzz another document (a file or URL) against the same live server, e.g. while developing.
 # Reports (JUnit XML, NDJSON events) go to target/contract/.
 set -euo pipefail
@@ -21,6 +21,9 @@ bash scripts/venv.sh tests/contract/requirements.txt
 source scripts/test-server.sh
 trap test_server_stop EXIT
 test_server_start contract
+
+# For tests/contract/hooks.py, which fetches real listPets cursors from the server.
+export CONTRACT_BASE_URL=$TEST_SERVER_ORIGIN/v1 CONTRACT_API_KEY=$TEST_SERVER_KEY
 
 schema=${CONTRACT_SCHEMA:-$TEST_SERVER_ORIGIN/v1/openapi.json}
 rm -rf "$REPORT_DIR" && mkdir -p "$REPORT_DIR"
@@ -40,5 +43,6 @@ start=$(date +%s)
     --generation-database none \
     --request-timeout 10 \
     --no-color \
-    --report junit,ndjson --report-dir "$REPORT_DIR"
+    --report junit,ndjson --report-dir "$REPORT_DIR" \
+    "$@"
 echo "contract: passed in $(($(date +%s) - start)) s (seed $SEED, $MAX_EXAMPLES examples per operation)"

@@ -1,0 +1,70 @@
+"""Schemathesis hooks for `make contract` (loaded through tests/contract/schemathesis.toml).
+
+listPets' `cursor` is opaque and signed: only a cursor the service issued (in a `Link:
+rel="next"` header) is valid, and only with the `status` filter it was issued for; anything else
+is 400 `invalid_parameter`, as the document says. No JSON Schema can describe "signed by the
+server", so a generated string is never a valid cursor, and the positive-data check would report
+every one. Instead, a request that Schemathesis generated as valid gets a real cursor, issued by
+this server for the request's own `status`: the check then proves what the contract promises
+(every issued cursor works with any valid `limit`). Requests generated as invalid keep their
+cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx).
+
+scripts/contract.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
+CONTRACT_API_KEY.
+"""
+
+import json
+import os
+import re
+import threading
+import urllib.request
+
+import schemathesis
+
+BASE_URL = os.environ["CONTRACT_BASE_URL"]
+API_KEY = os.environ["CONTRACT_API_KEY"]
+STATUSES = ("available", "pending", "sold")
+
+_lock = threading.Lock()
+_cursors = {}
+
+
+def _request(method, path, body=None):
+    request = urllib.request.Request(
+        BASE_URL + path,
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers.get("Link", "")
+
+
+def _issued_cursor(status):
+    """A cursor the server issued for this `status` filter (None: no filter)."""
+    with _lock:
+        if status not in _cursors:
+            query = "limit=1" + (f"&status={status}" if status else "")
+            link = _request("GET", f"/pets?{query}")
+            while 'rel="next"' not in link:
+                # A next page needs at least two matching pets; make them with the API itself.
+                _request("POST", "/pets", {"name": "cursor seed", "categoryId": 1, "status": status or "available"})
+                link = _request("GET", f"/pets?{query}")
+            match = re.search(r"[?&]cursor=([^&>]+)", link)
+            assert match, f"no cursor in the next link: {link}"
+            _cursors[status] = urllib.request.unquote(match.group(1))
+        return _cursors[status]
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    if case.method.upper() != "GET" or case.path != "/pets" or not case.query or "cursor" not in case.query:
+        return
+    meta = case.meta
+    if meta is not None and meta.generation.mode != "positive":
+        return
+    status = case.query.get("status")
+    if status is not None and status not in STATUSES:
+        return
+    # Assigning a new dict (not editing in place) lets Schemathesis re-check the case's validity.
+    case.query = {**case.query, "cursor": _issued_cursor(status)}
