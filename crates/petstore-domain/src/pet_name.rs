@@ -1,4 +1,4 @@
-//! `PetName`: a pet's name, 1 to 255 characters and not blank.
+//! `PetName`: a pet's name, 1 to 255 characters, not blank, without NUL (U+0000).
 
 use std::fmt;
 
@@ -12,6 +12,8 @@ pub enum PetNameError {
     Empty,
     #[error("must not be blank")]
     Blank,
+    #[error("must not contain the NUL character (U+0000)")]
+    Nul,
     #[error("must be at most {max} characters long (got {actual})")]
     TooLong { max: usize, actual: usize },
 }
@@ -25,6 +27,11 @@ impl PetName {
         let raw = raw.into();
         if raw.is_empty() {
             return Err(PetNameError::Empty);
+        }
+        // PostgreSQL `text` cannot hold U+0000 and SQLite's `length()` stops at it, so storing
+        // one fails (a 500) or is miscounted: refuse it here, the same on every backend.
+        if raw.contains('\0') {
+            return Err(PetNameError::Nul);
         }
         if raw.trim().is_empty() {
             return Err(PetNameError::Blank);
@@ -79,6 +86,13 @@ mod tests {
     #[test]
     fn rejects_whitespace_only() {
         assert_eq!(PetName::parse(" \t\n "), Err(PetNameError::Blank));
+    }
+
+    #[test]
+    fn rejects_nul_anywhere() {
+        for raw in ["\0", "\0Rex", "Re\0x", "Rex\0"] {
+            assert_eq!(PetName::parse(raw), Err(PetNameError::Nul), "{raw:?}");
+        }
     }
 
     #[test]

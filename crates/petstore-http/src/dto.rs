@@ -24,8 +24,12 @@ use crate::error::ApiError;
 pub struct PetDto {
     /// Assigned by the service on creation; unique and increasing, never reused.
     pub id: i64,
-    /// 1 to 255 characters, not blank.
-    #[schema(min_length = 1, max_length = 255)]
+    /// 1 to 255 characters, not blank, no NUL (U+0000).
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^[^\u0000]*[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$"
+    )]
     pub name: String,
     /// The category the pet belongs to.
     #[schema(minimum = 1)]

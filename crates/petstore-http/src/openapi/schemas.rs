@@ -20,8 +20,13 @@ use crate::dto::PetStatusDto;
     example = json!({"name": "Rex", "categoryId": 3, "status": "available"}))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct NewPetSchema {
-    /// 1 to 255 characters (Unicode scalar values), not blank; stored exactly as sent.
-    #[schema(min_length = 1, max_length = 255)]
+    /// 1 to 255 characters (Unicode scalar values), not blank (`pattern`: at least one character
+    /// that is neither whitespace nor NUL), no NUL (U+0000); stored exactly as sent.
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r"^[^\u0000]*[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$"
+    )]
     name: String,
     /// The category the pet belongs to: a JSON integer (not a string or a float) of at least 1.
     #[schema(minimum = 1)]

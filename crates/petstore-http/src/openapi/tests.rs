@@ -169,6 +169,41 @@ fn get_pet_is_deprecated_with_its_sunset_replacement_and_headers_on_every_respon
     }
 }
 
+/// The `name` pattern is `PetName`'s rule (not blank as `str::trim` sees it, no NUL), written
+/// for JSON Schema: a name it refuses must be one Schemathesis and clients see as invalid, and
+/// the reverse. Every Unicode whitespace character is below U+3100, so the single characters
+/// checked cover the whole whitespace set.
+#[test]
+fn the_name_pattern_is_the_domain_rule() {
+    let doc = doc();
+    for schema in ["Pet", "NewPet"] {
+        let pattern = doc["components"]["schemas"][schema]["properties"]["name"]["pattern"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{schema}.name has no pattern"));
+        let regex = regex::Regex::new(pattern).unwrap();
+        let singles = (0..0x3100)
+            .chain([0xfeff, 0x1_f436])
+            .filter_map(char::from_u32);
+        let samples = [
+            "Rex",
+            " Rex ",
+            "\0Rex",
+            "Re\0x",
+            "Rex\0",
+            " \t\n",
+            "\u{3000}a",
+            "\u{85}",
+        ];
+        for name in singles.map(String::from).chain(samples.map(String::from)) {
+            assert_eq!(
+                regex.is_match(&name),
+                PetName::parse(name.clone()).is_ok(),
+                "{schema}.name pattern disagrees with PetName on {name:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn schemas_carry_the_rules_the_code_applies() {
     let doc = doc();
