@@ -18,7 +18,7 @@ test_server_start() {
     local bin=${TEST_SERVER_BIN:-}
     if [[ -z $bin ]]; then
         ${CARGO:-cargo} build --quiet --bin petstore
-        bin=target/debug/petstore
+        bin=${CARGO_TARGET_DIR:-target}/debug/petstore
     fi
 
     TEST_SERVER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/petstore-$name.XXXXXX")
@@ -47,7 +47,7 @@ test_server_start() {
         return 1
     fi
     TEST_SERVER_ORIGIN="http://$addr"
-    TEST_SERVER_KEY=$("$bin" keys issue --name "$name" 2>/dev/null)
+    TEST_SERVER_KEY=$("$bin" keys issue --name "$name" 2>"$TEST_SERVER_DIR/keys.log")
     echo "petstore serving at $TEST_SERVER_ORIGIN/v1 (data in $TEST_SERVER_DIR)" >&2
 }
 
