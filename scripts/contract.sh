@@ -46,3 +46,10 @@ start=$(date +%s)
     --report junit,ndjson --report-dir "$REPORT_DIR" \
     "$@"
 echo "contract: passed in $(($(date +%s) - start)) s (seed $SEED, $MAX_EXAMPLES examples per operation)"
+# One plain "N passed, N failed" line (per operation, plus the stateful run) for CI's summary.
+.venv/bin/python - "$REPORT_DIR"/junit-*.xml <<'PY'
+import sys, xml.etree.ElementTree as ET
+suite = ET.parse(sys.argv[1]).getroot()
+tests, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
+print(f"contract: {tests - failed} passed, {failed} failed")
+PY

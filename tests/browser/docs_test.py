@@ -183,11 +183,11 @@ def main():
                 print(f"browser console: {entry['level']} {entry['message']}", file=sys.stderr)
             print(f"FAILED at: {checks[passed][0]} ({docs_url})", file=sys.stderr)
             print(f"screenshot: {shot}\npage source: {artifacts}/docs.html", file=sys.stderr)
-            print(f"docs browser test: {passed} passed, 1 failed")
+            print(f"browser: {passed} passed, 1 failed")
             sys.exit(1)
         finally:
             driver.quit()
-    print(f"docs browser test: {passed} passed, 0 failed")
+    print(f"browser: {passed} passed, 0 failed")
 
 
 if __name__ == "__main__":
