@@ -5,8 +5,9 @@
 # with every check, positive and negative data, and a fixed seed and example budget, so a run is
 # reproducible and takes a few minutes on 2 cores. Any failure fails the target.
 #
-# Extra arguments go to `st run` (e.g. --continue-on-failure). Knobs (environment): CONTRACT_SEED, CONTRACT_MAX_EXAMPLES, CONTRACT_WORKERS; CONTRACT_SCHEMA to
-# fuzz another document (a file or URL) against the same live server, e.g. while developing.
+# Extra arguments go to `st run` (e.g. --continue-on-failure). Knobs (environment):
+# CONTRACT_SEED, CONTRACT_MAX_EXAMPLES, CONTRACT_WORKERS; CONTRACT_SCHEMA to fuzz another
+# document (a file or URL) against the same live server, e.g. while developing.
 # Reports (JUnit XML, NDJSON events) go to target/contract/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
