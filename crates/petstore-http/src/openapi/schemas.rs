@@ -28,8 +28,8 @@ pub(crate) struct NewPetSchema {
         pattern = r"^[^\u0000]*[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$"
     )]
     name: String,
-    /// The category the pet belongs to: an integer of at least 1 (`3`, `3.0` and `3e0` are the same
-    /// number; `3.5` and `"3"` are refused).
+    /// The category the pet belongs to: an integer of at least 1, written as digits only (`3`;
+    /// `3.0`, `1e3` and `"3"` are refused, so an id never passes through a double).
     #[schema(minimum = 1)]
     category_id: i64,
     /// Omitted or `null`: `available`.
