@@ -90,9 +90,11 @@ impl TestApp {
         self.address = address;
     }
 
-    /// A second `petstore serve` on the same database and configuration.
-    pub fn spawn_sibling(&self) -> (Child, String) {
-        start_server(self.data_dir.path(), &self.database_url, &self.extra_env)
+    /// The PostgreSQL database behind a `Backend::Postgres` app, for SQL the test runs itself.
+    pub fn postgres(&self) -> &TestDatabase {
+        self._database
+            .as_ref()
+            .expect("only a PostgreSQL-backed app has a PostgreSQL database")
     }
 
     pub fn issue_key(&self, args: &[&str]) -> String {

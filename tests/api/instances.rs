@@ -1,6 +1,7 @@
 //! Several `petstore serve` processes on one PostgreSQL database, as in production behind a load
 //! balancer, and start-up against a database that is not there.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -8,12 +9,18 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use petstore_test_support::unreachable_postgres_url;
 use serde_json::json;
+use tempfile::TempDir;
 
-use crate::helpers::{run_petstore, send, Backend, TestApp};
+use crate::helpers::{next_link_target, run_petstore, send, start_server, Backend, TestApp};
+
+/// The key secret both instances are configured with, as in production: keys and cursors issued
+/// by one are accepted by the other because of it, not because they share a data directory.
+const SHARED_SECRET: &str = "instances-test-secret-of-at-least-32-bytes";
 
 struct Sibling {
     server: Child,
     address: String,
+    _data_dir: TempDir,
 }
 
 impl Drop for Sibling {
@@ -23,10 +30,23 @@ impl Drop for Sibling {
     }
 }
 
+/// Two instances on one PostgreSQL database, each with its own data directory, sharing only the
+/// database and the configured key secret.
 async fn two_instances() -> (TestApp, Sibling) {
-    let app = TestApp::spawn(Backend::Postgres).await;
-    let (server, address) = app.spawn_sibling();
-    (app, Sibling { server, address })
+    let app =
+        TestApp::spawn_with_env(Backend::Postgres, &[("PETSTORE_KEY_SECRET", SHARED_SECRET)])
+            .await;
+    let data_dir = tempfile::tempdir().expect("temporary data directory");
+    let env = [("PETSTORE_KEY_SECRET".to_owned(), SHARED_SECRET.to_owned())];
+    let (server, address) = start_server(data_dir.path(), &app.database_url, &env);
+    (
+        app,
+        Sibling {
+            server,
+            address,
+            _data_dir: data_dir,
+        },
+    )
 }
 
 #[actix_web::test]
@@ -85,6 +105,97 @@ async fn concurrent_creates_split_across_two_instances_get_distinct_ids() {
         .map(|pet| pet["id"].as_i64().expect("id"))
         .collect();
     assert_eq!(listed, ids);
+}
+
+/// Ids are handed out at insert but become visible at commit; if two inserts could commit in the
+/// opposite order of their ids, a client paging by "ids after the last one seen" would step over
+/// the one that committed late. A trigger makes each insert take a random 0-20 ms between taking
+/// its id and committing (as a slow disk or a busy server would), eight writers on two instances
+/// race a reader that pages from the start again and again, and every pet whose 201 had arrived
+/// before the reader asked for its last page must be on one of the pages.
+#[actix_web::test]
+async fn paging_while_two_instances_create_never_skips_a_committed_pet() {
+    let (app, other) = two_instances().await;
+    app.postgres().execute(
+        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep(random() * 0.02); RETURN NEW; END $$; \
+         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
+         FOR EACH ROW EXECUTE FUNCTION slow_insert();",
+    );
+    let created = RefCell::new(Vec::<(i64, Instant)>::new());
+    let writers_done = RefCell::new(false);
+
+    let writers = (0..8).map(|writer| {
+        let address = if writer % 2 == 0 {
+            &app.address
+        } else {
+            &other.address
+        };
+        let created = &created;
+        let app = &app;
+        async move {
+            for n in 0..40 {
+                let request = app
+                    .client
+                    .post(format!("{address}/v1/pets"))
+                    .bearer_auth(&app.api_key)
+                    .insert_header(("Content-Type", "application/json"));
+                let body = json!({"name": format!("pet {writer}-{n}"), "categoryId": 1});
+                let response = send(request, Some(body.to_string())).await;
+                assert_eq!(response.status.as_u16(), 201, "{}", response.body);
+                let id = response.json()["id"].as_i64().expect("id");
+                created.borrow_mut().push((id, Instant::now()));
+            }
+        }
+    });
+    let writers = async {
+        join_all(writers).await;
+        *writers_done.borrow_mut() = true;
+    };
+
+    let reader = async {
+        let mut passes = 0;
+        loop {
+            let last_pass = *writers_done.borrow();
+            let (seen, last_page_sent) = page_through(&app, "/v1/pets?limit=3").await;
+            let missed: Vec<i64> = created
+                .borrow()
+                .iter()
+                .filter(|(id, acknowledged)| *acknowledged < last_page_sent && !seen.contains(id))
+                .map(|(id, _)| *id)
+                .collect();
+            assert!(
+                missed.is_empty(),
+                "pass {passes} skipped committed pets {missed:?}"
+            );
+            passes += 1;
+            if last_pass {
+                return passes;
+            }
+        }
+    };
+
+    let ((), passes) = futures_util::future::join(writers, reader).await;
+    assert!(passes >= 2, "the reader never overlapped the writers");
+    assert_eq!(created.borrow().len(), 320);
+}
+
+/// The ids on every page reached from `first`, and when the request for the last page was sent.
+async fn page_through(app: &TestApp, first: &str) -> (BTreeSet<i64>, Instant) {
+    let mut seen = BTreeSet::new();
+    let mut path = first.to_owned();
+    loop {
+        let sent = Instant::now();
+        let response = send(app.get(&path), None).await;
+        assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
+        for pet in response.json().as_array().expect("a bare array") {
+            seen.insert(pet["id"].as_i64().expect("id"));
+        }
+        match response.header("link") {
+            Some(link) => path = next_link_target(link),
+            None => return (seen, sent),
+        }
+    }
 }
 
 #[test]
