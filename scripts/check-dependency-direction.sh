@@ -8,8 +8,17 @@ cd "$(dirname "$0")/.."
 failed=0
 forbid() {
   local crate=$1 pattern=$2
-  local found
-  found=$(cargo tree --quiet -p "$crate" -e normal --prefix none | awk '{print $1}' | grep -E "^($pattern)$" | sort -u | tr '\n' ' ' || true)
+  local tree found
+  # A cargo tree that fails, or lists nothing, must fail the check rather than pass it vacuously.
+  if ! tree=$(cargo tree --quiet -p "$crate" -e normal --prefix none | awk '{print $1}'); then
+    echo "cargo tree failed for $crate" >&2
+    exit 1
+  fi
+  if ! grep -qx "$crate" <<<"$tree"; then
+    echo "cargo tree did not list $crate itself; cannot check its dependencies" >&2
+    exit 1
+  fi
+  found=$(grep -E "^($pattern)$" <<<"$tree" | sort -u | tr '\n' ' ' || true)
   if [ -n "$found" ]; then
     echo "dependency rule broken: $crate depends on $found" >&2
     failed=1

@@ -3,6 +3,7 @@
 #   build: libpq (PostgreSQL client library the diesel PostgreSQL backend links against)
 #   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
+#   python: python3 with venv support, for the virtualenv of the contract and browser tests
 # SQLite needs nothing: it is compiled into the binary.
 set -euo pipefail
 
@@ -25,8 +26,13 @@ case "${1:-}" in
     [ -x /usr/bin/chromium ] || need+=(chromium)
     [ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
     ;;
+  python)
+    command -v python3 >/dev/null || need+=(python3)
+    # `python3 -m venv` needs ensurepip, which Debian ships separately in python3-venv.
+    python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+    ;;
   *)
-    echo "usage: $0 build|test|browser" >&2
+    echo "usage: $0 build|test|browser|python" >&2
     exit 2
     ;;
 esac

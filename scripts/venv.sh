@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 VENV=.venv
 PYTHON=${PYTHON:-python3}
 
+if [[ $PYTHON == python3 ]]; then
+    bash scripts/install-deps.sh python
+fi
+
 if ! command -v "$PYTHON" >/dev/null; then
     echo "python3 not found; install it with: apt-get install -y python3 python3-venv" >&2
     exit 1

@@ -34,8 +34,7 @@ impl Drop for Sibling {
 /// database and the configured key secret.
 async fn two_instances() -> (TestApp, Sibling) {
     let app =
-        TestApp::spawn_with_env(Backend::Postgres, &[("PETSTORE_KEY_SECRET", SHARED_SECRET)])
-            .await;
+        TestApp::spawn_with_env(Backend::Postgres, &[("PETSTORE_KEY_SECRET", SHARED_SECRET)]).await;
     let data_dir = tempfile::tempdir().expect("temporary data directory");
     let env = [("PETSTORE_KEY_SECRET".to_owned(), SHARED_SECRET.to_owned())];
     let (server, address) = start_server(data_dir.path(), &app.database_url, &env);

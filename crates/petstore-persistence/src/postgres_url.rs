@@ -4,11 +4,17 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::PoolSettings;
+
 /// A libpq connection URL. Its password never leaves this type except towards libpq.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PostgresUrl(String);
 
 const REDACTED: &str = "***";
+
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+const KEEPALIVE_PROBES: u32 = 3;
 
 impl PostgresUrl {
     /// Wraps `raw`, which the caller has checked starts with `postgres://` or `postgresql://`.
@@ -57,19 +63,51 @@ impl PostgresUrl {
         text
     }
 
-    /// The URL libpq gets: with `connect_timeout` added unless the operator already chose one,
-    /// so that an unreachable server cannot stall a connection attempt for the OS's TCP timeout.
-    pub(crate) fn for_libpq(&self, connect_timeout: Duration) -> String {
-        if query_params(&self.0).any(|(key, _)| key == "connect_timeout") {
-            return self.0.clone();
-        }
+    /// The URL libpq gets, with limits added so that no database trouble can hold a request
+    /// forever (each only where the operator has not set that parameter already):
+    ///
+    /// - `connect_timeout`: an unreachable server fails a connection attempt in time, not after
+    ///   the OS's TCP timeout.
+    /// - `options=-c statement_timeout=…`: a server that accepts a statement but does not finish
+    ///   it cancels it.
+    /// - `tcp_user_timeout` and TCP keepalives: a server the network has lost, which can cancel
+    ///   nothing, is noticed by the client within seconds, whether a request is being sent
+    ///   (unacknowledged data) or its answer awaited (keepalive probes go unanswered).
+    pub(crate) fn for_libpq(&self, settings: &PoolSettings) -> String {
+        let mut url = self.0.clone();
+        let mut add = |key: &str, value: String| {
+            if query_params(&self.0).any(|(given, _)| given == key) {
+                return;
+            }
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(key);
+            url.push('=');
+            url.push_str(&value);
+        };
         // libpq counts whole seconds; rounding up keeps sub-second settings from meaning "forever" (0).
-        let seconds = connect_timeout
+        let connect_seconds = settings
+            .connect_timeout
             .as_secs()
-            .saturating_add(u64::from(connect_timeout.subsec_nanos() > 0))
+            .saturating_add(u64::from(settings.connect_timeout.subsec_nanos() > 0))
             .max(1);
-        let separator = if self.0.contains('?') { '&' } else { '?' };
-        format!("{}{separator}connect_timeout={seconds}", self.0)
+        add("connect_timeout", connect_seconds.to_string());
+        let statement_ms = settings.statement_timeout.as_millis();
+        if statement_ms > 0 {
+            add(
+                "options",
+                format!("-c%20statement_timeout%3D{statement_ms}"),
+            );
+            add("tcp_user_timeout", statement_ms.to_string());
+        }
+        // A silent peer is declared dead after 5 s idle + 3 probes 2 s apart.
+        add("keepalives", "1".into());
+        add("keepalives_idle", KEEPALIVE_IDLE.as_secs().to_string());
+        add(
+            "keepalives_interval",
+            KEEPALIVE_INTERVAL.as_secs().to_string(),
+        );
+        add("keepalives_count", KEEPALIVE_PROBES.to_string());
+        url
     }
 
     /// The passwords as written in the URL: after `user:` in the userinfo, and any `password=`
@@ -176,26 +214,64 @@ mod tests {
         );
     }
 
+    fn settings(connect: Duration, statement: Duration) -> PoolSettings {
+        PoolSettings {
+            connect_timeout: connect,
+            statement_timeout: statement,
+            ..PoolSettings::default()
+        }
+    }
+
+    const LIMITS: &str = "&keepalives=1&keepalives_idle=5&keepalives_interval=2&keepalives_count=3";
+
     #[test]
     fn connect_timeout_is_added_in_whole_seconds_unless_present() {
+        let no_statement_limit = |connect| settings(connect, Duration::ZERO);
         let url = pg("postgres://app@db/petstore");
         assert_eq!(
-            url.for_libpq(Duration::from_millis(1500)),
-            "postgres://app@db/petstore?connect_timeout=2"
+            url.for_libpq(&no_statement_limit(Duration::from_millis(1500))),
+            format!("postgres://app@db/petstore?connect_timeout=2{LIMITS}")
         );
         assert_eq!(
-            url.for_libpq(Duration::ZERO),
-            "postgres://app@db/petstore?connect_timeout=1"
+            url.for_libpq(&no_statement_limit(Duration::ZERO)),
+            format!("postgres://app@db/petstore?connect_timeout=1{LIMITS}")
         );
         let url = pg("postgres://db/p?sslmode=disable");
         assert_eq!(
-            url.for_libpq(Duration::from_secs(3)),
-            "postgres://db/p?sslmode=disable&connect_timeout=3"
+            url.for_libpq(&no_statement_limit(Duration::from_secs(3))),
+            format!("postgres://db/p?sslmode=disable&connect_timeout=3{LIMITS}")
         );
         let url = pg("postgres://db/p?connect_timeout=9");
         assert_eq!(
-            url.for_libpq(Duration::from_secs(3)),
-            "postgres://db/p?connect_timeout=9"
+            url.for_libpq(&no_statement_limit(Duration::from_secs(3))),
+            format!("postgres://db/p?connect_timeout=9{LIMITS}")
+        );
+    }
+
+    #[test]
+    fn the_statement_timeout_bounds_statements_and_unacknowledged_sends() {
+        let url = pg("postgres://db/p");
+        assert_eq!(
+            url.for_libpq(&settings(
+                Duration::from_secs(5),
+                Duration::from_millis(2500)
+            )),
+            format!(
+                "postgres://db/p?connect_timeout=5\
+                 &options=-c%20statement_timeout%3D2500&tcp_user_timeout=2500{LIMITS}"
+            )
+        );
+    }
+
+    #[test]
+    fn limits_the_operator_set_in_the_url_are_kept() {
+        let url = pg("postgres://db/p?options=-c%20search_path%3Dpets&keepalives_idle=60");
+        let libpq = url.for_libpq(&settings(Duration::from_secs(5), Duration::from_secs(5)));
+        assert_eq!(
+            libpq,
+            "postgres://db/p?options=-c%20search_path%3Dpets&keepalives_idle=60\
+             &connect_timeout=5&tcp_user_timeout=5000\
+             &keepalives=1&keepalives_interval=2&keepalives_count=3"
         );
     }
 }

@@ -12,12 +12,16 @@ pub struct PoolSettings {
     pub checkout_timeout: Duration,
     /// How long one attempt to open a PostgreSQL connection may take.
     pub connect_timeout: Duration,
+    /// How long one PostgreSQL statement may run, and how long sent data may go unacknowledged
+    /// by the server, before the request counts as unavailable. Zero leaves both unbounded.
+    pub statement_timeout: Duration,
 }
 
 impl PoolSettings {
     pub const DEFAULT_MAX_SIZE: u32 = 10;
     pub const DEFAULT_CHECKOUT_TIMEOUT: Duration = Duration::from_secs(5);
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+    pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 }
 
 impl Default for PoolSettings {
@@ -26,6 +30,7 @@ impl Default for PoolSettings {
             max_size: Self::DEFAULT_MAX_SIZE,
             checkout_timeout: Self::DEFAULT_CHECKOUT_TIMEOUT,
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
+            statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
         }
     }
 }

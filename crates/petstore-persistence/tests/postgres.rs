@@ -19,6 +19,7 @@ const ONE_SECOND: PoolSettings = PoolSettings {
     max_size: 4,
     checkout_timeout: Duration::from_secs(1),
     connect_timeout: Duration::from_secs(1),
+    statement_timeout: Duration::from_secs(1),
 };
 
 #[test]
@@ -222,4 +223,31 @@ fn check_answers_when_the_server_does() {
     let down = DieselPetRepository::new(&parse(&unreachable_postgres_url()), &ONE_SECOND)
         .expect("repository");
     assert!(down.check().expect_err("nothing listens").is_transient());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_past_the_statement_timeout_is_unavailable_and_stores_nothing() {
+    let database = TestDatabase::create();
+    let repo = petstore_persistence::open(&parse(database.url()), &ONE_SECOND).expect("open");
+    // A server that takes the insert but does not finish it in time.
+    database.execute(
+        "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep(10); RETURN NEW; END $$; \
+         CREATE TRIGGER stall AFTER INSERT ON pets FOR EACH ROW EXECUTE FUNCTION stall();",
+    );
+    let started = Instant::now();
+
+    let err = repo
+        .create(new_pet("Rex", 1, None))
+        .await
+        .expect_err("the insert stalls past the 1 s statement timeout");
+
+    assert!(matches!(err, RepositoryError::Unavailable(_)), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "took {:?}",
+        started.elapsed()
+    );
+    database.execute("DROP TRIGGER stall ON pets");
+    assert_eq!(repo.list(None, None, 20).await.expect("list"), vec![]);
 }

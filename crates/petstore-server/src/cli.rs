@@ -75,6 +75,11 @@ pub struct StorageArgs {
     #[arg(long, env = "PETSTORE_CONNECT_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
     pub connect_timeout: Duration,
 
+    /// How long one PostgreSQL statement may run (and sent data go unacknowledged) before the
+    /// request answers 503; `0s` for no limit.
+    #[arg(long, env = "PETSTORE_STATEMENT_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    pub statement_timeout: Duration,
+
     /// How long start-up keeps retrying an unreachable database before giving up.
     #[arg(long, env = "PETSTORE_STARTUP_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub startup_timeout: Duration,

@@ -25,6 +25,7 @@ impl StorageArgs {
             max_size: self.pool_size,
             checkout_timeout: self.pool_timeout,
             connect_timeout: self.connect_timeout,
+            statement_timeout: self.statement_timeout,
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Translates diesel, r2d2 and migration failures into the port's `RepositoryError` and into
 //! `StorageError` for the operator.
 //!
-//! `Unavailable` means "the database did not answer": a closed or unusable connection, a pool
-//! that found no working connection within the checkout timeout, or SQLite still locked after
-//! its busy timeout. Everything else is `Unexpected`, including a unique violation: ids come
-//! from the database, so one can only mean the schema was tampered with, and retrying would not
-//! help. No write here runs at an isolation level that can fail to serialize, but should one
-//! ever (a stricter `default_transaction_isolation` on the server), `repository.rs` retries the
-//! whole write a few times before it too becomes `Unexpected`. Neither kind carries SQL to
+//! `Unavailable` means "the database did not answer in time; try again": a closed or unusable
+//! connection, a pool that found no working connection within the checkout timeout, a statement
+//! PostgreSQL cancelled at the statement timeout, SQLite still locked after its busy timeout, or
+//! a write that kept failing to serialize. Everything else is `Unexpected`, including a unique
+//! violation: ids come from the database, so one can only mean the schema was tampered with, and
+//! retrying would not help. No write here runs at an isolation level that can fail to
+//! serialize, but should one ever (a stricter `default_transaction_isolation` on the server),
+//! `repository.rs` retries the whole write a few times first. Neither kind carries SQL to
 //! clients: the HTTP layer shows only the variant; the source is for logs.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
@@ -36,11 +37,13 @@ pub(crate) fn from_checkout(error: &r2d2::Error, url: &DatabaseUrl) -> Repositor
 pub(crate) fn is_unavailable(error: &DieselError) -> bool {
     match error {
         DieselError::DatabaseError(
-            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            DatabaseErrorKind::ClosedConnection
+            | DatabaseErrorKind::UnableToSendCommand
+            | DatabaseErrorKind::SerializationFailure,
             _,
         ) => true,
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
-            is_sqlite_busy(info.message())
+            is_sqlite_busy(info.message()) || is_statement_timeout(info.message())
         }
         _ => false,
     }
@@ -52,6 +55,12 @@ fn is_sqlite_busy(message: &str) -> bool {
     message.starts_with("database is locked")
         || message.starts_with("database is busy")
         || message.starts_with("database table is locked")
+}
+
+/// PostgreSQL cancelled the statement at `statement_timeout` (SQLSTATE 57014, which diesel does
+/// not expose, so the server's fixed message is matched).
+fn is_statement_timeout(message: &str) -> bool {
+    message.starts_with("canceling statement due to statement timeout")
 }
 
 pub(crate) fn is_serialization_failure(error: &DieselError) -> bool {
@@ -142,6 +151,14 @@ mod tests {
             database_error(DatabaseErrorKind::UnableToSendCommand, "no connection"),
             database_error(DatabaseErrorKind::Unknown, "database is locked"),
             database_error(DatabaseErrorKind::Unknown, "database is busy"),
+            database_error(
+                DatabaseErrorKind::Unknown,
+                "canceling statement due to statement timeout",
+            ),
+            database_error(
+                DatabaseErrorKind::SerializationFailure,
+                "could not serialize access due to concurrent update",
+            ),
         ] {
             assert!(
                 matches!(from_query(error), RepositoryError::Unavailable(_)),
@@ -158,8 +175,8 @@ mod tests {
                 "duplicate key value violates unique constraint \"pets_pkey\"",
             ),
             database_error(
-                DatabaseErrorKind::SerializationFailure,
-                "could not serialize",
+                DatabaseErrorKind::Unknown,
+                "canceling statement due to user request",
             ),
             database_error(DatabaseErrorKind::CheckViolation, "pets_status_check"),
             database_error(DatabaseErrorKind::Unknown, "no such table: pets"),

@@ -3,7 +3,8 @@
 //!
 //! - PostgreSQL: a session-level advisory lock serialises migration runs across instances; the
 //!   second one waits, then finds nothing pending. The lock is released explicitly, and in any
-//!   case with the session, as migrations run on a connection of their own.
+//!   case with the session, as migrations run on a connection of their own, one without the
+//!   statement timeout that bounds requests.
 //! - SQLite: the whole run is one `BEGIN IMMEDIATE` transaction, which takes the file's write
 //!   lock up front (waiting up to the busy timeout for another process's run).
 
@@ -30,6 +31,9 @@ pub(crate) fn run_pending(conn: &mut AnyConnection) -> Result<Vec<String>, BoxEr
 }
 
 fn run_pending_postgres(conn: &mut PgConnection) -> Result<Vec<String>, BoxError> {
+    // The statement timeout bounds requests; a migration (or waiting for another instance's)
+    // may rightly take longer, and this session serves nothing else.
+    diesel::sql_query("SET statement_timeout = 0").execute(conn)?;
     diesel::sql_query("SELECT pg_advisory_lock($1)")
         .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
         .execute(conn)?;

@@ -302,7 +302,7 @@ impl PetRow {
 fn manager_for(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Manager, StorageError> {
     let target = match url {
         DatabaseUrl::Postgres(pg) => Target::Postgres {
-            libpq_url: pg.for_libpq(settings.connect_timeout),
+            libpq_url: pg.for_libpq(settings),
             shown: pg.redacted(),
         },
         DatabaseUrl::Sqlite(path) => Target::Sqlite { path: path.clone() },
