@@ -15,7 +15,7 @@ fn assert_deprecation_headers(response: &TestResponse) {
         Some("Thu, 05 Dec 2030 00:00:00 GMT")
     );
     let link = response.header("link").expect("a Link to the replacement");
-    assert!(link.contains("</v1/pets>"), "{link}");
+    assert_eq!(link, r#"</v1/pets>; rel="successor-version""#);
 }
 
 async fn returns_the_pet_with_deprecation_headers(app: TestApp) {

@@ -12,4 +12,5 @@ mod get_pet;
 mod instances;
 mod list_pets;
 mod openapi;
+mod overload;
 mod routing;

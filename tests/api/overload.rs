@@ -1,0 +1,81 @@
+//! A PostgreSQL database slower than the service's limits: requests answer 503
+//! `service_unavailable` with `Retry-After` within the configured time, never hang or 500, and a
+//! write that timed out stores nothing. A trigger stands in for the slow database.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::helpers::{send, Backend, TestApp};
+
+/// Makes every insert into `pets` take `seconds` before it can commit.
+fn slow_down_inserts(app: &TestApp, seconds: f64) {
+    app.postgres().execute(&format!(
+        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep({seconds}); RETURN NEW; END $$; \
+         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
+         FOR EACH ROW EXECUTE FUNCTION slow_insert();"
+    ));
+}
+
+#[actix_web::test]
+async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout() {
+    let app = TestApp::spawn_with_env(
+        Backend::Postgres,
+        &[
+            ("PETSTORE_POOL_SIZE", "1"),
+            ("PETSTORE_POOL_TIMEOUT", "500ms"),
+        ],
+    )
+    .await;
+    slow_down_inserts(&app, 2.0);
+
+    let slow_create = send(
+        app.post_json("/v1/pets"),
+        Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
+    );
+    let list_meanwhile = async {
+        // Let the create take the only connection first.
+        actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+        let started = Instant::now();
+        let response = send(app.get("/v1/pets"), None).await;
+        (response, started.elapsed())
+    };
+    let (created, (listed, waited)) = futures_util::future::join(slow_create, list_meanwhile).await;
+
+    listed.assert_error(503, "service_unavailable");
+    assert_eq!(listed.header("retry-after"), Some("1"));
+    assert!(
+        waited >= Duration::from_millis(400) && waited < Duration::from_secs(2),
+        "answered after {waited:?}, expected about the 500 ms pool timeout"
+    );
+    assert_eq!(created.status.as_u16(), 201, "{}", created.body);
+    assert_eq!(app.list("").await.len(), 1, "the slow create was kept");
+}
+
+#[actix_web::test]
+async fn a_write_past_the_statement_timeout_gets_503_and_stores_nothing() {
+    let app =
+        TestApp::spawn_with_env(Backend::Postgres, &[("PETSTORE_STATEMENT_TIMEOUT", "1s")]).await;
+    slow_down_inserts(&app, 10.0);
+    let started = Instant::now();
+
+    let response = send(
+        app.post_json("/v1/pets"),
+        Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
+    )
+    .await;
+
+    let message = response.assert_error(503, "service_unavailable");
+    assert!(
+        !message.contains("statement"),
+        "internals leaked: {message}"
+    );
+    assert_eq!(response.header("retry-after"), Some("1"));
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(app.list("").await, Vec::<serde_json::Value>::new());
+}
