@@ -13,16 +13,16 @@ run: deps-build ## Serve the API on http://127.0.0.1:8080/v1 with SQLite in ./da
 	$(CARGO) run --bin petstore -- serve
 
 test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end, /docs in Chromium
-	bash scripts/with-postgres.sh $(CARGO) test --workspace
-	bash scripts/browser-test.sh
+	bash tests/support/with-postgres.sh $(CARGO) test --workspace
+	bash tests/browser/run.sh
 
 contract: deps-build ## Schemathesis fuzzes the live server against its served /v1/openapi.json
-	bash scripts/contract.sh
+	bash tests/contract/run.sh
 
 lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	bash scripts/check-dependency-direction.sh
+	bash .ci/check-dependency-direction.sh
 
 fmt: ## Format the code
 	$(CARGO) fmt --all
@@ -34,7 +34,7 @@ key: deps-build ## Print a new API key for the local server (NAME=me)
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
 bench: deps-build deps-test ## Load benchmark of the release binary on every backend (docs/benchmarks.md)
-	bash scripts/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+	bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
 
 # The committed docs/openapi.json lists these fixed servers, so regenerating it gives the same bytes
 # on every machine; tests/api/openapi.rs serves the document with the same two URLs and fails
@@ -46,10 +46,10 @@ openapi: deps-build ## Regenerate docs/openapi.json from the code (commit it wit
 	mv docs/openapi.json.tmp docs/openapi.json
 
 deps-build: ## Install the C libraries the build links (libpq)
-	@bash scripts/install-deps.sh build
+	@bash .ci/install-deps.sh build
 
 deps-test: ## Install the PostgreSQL server the tests start
-	@bash scripts/install-deps.sh test
+	@bash .ci/install-deps.sh test
 
 clean-data: ## Delete the local SQLite database and development key secret
 	rm -rf data

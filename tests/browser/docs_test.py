@@ -1,6 +1,6 @@
 """Browser test of the service's interactive documentation page (`GET /docs`, Swagger UI).
 
-Run by scripts/browser-test.sh (part of `make test`) against a live `petstore serve`:
+Run by tests/browser/run.sh (part of `make test`) against a live `petstore serve`:
 
     .venv/bin/python tests/browser/docs_test.py ORIGIN API_KEY [DOCS_PATH]
 

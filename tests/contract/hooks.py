@@ -16,7 +16,7 @@ createPet's `categoryId` must be written as digits: `3.0` and `1e3` are refused 
 why). JSON Schema's `integer` includes them and no keyword excludes them, so a valid request with
 an integral float sends the same number as digits; invalid requests are sent unchanged.
 
-scripts/contract.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
+tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
 """
 

@@ -12,6 +12,6 @@ mod pet_status;
 pub use category_id::{CategoryId, CategoryIdError};
 pub use listing::{PetLimit, PetLimitError, PetListQuery};
 pub use pet::{NewPet, Pet};
-pub use pet_id::PetId;
+pub use pet_id::{PetId, PetIdError};
 pub use pet_name::{PetName, PetNameError};
 pub use pet_status::{PetStatus, PetStatusError, StatusTransitionError};

@@ -53,3 +53,99 @@ pub(crate) fn path_config() -> PathConfig {
         ApiError::invalid_parameter(format!("invalid path parameter: {err}")).into()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::StatusCode;
+    use actix_web::{test, web, App, HttpResponse};
+    use serde_json::Value;
+
+    use super::*;
+
+    /// A route behind each of actix's extractors, with this module's configuration, as an
+    /// extractor added to the app later would see it.
+    async fn call(request: test::TestRequest) -> (StatusCode, Value) {
+        let app = test::init_service(
+            App::new()
+                .app_data(json_config(16))
+                .app_data(query_config())
+                .app_data(path_config())
+                .route(
+                    "/json",
+                    web::post().to(|_: web::Json<Value>| async { HttpResponse::Ok().finish() }),
+                )
+                .route(
+                    "/query",
+                    web::get().to(|_: web::Query<Limit>| async { HttpResponse::Ok().finish() }),
+                )
+                .route(
+                    "/path/{id}",
+                    web::get().to(|_: web::Path<u32>| async { HttpResponse::Ok().finish() }),
+                ),
+        )
+        .await;
+        let response = test::call_service(&app, request.to_request()).await;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            content_type.starts_with("application/json"),
+            "{content_type}"
+        );
+        (status, test::read_body_json(response).await)
+    }
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Limit {
+        limit: u8,
+    }
+
+    fn assert_error(body: &Value, status: StatusCode, code: &str) {
+        assert_eq!(body["code"], code, "{body}");
+        assert_eq!(body["status"], status.as_u16(), "{body}");
+        assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+
+    #[actix_web::test]
+    async fn json_extractor_errors_are_error_bodies() {
+        let too_big = test::TestRequest::post()
+            .uri("/json")
+            .insert_header(("content-type", "application/json"))
+            .set_payload(r#"{"name": "a much longer body"}"#);
+        let (status, body) = call(too_big).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert_error(&body, status, "payload_too_large");
+
+        let wrong_type = test::TestRequest::post()
+            .uri("/json")
+            .insert_header(("content-type", "text/plain"))
+            .set_payload("{}");
+        let (status, body) = call(wrong_type).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert_error(&body, status, "unsupported_media_type");
+
+        let not_json = test::TestRequest::post()
+            .uri("/json")
+            .insert_header(("content-type", "application/json"))
+            .set_payload("{nope");
+        let (status, body) = call(not_json).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_error(&body, status, "malformed_json");
+    }
+
+    #[actix_web::test]
+    async fn query_and_path_extractor_errors_are_invalid_parameter() {
+        let (status, body) = call(test::TestRequest::get().uri("/query?limit=999")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_error(&body, status, "invalid_parameter");
+
+        let (status, body) = call(test::TestRequest::get().uri("/path/abc")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_error(&body, status, "invalid_parameter");
+    }
+}

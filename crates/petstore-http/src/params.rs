@@ -21,11 +21,8 @@ pub(crate) fn parse_int64(raw: &str) -> Option<i64> {
 
 /// The `petId` path segment.
 pub(crate) fn parse_pet_id(raw: &str) -> Result<PetId, ApiError> {
-    parse_int64(raw).map(PetId::new).ok_or_else(|| {
-        ApiError::invalid_parameter(format!(
-            "path parameter `petId` must be an int64 integer (got `{raw}`)"
-        ))
-    })
+    PetId::parse(raw)
+        .map_err(|error| ApiError::invalid_parameter(format!("path parameter `petId` {error}")))
 }
 
 /// The `listPets` query string. Parameters other than `limit`, `status` and `cursor` are

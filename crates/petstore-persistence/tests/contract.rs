@@ -1,6 +1,6 @@
 //! The repository contract, written once and run against every adapter: in memory, a SQLite
 //! file, and a PostgreSQL database of its own per test (from `TEST_DATABASE_URL`; run with
-//! `bash scripts/with-postgres.sh cargo test -p petstore-persistence`).
+//! `bash tests/support/with-postgres.sh cargo test -p petstore-persistence`).
 //!
 //! Backend-specific guarantees (durability across reopening, migrations, outages) live in
 //! `sqlite.rs`, `postgres.rs` and `postgres_outage.rs` beside this file.

@@ -2,7 +2,7 @@
 //! unreachable server reported as `Unavailable` within the configured bound, connections lost
 //! to a restart replaced, and database errors never passed on as they are.
 //!
-//! Needs `TEST_DATABASE_URL`: `bash scripts/with-postgres.sh cargo test -p petstore-persistence`.
+//! Needs `TEST_DATABASE_URL`: `bash tests/support/with-postgres.sh cargo test -p petstore-persistence`.
 
 mod common;
 

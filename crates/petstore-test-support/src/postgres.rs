@@ -1,5 +1,5 @@
 //! Per-test PostgreSQL databases and control of the throwaway cluster, through `psql` and the
-//! commands `scripts/with-postgres.sh` exports.
+//! commands `tests/support/with-postgres.sh` exports.
 
 use std::net::TcpListener;
 use std::process::Command;
@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const MISSING_URL: &str = "PostgreSQL tests need TEST_DATABASE_URL; run them with `make test`, \
-     which starts a throwaway cluster (or: bash scripts/with-postgres.sh cargo test ...)";
+     which starts a throwaway cluster (or: bash tests/support/with-postgres.sh cargo test ...)";
 
 fn server_url() -> String {
     match std::env::var("TEST_DATABASE_URL") {
@@ -157,14 +157,14 @@ impl ClusterControl {
     /// Waits until no other test of this process controls the cluster, then takes control.
     ///
     /// # Panics
-    /// When the cluster was not started by `scripts/with-postgres.sh` (which exports
+    /// When the cluster was not started by `tests/support/with-postgres.sh` (which exports
     /// `TEST_PG_STOP_CMD` and `TEST_PG_START_CMD`).
     pub fn acquire() -> Self {
         static EXCLUSIVE: Mutex<()> = Mutex::new(());
         let var = |name: &str| {
             std::env::var(name).unwrap_or_else(|_| {
                 panic!(
-                    "outage tests need {name}, exported by scripts/with-postgres.sh when it \
+                    "outage tests need {name}, exported by tests/support/with-postgres.sh when it \
                      starts its own cluster; run them with `make test`"
                 )
             })

@@ -1,7 +1,7 @@
-# Sourced by scripts/contract.sh and scripts/browser-test.sh: builds and starts the real
+# Sourced by tests/contract/run.sh and tests/browser/run.sh: builds and starts the real
 # `petstore serve` on a free loopback port, in a throwaway data directory, and issues an API key.
 #
-#   source scripts/test-server.sh
+#   source tests/support/test-server.sh
 #   trap test_server_stop EXIT     # stops the server on success, failure and Ctrl-C alike
 #   test_server_start NAME         # sets TEST_SERVER_ORIGIN (http://127.0.0.1:PORT) and TEST_SERVER_KEY
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a command with a throwaway PostgreSQL cluster: `scripts/with-postgres.sh CMD [ARGS...]`.
+# Runs a command with a throwaway PostgreSQL cluster: `tests/support/with-postgres.sh CMD [ARGS...]`.
 #
 # If TEST_DATABASE_URL is already set, CMD runs against that server unchanged. Otherwise this
 # initialises a cluster in a temporary directory (as the unprivileged `postgres` user when run

@@ -5,12 +5,12 @@
 # fails with the install command). It never skips: a docs page nobody checks is a broken one.
 # DOCS_PATH (default /docs) points it elsewhere, e.g. to prove it fails on a missing page.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
-bash scripts/install-deps.sh browser
-bash scripts/venv.sh tests/browser/requirements.txt
+bash .ci/install-deps.sh browser
+bash tests/support/venv.sh tests/browser/requirements.txt
 
-source scripts/test-server.sh
+source tests/support/test-server.sh
 trap test_server_stop EXIT
 test_server_start docs-browser
 

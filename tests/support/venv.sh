@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Ensures the project's Python virtualenv (.venv/, gitignored) holds the pinned packages of the
-# given requirements files: `scripts/venv.sh tests/contract/requirements.txt ...`.
+# given requirements files: `tests/support/venv.sh tests/contract/requirements.txt ...`.
 # pip runs only when a file changed since its last install (a hash stamp in .venv/), so repeated
 # `make test` / `make contract` runs cost nothing and CI's first run installs from scratch.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 VENV=.venv
 PYTHON=${PYTHON:-python3}
 
 if [[ $PYTHON == python3 ]]; then
-    bash scripts/install-deps.sh python
+    bash .ci/install-deps.sh python
 fi
 
 if ! command -v "$PYTHON" >/dev/null; then

@@ -10,16 +10,16 @@
 # document (a file or URL) against the same live server, e.g. while developing.
 # Reports (JUnit XML, NDJSON events) go to target/contract/.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 SEED=${CONTRACT_SEED:-20261122}
 MAX_EXAMPLES=${CONTRACT_MAX_EXAMPLES:-500}
 WORKERS=${CONTRACT_WORKERS:-2}
 REPORT_DIR=target/contract
 
-bash scripts/venv.sh tests/contract/requirements.txt
+bash tests/support/venv.sh tests/contract/requirements.txt
 
-source scripts/test-server.sh
+source tests/support/test-server.sh
 trap test_server_stop EXIT
 test_server_start contract
 
