@@ -28,15 +28,16 @@ async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout
         ],
     )
     .await;
-    slow_down_inserts(&app, 2.0);
+    slow_down_inserts(&app, 3.0);
 
     let slow_create = send(
         app.post_json("/v1/pets"),
         Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
     );
     let list_meanwhile = async {
-        // Let the create take the only connection first.
-        actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+        // Give the create ample time to take the only connection, even on a slow machine; it holds
+        // it for 3 s.
+        actix_web::rt::time::sleep(Duration::from_millis(600)).await;
         let started = Instant::now();
         let response = send(app.get("/v1/pets"), None).await;
         (response, started.elapsed())
