@@ -113,29 +113,34 @@ mod tests {
 
     #[actix_web::test]
     async fn json_extractor_errors_are_error_bodies() {
-        let too_big = test::TestRequest::post()
-            .uri("/json")
-            .insert_header(("content-type", "application/json"))
-            .set_payload(r#"{"name": "a much longer body"}"#);
-        let (status, body) = call(too_big).await;
-        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-        assert_error(&body, status, "payload_too_large");
-
-        let wrong_type = test::TestRequest::post()
-            .uri("/json")
-            .insert_header(("content-type", "text/plain"))
-            .set_payload("{}");
-        let (status, body) = call(wrong_type).await;
-        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-        assert_error(&body, status, "unsupported_media_type");
-
-        let not_json = test::TestRequest::post()
-            .uri("/json")
-            .insert_header(("content-type", "application/json"))
-            .set_payload("{nope");
-        let (status, body) = call(not_json).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST);
-        assert_error(&body, status, "malformed_json");
+        for (content_type, payload, expected, code) in [
+            (
+                "application/json",
+                r#"{"name": "a much longer body"}"#,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+            ),
+            (
+                "text/plain",
+                "{}",
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+            ),
+            (
+                "application/json",
+                "{nope",
+                StatusCode::BAD_REQUEST,
+                "malformed_json",
+            ),
+        ] {
+            let request = test::TestRequest::post()
+                .uri("/json")
+                .insert_header(("content-type", content_type))
+                .set_payload(payload);
+            let (status, body) = call(request).await;
+            assert_eq!(status, expected, "{content_type} {payload}");
+            assert_error(&body, status, code);
+        }
     }
 
     #[actix_web::test]
