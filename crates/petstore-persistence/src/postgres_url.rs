@@ -68,18 +68,25 @@ impl PostgresUrl {
     ///
     /// - `connect_timeout`: an unreachable server fails a connection attempt in time, not after
     ///   the OS's TCP timeout.
-    /// - `options=-c statement_timeout=…`: a server that accepts a statement but does not finish
-    ///   it cancels it.
     /// - `tcp_user_timeout` and TCP keepalives: a server the network has lost, which can cancel
     ///   nothing, is noticed by the client within seconds, whether a request is being sent
     ///   (unacknowledged data) or its answer awaited (keepalive probes go unanswered).
+    ///
+    /// (The statement timeout is set per session instead; see `sql/connection.rs`.) Parameters go
+    /// before any `#`, which libpq would otherwise read as part of the last value.
     pub(crate) fn for_libpq(&self, settings: &PoolSettings) -> String {
-        let mut url = self.0.clone();
+        let (base, fragment) = match self.0.find('#') {
+            Some(at) => self.0.split_at(at),
+            None => (self.0.as_str(), ""),
+        };
+        let mut url = base.to_owned();
         let mut add = |key: &str, value: String| {
             if query_params(&self.0).any(|(given, _)| given == key) {
                 return;
             }
-            url.push(if url.contains('?') { '&' } else { '?' });
+            if !url.ends_with(['?', '&']) {
+                url.push(if url.contains('?') { '&' } else { '?' });
+            }
             url.push_str(key);
             url.push('=');
             url.push_str(&value);
@@ -93,13 +100,10 @@ impl PostgresUrl {
         add("connect_timeout", connect_seconds.to_string());
         let statement_ms = settings.statement_timeout.as_millis();
         if statement_ms > 0 {
-            add(
-                "options",
-                format!("-c%20statement_timeout%3D{statement_ms}"),
-            );
             add("tcp_user_timeout", statement_ms.to_string());
         }
-        // A silent peer is declared dead after 5 s idle + 3 probes 2 s apart.
+        // A silent peer is probed after 5 s idle, every 2 s; on Linux `tcp_user_timeout` (when
+        // set) then decides when it counts as dead, else 3 unanswered probes do.
         add("keepalives", "1".into());
         add("keepalives_idle", KEEPALIVE_IDLE.as_secs().to_string());
         add(
@@ -107,6 +111,7 @@ impl PostgresUrl {
             KEEPALIVE_INTERVAL.as_secs().to_string(),
         );
         add("keepalives_count", KEEPALIVE_PROBES.to_string());
+        url.push_str(fragment);
         url
     }
 
@@ -249,27 +254,37 @@ mod tests {
     }
 
     #[test]
-    fn the_statement_timeout_bounds_statements_and_unacknowledged_sends() {
+    fn the_statement_timeout_bounds_unacknowledged_sends() {
         let url = pg("postgres://db/p");
         assert_eq!(
             url.for_libpq(&settings(
                 Duration::from_secs(5),
                 Duration::from_millis(2500)
             )),
-            format!(
-                "postgres://db/p?connect_timeout=5\
-                 &options=-c%20statement_timeout%3D2500&tcp_user_timeout=2500{LIMITS}"
-            )
+            format!("postgres://db/p?connect_timeout=5&tcp_user_timeout=2500{LIMITS}")
+        );
+    }
+
+    #[test]
+    fn parameters_go_before_a_fragment_and_after_a_bare_question_mark() {
+        let no_limit = settings(Duration::from_secs(5), Duration::ZERO);
+        assert_eq!(
+            pg("postgres://db/p?sslmode=require#x").for_libpq(&no_limit),
+            format!("postgres://db/p?sslmode=require&connect_timeout=5{LIMITS}#x")
+        );
+        assert_eq!(
+            pg("postgres://db/p?").for_libpq(&no_limit),
+            format!("postgres://db/p?connect_timeout=5{LIMITS}")
         );
     }
 
     #[test]
     fn limits_the_operator_set_in_the_url_are_kept() {
-        let url = pg("postgres://db/p?options=-c%20search_path%3Dpets&keepalives_idle=60");
+        let url = pg("postgres://db/p?keepalives_idle=60");
         let libpq = url.for_libpq(&settings(Duration::from_secs(5), Duration::from_secs(5)));
         assert_eq!(
             libpq,
-            "postgres://db/p?options=-c%20search_path%3Dpets&keepalives_idle=60\
+            "postgres://db/p?keepalives_idle=60\
              &connect_timeout=5&tcp_user_timeout=5000\
              &keepalives=1&keepalives_interval=2&keepalives_count=3"
         );

@@ -55,11 +55,33 @@ fn configure_sqlite(conn: &mut SqliteConnection) -> QueryResult<()> {
     conn.batch_execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
 }
 
+/// Bounds what one request can cost a PostgreSQL session, set with `SET` on each new connection
+/// rather than libpq's `options` so that it works through poolers that refuse startup options
+/// and leaves the operator's `options`/`PGOPTIONS` alone:
+/// - `statement_timeout`: the server cancels a statement running longer (a stalled server or a
+///   lock queue), and the request answers 503.
+/// - `idle_in_transaction_session_timeout`: a session left inside a transaction by an instance
+///   that hung or lost the network is ended, so the insert-ordering lock it held (see
+///   `repository.rs`) cannot stall the creates of every other instance for longer than this.
+fn configure_postgres(conn: &mut PgConnection, limit: Duration) -> QueryResult<()> {
+    let ms = limit.as_millis();
+    conn.batch_execute(&format!(
+        "SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms};"
+    ))
+}
+
 /// Where connections go. Holds the libpq URL, password included, so `Debug` shows only the
 /// redacted form.
 pub(crate) enum Target {
-    Postgres { libpq_url: String, shown: String },
-    Sqlite { path: PathBuf },
+    Postgres {
+        libpq_url: String,
+        shown: String,
+        /// The request time limit (`None`: unbounded), applied to each new session.
+        statement_timeout: Option<Duration>,
+    },
+    Sqlite {
+        path: PathBuf,
+    },
 }
 
 impl fmt::Debug for Target {
@@ -93,9 +115,18 @@ impl r2d2::ManageConnection for Manager {
 
     fn connect(&self) -> Result<AnyConnection, PoolError> {
         match &self.target {
-            Target::Postgres { libpq_url, .. } => PgConnection::establish(libpq_url)
-                .map(AnyConnection::Postgresql)
-                .map_err(PoolError::ConnectionError),
+            Target::Postgres {
+                libpq_url,
+                statement_timeout,
+                ..
+            } => {
+                let mut conn =
+                    PgConnection::establish(libpq_url).map_err(PoolError::ConnectionError)?;
+                if let Some(limit) = statement_timeout {
+                    configure_postgres(&mut conn, *limit).map_err(PoolError::QueryError)?;
+                }
+                Ok(AnyConnection::Postgresql(conn))
+            }
             Target::Sqlite { path } => {
                 let path = path.to_str().ok_or_else(|| {
                     PoolError::ConnectionError(diesel::ConnectionError::BadConnection(format!(
@@ -153,6 +184,7 @@ mod tests {
         let target = Target::Postgres {
             libpq_url: "postgres://app:hunter2@db/p?connect_timeout=5".into(),
             shown: "postgres://app:***@db/p".into(),
+            statement_timeout: None,
         };
         let shown = format!("{:?}", Manager::new(target));
         assert!(!shown.contains("hunter2"), "{shown}");

@@ -34,6 +34,7 @@ fn run_pending_postgres(conn: &mut PgConnection) -> Result<Vec<String>, BoxError
     // The statement timeout bounds requests; a migration (or waiting for another instance's)
     // may rightly take longer, and this session serves nothing else.
     diesel::sql_query("SET statement_timeout = 0").execute(conn)?;
+    diesel::sql_query("SET idle_in_transaction_session_timeout = 0").execute(conn)?;
     diesel::sql_query("SELECT pg_advisory_lock($1)")
         .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
         .execute(conn)?;

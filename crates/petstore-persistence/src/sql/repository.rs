@@ -304,6 +304,7 @@ fn manager_for(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Manager, St
         DatabaseUrl::Postgres(pg) => Target::Postgres {
             libpq_url: pg.for_libpq(settings),
             shown: pg.redacted(),
+            statement_timeout: Some(settings.statement_timeout).filter(|limit| !limit.is_zero()),
         },
         DatabaseUrl::Sqlite(path) => Target::Sqlite { path: path.clone() },
         DatabaseUrl::Memory => {
