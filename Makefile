@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench openapi deps-build deps-test check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench openapi deps-build deps-test deps-bench check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -33,8 +33,8 @@ migrate: deps-build ## Apply pending migrations to DATABASE_URL (default: the SQ
 key: deps-build ## Print a new API key for the local server (NAME=me)
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
-bench: deps-build deps-test ## Load benchmark of the release binary on every backend (docs/benchmarks.md)
-	bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling (docs/benchmarks.md)
+	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
 
 # The committed docs/openapi.json lists these fixed servers, so regenerating it gives the same bytes
 # on every machine; tests/api/openapi.rs serves the document with the same two URLs and fails
@@ -47,6 +47,9 @@ openapi: deps-build ## Regenerate docs/openapi.json from the code (commit it wit
 
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash .ci/install-deps.sh build
+
+deps-bench: ## Install wrk, the load generator of make bench
+	@bash .ci/install-deps.sh bench
 
 deps-test: ## Install the PostgreSQL server the tests start
 	@bash .ci/install-deps.sh test

@@ -2,6 +2,7 @@
 # Installs the system packages a target needs, only when they are missing.
 #   build: libpq (PostgreSQL client library the diesel PostgreSQL backend links against)
 #   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster
+#   bench: wrk, the HTTP load generator `make bench` drives the servers with
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 #   python: python3 with venv support, for the virtualenv of the contract and browser tests
 # SQLite needs nothing: it is compiled into the binary.
@@ -22,6 +23,9 @@ case "${1:-}" in
       need+=(postgresql-client)
     fi
     ;;
+  bench)
+    command -v wrk >/dev/null || need+=(wrk)
+    ;;
   browser)
     [ -x /usr/bin/chromium ] || need+=(chromium)
     [ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
@@ -32,7 +36,7 @@ case "${1:-}" in
     python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
     ;;
   *)
-    echo "usage: $0 build|test|browser|python" >&2
+    echo "usage: $0 build|test|bench|browser|python" >&2
     exit 2
     ;;
 esac

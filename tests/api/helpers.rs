@@ -17,6 +17,9 @@ use tempfile::TempDir;
 
 pub const PETSTORE: &str = env!("CARGO_BIN_EXE_petstore");
 
+/// Worker threads of every test server (and of the benchmark's bare actix-web ceiling).
+pub const SERVER_WORKERS: usize = 2;
+
 /// Where a test server keeps its pets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -88,6 +91,11 @@ impl TestApp {
             start_server(self.data_dir.path(), &self.database_url, &self.extra_env);
         self.server = server;
         self.address = address;
+    }
+
+    /// The server's process id, e.g. to read its memory use from `/proc`.
+    pub fn server_pid(&self) -> u32 {
+        self.server.id()
     }
 
     /// The PostgreSQL database behind a `Backend::Postgres` app, for SQL the test runs itself.
@@ -273,7 +281,8 @@ pub fn start_server(
     extra_env: &[(String, String)],
 ) -> (Child, String) {
     let mut child = petstore(data_dir, extra_env)
-        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "2"])
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers"])
+        .arg(SERVER_WORKERS.to_string())
         .env("DATABASE_URL", database_url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

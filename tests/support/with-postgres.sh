@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs a command with a throwaway PostgreSQL cluster: `tests/support/with-postgres.sh CMD [ARGS...]`.
 #
+# PG_DURABLE=1 starts the cluster with fsync and synchronous_commit on (for benchmarks).
+#
 # If TEST_DATABASE_URL is already set, CMD runs against that server unchanged. Otherwise this
 # initialises a cluster in a temporary directory (as the unprivileged `postgres` user when run
 # as root, since PostgreSQL refuses to run as root), starts it on a free local port with trust
@@ -107,8 +109,15 @@ if ! "${RUN_AS[@]}" "$BINDIR/initdb" -D "$PGDATA_DIR" -U postgres -A trust -E UT
     exit 1
 fi
 
-# fsync off: the cluster is thrown away, and tests run much faster without it.
-SERVER_OPTIONS="-p $PORT -k $SOCKDIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
+# fsync off: the cluster is thrown away, and tests run much faster without it. Benchmarks set
+# PG_DURABLE=1 for production's settings (fsync and synchronous_commit on), so a commit costs
+# what it costs in production.
+if [[ "${PG_DURABLE:-0}" == 1 ]]; then
+    DURABILITY="-c fsync=on -c synchronous_commit=on"
+else
+    DURABILITY="-c fsync=off"
+fi
+SERVER_OPTIONS="-p $PORT -k $SOCKDIR -c listen_addresses=127.0.0.1 $DURABILITY -c max_connections=300"
 quote() { printf '%q ' "$@"; }
 START_CMD="$(quote "${RUN_AS[@]}" "$PG_CTL" -D "$PGDATA_DIR" -l "$LOGFILE" -o "$SERVER_OPTIONS" -w -t 60 start)"
 STOP_CMD="$(quote "${RUN_AS[@]}" "$PG_CTL" -D "$PGDATA_DIR" -m immediate -w stop)"

@@ -20,6 +20,7 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
         checkout_timeout: Duration::from_secs(1),
         connect_timeout: Duration::from_secs(1),
         statement_timeout: Duration::from_secs(1),
+        ..PoolSettings::default()
     };
     let repo = petstore_persistence::open(&parse(database.url()), &settings).expect("open");
     let before = repo.create(new_pet("Rex", 1, None)).await.expect("create");

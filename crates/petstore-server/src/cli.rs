@@ -80,6 +80,11 @@ pub struct StorageArgs {
     #[arg(long, env = "PETSTORE_STATEMENT_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
     pub statement_timeout: Duration,
 
+    /// Most creates waiting to be committed (they are stored in groups, one commit each); a
+    /// create arriving when it is full answers 503 at once.
+    #[arg(long, env = "PETSTORE_WRITE_QUEUE", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub write_queue: u64,
+
     /// How long start-up keeps retrying an unreachable database before giving up.
     #[arg(long, env = "PETSTORE_STARTUP_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub startup_timeout: Duration,

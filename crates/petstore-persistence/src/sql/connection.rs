@@ -12,13 +12,23 @@
 //!   the pet is on disk: it survives the process being killed (`kill -9`) and also an OS crash
 //!   or power loss. `NORMAL` would spare that fsync but could lose the latest commits to a
 //!   power loss, after the client was told they were stored.
-//! - `busy_timeout`: a writer waiting for the write lock sleeps and retries instead of failing
-//!   with "database is locked"; writes also take the lock up front (`BEGIN IMMEDIATE`, see
-//!   `repository.rs`) so a waiting transaction never has to be abandoned half way.
 //! - `foreign_keys=ON`: SQLite leaves them off by default.
+//!
+//! and by [`SqliteRole`]: writers wait for the write lock (`busy_timeout`; writes also take it up
+//! front, `BEGIN IMMEDIATE`) and never checkpoint (`wal_autocheckpoint=0`: the checkpointer
+//! thread does, so no commit pays for one); inline readers are read-only and never wait
+//! (`busy_timeout=0`), since they run on an async worker.
+//!
+//! Pooled connections carry the generation they were opened in. When a query finds its
+//! PostgreSQL connection closed (a server restart closes them all), the generation moves on and
+//! every older connection, idle or checked out, is dropped instead of handed out again: no
+//! round trip per checkout to find out.
 
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
@@ -35,24 +45,57 @@ pub enum AnyConnection {
 /// How long a SQLite writer waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 
-/// Applies the per-connection SQLite settings.
+/// Largest WAL file kept between checkpoints (bytes); a longer one is cut back to this.
+const SQLITE_JOURNAL_SIZE_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// What a SQLite connection is for; each gets the settings its job needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SqliteRole {
+    /// Writes, migrations and reads that may wait: waits up to the busy timeout for the write
+    /// lock, never checkpoints.
+    ReadWrite,
+    /// Reads answered on an async worker: read-only, and busy means "go to the blocking pool".
+    InlineRead,
+    /// The background checkpointer: waits like a writer, writes nothing of its own.
+    Checkpoint,
+}
+
+/// Applies the per-connection SQLite settings for `role`.
 ///
 /// Turning a new file to WAL needs exclusive access. When two processes open a new file at the
 /// same moment, SQLite can answer "database is locked" at once, without waiting out the busy
 /// timeout (it will not wait while that could deadlock), so the switch is retried here for as
-/// long as the busy timeout. Once the file is in WAL mode the pragma is a no-op.
-fn configure_sqlite(conn: &mut SqliteConnection) -> QueryResult<()> {
-    conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};"))?;
-    let deadline = Instant::now() + Duration::from_millis(SQLITE_BUSY_TIMEOUT_MS.into());
-    loop {
-        match conn.batch_execute("PRAGMA journal_mode = WAL;") {
-            Err(error) if super::errors::is_unavailable(&error) && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
+/// long as the busy timeout. Once the file is in WAL mode the pragma is a no-op. Only writers
+/// switch: the mode is stored in the file, and a reader opened before the switch follows it.
+fn configure_sqlite(conn: &mut SqliteConnection, role: SqliteRole) -> QueryResult<()> {
+    let busy_timeout = match role {
+        SqliteRole::InlineRead => 0,
+        SqliteRole::ReadWrite | SqliteRole::Checkpoint => SQLITE_BUSY_TIMEOUT_MS,
+    };
+    conn.batch_execute(&format!("PRAGMA busy_timeout = {busy_timeout};"))?;
+    if role == SqliteRole::ReadWrite {
+        let deadline = Instant::now() + Duration::from_millis(SQLITE_BUSY_TIMEOUT_MS.into());
+        loop {
+            match conn.batch_execute("PRAGMA journal_mode = WAL;") {
+                Err(error)
+                    if super::errors::is_unavailable(&error) && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                outcome => break outcome,
             }
-            outcome => break outcome,
-        }
-    }?;
-    conn.batch_execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        }?;
+    }
+    conn.batch_execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+    match role {
+        SqliteRole::ReadWrite => conn.batch_execute(&format!(
+            "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
+        )),
+        SqliteRole::InlineRead => conn.batch_execute("PRAGMA query_only = 1;"),
+        SqliteRole::Checkpoint => conn.batch_execute(&format!(
+            "PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
+        )),
+    }
 }
 
 /// Bounds what one request can cost a PostgreSQL session, set with `SET` on each new connection
@@ -81,6 +124,7 @@ pub(crate) enum Target {
     },
     Sqlite {
         path: PathBuf,
+        role: SqliteRole,
     },
 }
 
@@ -88,32 +132,67 @@ impl fmt::Debug for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Postgres { shown, .. } => f.debug_tuple("Postgres").field(shown).finish(),
-            Self::Sqlite { path } => f.debug_tuple("Sqlite").field(path).finish(),
+            Self::Sqlite { path, role } => f.debug_tuple("Sqlite").field(path).field(role).finish(),
         }
     }
 }
+
+/// The generation of a pool's connections: bumped when one is found closed, so that every
+/// connection opened before is dropped rather than reused. Clones share the count.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Generations(Arc<AtomicU64>);
+
+impl Generations {
+    fn current(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Retires every connection opened so far.
+    pub(crate) fn retire_all(&self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// A pooled connection and the generation it was opened in.
+pub(crate) struct Pooled {
+    connection: AnyConnection,
+    generation: u64,
+}
+
+impl Deref for Pooled {
+    type Target = AnyConnection;
+
+    fn deref(&self) -> &AnyConnection {
+        &self.connection
+    }
+}
+
+impl DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.connection
+    }
+}
+
+/// What `is_valid` reports for a retired connection; not worth a log line.
+const RETIRED: &str = "connection retired after another of its pool was found closed";
 
 /// r2d2's view of [`Target`].
 #[derive(Debug)]
 pub(crate) struct Manager {
     target: Target,
+    generations: Generations,
 }
 
 impl Manager {
-    pub(crate) fn new(target: Target) -> Self {
-        Self { target }
+    pub(crate) fn new(target: Target, generations: Generations) -> Self {
+        Self {
+            target,
+            generations,
+        }
     }
 
-    pub(crate) fn is_postgres(&self) -> bool {
-        matches!(self.target, Target::Postgres { .. })
-    }
-}
-
-impl r2d2::ManageConnection for Manager {
-    type Connection = AnyConnection;
-    type Error = PoolError;
-
-    fn connect(&self) -> Result<AnyConnection, PoolError> {
+    /// Opens a connection outside any pool (migrations, the checkpointer).
+    pub(crate) fn open(&self) -> Result<AnyConnection, PoolError> {
         match &self.target {
             Target::Postgres {
                 libpq_url,
@@ -127,7 +206,7 @@ impl r2d2::ManageConnection for Manager {
                 }
                 Ok(AnyConnection::Postgresql(conn))
             }
-            Target::Sqlite { path } => {
+            Target::Sqlite { path, role } => {
                 let path = path.to_str().ok_or_else(|| {
                     PoolError::ConnectionError(diesel::ConnectionError::BadConnection(format!(
                         "the SQLite path {} is not valid UTF-8",
@@ -136,18 +215,42 @@ impl r2d2::ManageConnection for Manager {
                 })?;
                 let mut conn =
                     SqliteConnection::establish(path).map_err(PoolError::ConnectionError)?;
-                configure_sqlite(&mut conn).map_err(PoolError::QueryError)?;
+                configure_sqlite(&mut conn, *role).map_err(PoolError::QueryError)?;
                 Ok(AnyConnection::Sqlite(conn))
             }
         }
     }
+}
 
-    fn is_valid(&self, conn: &mut AnyConnection) -> Result<(), PoolError> {
-        conn.ping().map_err(PoolError::QueryError)
+impl r2d2::ManageConnection for Manager {
+    type Connection = Pooled;
+    type Error = PoolError;
+
+    fn connect(&self) -> Result<Pooled, PoolError> {
+        // Read before opening: a connection opened while its generation is retired is retired too.
+        let generation = self.generations.current();
+        Ok(Pooled {
+            connection: self.open()?,
+            generation,
+        })
     }
 
-    fn has_broken(&self, conn: &mut AnyConnection) -> bool {
-        std::thread::panicking() || conn.is_broken()
+    /// No round trip: a connection is valid until its generation is retired.
+    fn is_valid(&self, conn: &mut Pooled) -> Result<(), PoolError> {
+        if conn.generation == self.generations.current() {
+            Ok(())
+        } else {
+            Err(PoolError::QueryError(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::ClosedConnection,
+                Box::new(RETIRED.to_owned()),
+            )))
+        }
+    }
+
+    fn has_broken(&self, conn: &mut Pooled) -> bool {
+        std::thread::panicking()
+            || conn.generation != self.generations.current()
+            || conn.connection.is_broken()
     }
 }
 
@@ -167,6 +270,11 @@ impl fmt::Debug for LogConnectionErrors {
 
 impl r2d2::HandleError<PoolError> for LogConnectionErrors {
     fn handle_error(&self, error: PoolError) {
+        if let PoolError::QueryError(diesel::result::Error::DatabaseError(_, info)) = &error {
+            if info.message() == RETIRED {
+                return;
+            }
+        }
         tracing::warn!(
             database = %self.database,
             error = %self.database.scrub(&error.to_string()),
@@ -186,7 +294,7 @@ mod tests {
             shown: "postgres://app:***@db/p".into(),
             statement_timeout: None,
         };
-        let shown = format!("{:?}", Manager::new(target));
+        let shown = format!("{:?}", Manager::new(target, Generations::default()));
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("app:***@db"), "{shown}");
     }

@@ -43,8 +43,27 @@ pub(crate) fn is_unavailable(error: &DieselError) -> bool {
             _,
         ) => true,
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
-            is_sqlite_busy(info.message()) || is_statement_timeout(info.message())
+            is_sqlite_busy(info.message())
+                || is_statement_timeout(info.message())
+                || is_connection_lost(error)
         }
+        _ => false,
+    }
+}
+
+/// The connection itself is gone (the server closed it, restarted, or the network broke): the
+/// pool must not hand it out again.
+pub(crate) fn is_connection_lost(error: &DieselError) -> bool {
+    match error {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => true,
+        // SQLSTATE 57P01, sent just before the server closes the session; diesel reports it as
+        // unknown when the connection still looked open.
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => info
+            .message()
+            .starts_with("terminating connection due to administrator command"),
         _ => false,
     }
 }

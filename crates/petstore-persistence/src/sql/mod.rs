@@ -1,11 +1,18 @@
 //! The diesel adapter: one repository implementation over [`connection::AnyConnection`], which is
 //! either a PostgreSQL or a SQLite connection. Only connecting, per-connection settings,
-//! migrations and the write-transaction flavour differ by backend; every query is written once.
+//! migrations, checkpoints and the write-transaction flavour differ by backend; every query is
+//! written once.
 
+mod batch_insert;
+mod checkpointer;
 mod connection;
 mod errors;
+mod group_commit;
 mod migrations;
+mod pet_row;
 mod repository;
 mod schema;
 
 pub use repository::DieselPetRepository;
+
+type Pool = r2d2::Pool<connection::Manager>;

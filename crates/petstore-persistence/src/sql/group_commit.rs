@@ -1,0 +1,169 @@
+//! Group commit: concurrent creates are gathered by one writer thread and stored by one
+//! transaction, with one commit (one fsync, one turn of PostgreSQL's insert lock) for the whole
+//! group. Each request is answered only after that commit.
+//!
+//! There is no waiting to fill a group: while one commit is on its way to disk, the creates that
+//! arrive queue up and form the next group, so a lone create costs what it did before and a
+//! burst of them shares the commits. The queue is bounded ([`PoolSettings::write_queue`]): a
+//! create that finds it full fails at once as unavailable (503 with `Retry-After`), so memory
+//! never grows with the load.
+//!
+//! [`PoolSettings::write_queue`]: crate::PoolSettings
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use petstore_application::RepositoryError;
+use petstore_domain::{NewPet, Pet};
+use tokio::sync::{mpsc, oneshot};
+
+use super::batch_insert::{self, Outcomes, WriteFailure};
+use super::connection::Generations;
+use super::errors::{self, Detail};
+use super::Pool;
+use crate::DatabaseUrl;
+
+/// Most pets stored by one transaction (3 bound values each: far below both backends' limits).
+const MAX_GROUP: usize = 256;
+
+/// A create waiting for its group's commit.
+struct Pending {
+    new_pet: NewPet,
+    reply: oneshot::Sender<Result<Pet, RepositoryError>>,
+}
+
+/// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
+#[derive(Debug, Clone)]
+pub(crate) struct CreateQueue {
+    sender: mpsc::Sender<Pending>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("new_pet", &self.new_pet)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CreateQueue {
+    /// Starts the writer thread, storing through connections of `pool`.
+    pub(crate) fn start(
+        pool: Pool,
+        generations: Generations,
+        url: DatabaseUrl,
+        capacity: usize,
+    ) -> std::io::Result<Self> {
+        let (sender, receiver) = mpsc::channel(capacity.max(1));
+        let writer = Writer {
+            pool,
+            generations,
+            url,
+        };
+        std::thread::Builder::new()
+            .name("petstore-writer".to_owned())
+            .spawn(move || writer.run(receiver))?;
+        Ok(Self { sender })
+    }
+
+    /// Queues `new_pet` for the next group and waits for its commit.
+    pub(crate) async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
+        let (reply, answer) = oneshot::channel();
+        self.sender
+            .try_send(Pending { new_pet, reply })
+            .map_err(|error| match error {
+                mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(
+                    Detail("the queue of creates waiting for a commit is full".to_owned()),
+                )),
+                mpsc::error::TrySendError::Closed(_) => stopped(),
+            })?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+/// The same failure for each of `count` pets (errors carry boxed sources, so one is made each).
+fn all_failed(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes {
+    (0..count).map(|_| Err(error())).collect()
+}
+
+fn stopped() -> RepositoryError {
+    RepositoryError::Unexpected(Box::new(Detail("the writer thread stopped".to_owned())))
+}
+
+struct Writer {
+    pool: Pool,
+    generations: Generations,
+    url: DatabaseUrl,
+}
+
+impl Writer {
+    fn run(self, mut queue: mpsc::Receiver<Pending>) {
+        let mut group = Vec::with_capacity(MAX_GROUP);
+        while let Some(first) = queue.blocking_recv() {
+            group.push(first);
+            while group.len() < MAX_GROUP {
+                match queue.try_recv() {
+                    Ok(next) => group.push(next),
+                    Err(_) => break,
+                }
+            }
+            // A caller that went away (its client hung up) was never told the pet is stored.
+            group.retain(|pending: &Pending| !pending.reply.is_closed());
+            let new_pets: Vec<NewPet> = group.iter().map(|p| p.new_pet.clone()).collect();
+            // A bug in storing one group must not stop every later create.
+            let outcomes =
+                catch_unwind(AssertUnwindSafe(|| self.store(&new_pets))).unwrap_or_else(|_| {
+                    all_failed(new_pets.len(), || {
+                        RepositoryError::Unexpected(Box::new(Detail(
+                            "storing a group of pets panicked".to_owned(),
+                        )))
+                    })
+                });
+            for (pending, outcome) in group.drain(..).zip(outcomes) {
+                // The caller may have gone since; its pet is stored all the same.
+                let _ = pending.reply.send(outcome);
+            }
+        }
+    }
+
+    /// Stores one group; every pet of it gets an outcome.
+    fn store(&self, group: &[NewPet]) -> Outcomes {
+        if group.is_empty() {
+            return Vec::new();
+        }
+        let mut retried = false;
+        loop {
+            let mut conn = match self.pool.get() {
+                Ok(conn) => conn,
+                Err(error) => {
+                    return all_failed(group.len(), || errors::from_checkout(&error, &self.url))
+                }
+            };
+            match batch_insert::insert_batch(&mut conn, group) {
+                Ok(outcomes) => return outcomes,
+                Err(failure) => {
+                    let lost = errors::is_connection_lost(failure.error());
+                    if lost {
+                        self.generations.retire_all();
+                    }
+                    // A connection found closed before anything was sent (the server restarted
+                    // since it was last used) is worth one more try on a new one.
+                    if lost && !retried && matches!(failure, WriteFailure::NotStarted(_)) {
+                        retried = true;
+                        continue;
+                    }
+                    let error = failure.into_error();
+                    let message = self.url.scrub(&error.to_string());
+                    let unavailable = errors::is_unavailable(&error);
+                    return all_failed(group.len(), || {
+                        let detail = Box::new(Detail(message.clone()));
+                        if unavailable {
+                            RepositoryError::Unavailable(detail)
+                        } else {
+                            RepositoryError::Unexpected(detail)
+                        }
+                    });
+                }
+            }
+        }
+    }
+}

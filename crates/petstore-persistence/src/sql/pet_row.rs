@@ -1,0 +1,50 @@
+//! `PetRow`: a row of `pets` as stored, checked against the domain's rules on the way out.
+
+use diesel::prelude::*;
+use petstore_application::RepositoryError;
+use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
+
+use super::errors::Detail;
+use super::schema::pets;
+
+/// A row of `pets`, before it is checked against the domain's rules.
+#[derive(Debug, Queryable, QueryableByName)]
+#[diesel(table_name = pets)]
+pub(crate) struct PetRow {
+    pub(crate) id: i64,
+    name: String,
+    category_id: i64,
+    status: String,
+}
+
+impl PetRow {
+    /// Spelled out rather than `as_select()`: the multi-backend `RETURNING` clause needs an
+    /// expression every inner backend can render, which a plain column tuple is.
+    pub(crate) const COLUMNS: (pets::id, pets::name, pets::category_id, pets::status) =
+        (pets::id, pets::name, pets::category_id, pets::status);
+
+    /// Whether this row stores exactly what `new_pet` asked for.
+    pub(crate) fn holds(&self, new_pet: &NewPet) -> bool {
+        self.name == new_pet.name.as_str()
+            && self.category_id == new_pet.category_id.get()
+            && self.status == new_pet.status.as_str()
+    }
+
+    /// A stored row that breaks a domain rule means the data was changed behind the service's
+    /// back: reported as unexpected (with the id, for the logs) rather than served.
+    pub(crate) fn into_pet(self) -> Result<Pet, RepositoryError> {
+        let id = self.id;
+        let corrupt = |field: &str, reason: String| {
+            RepositoryError::Unexpected(Box::new(Detail(format!(
+                "stored pet {id} has an invalid {field}: {reason}"
+            ))))
+        };
+        Ok(Pet {
+            id: PetId::new(id),
+            name: PetName::parse(self.name).map_err(|e| corrupt("name", e.to_string()))?,
+            category_id: CategoryId::parse(self.category_id)
+                .map_err(|e| corrupt("category id", e.to_string()))?,
+            status: PetStatus::parse(&self.status).map_err(|e| corrupt("status", e.to_string()))?,
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! Load benchmark (`make bench`): the release `petstore` binary over real HTTP on loopback, on
+//! every backend, next to a bare actix-web ceiling measured in the same run, at 1, 8, 64 and 256
+//! connections. Prints one table (req/s, p50, p99, max, ratio to the ceiling), the server's RSS
+//! after each backend, the targets of `docs/benchmarks.md`, and draws `docs/benchmarks.svg`.
+//!
+//! Figures on a shared 2-core machine move by 10-30 % between runs; the ratio to the ceiling,
+//! measured minutes apart on the same machine, is what compares across runs.
+
+#[path = "../../../../tests/api/helpers.rs"]
+mod helpers;
+
+mod ceiling;
+mod report;
+mod wrk;
+
+use std::time::Duration;
+
+use helpers::{Backend, TestApp, SERVER_WORKERS};
+use report::{Row, Subject};
+use serde_json::json;
+
+const CONNECTIONS: [usize; 4] = [1, 8, 64, 256];
+
+/// The operations measured, in the order they run: creates first, so reads find pets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    CreatePet,
+    ListPets,
+    GetPet,
+}
+
+impl Operation {
+    pub const ALL: [Self; 3] = [Self::CreatePet, Self::ListPets, Self::GetPet];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::CreatePet => "createPet",
+            Self::ListPets => "listPets limit=20",
+            Self::GetPet => "getPet",
+        }
+    }
+}
+
+fn seconds_per_run() -> Duration {
+    let seconds = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(5);
+    Duration::from_secs(seconds)
+}
+
+/// Resident memory of a process, from `/proc/PID/status`, in KiB.
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn measure_ceiling(duration: Duration) -> Vec<Row> {
+    let ceiling = ceiling::Ceiling::start(SERVER_WORKERS);
+    let load = wrk::Load {
+        method: "GET",
+        url: format!("{}/v1/pets/1", ceiling.address),
+        bearer: None,
+        json_body: None,
+    };
+    wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
+    let rows = CONNECTIONS
+        .iter()
+        .map(|&connections| Row {
+            subject: Subject::Ceiling,
+            operation: Operation::GetPet,
+            connections,
+            measured: wrk::run(&load, connections, duration),
+        })
+        .collect();
+    eprintln!(
+        "ceiling: RSS {} KiB",
+        rss_kib(ceiling.pid()).unwrap_or_default()
+    );
+    rows
+}
+
+async fn measure_backend(backend: Backend, duration: Duration) -> (Vec<Row>, Option<u64>) {
+    let app = TestApp::spawn(backend).await;
+    let body = json!({"name": "Rex", "categoryId": 3, "status": "available"}).to_string();
+    let mut rows = Vec::new();
+    for operation in Operation::ALL {
+        let (method, path, json_body) = match operation {
+            Operation::CreatePet => ("POST", "/v1/pets", Some(body.as_str())),
+            Operation::ListPets => ("GET", "/v1/pets?limit=20", None),
+            Operation::GetPet => ("GET", "/v1/pets/1", None),
+        };
+        let load = wrk::Load {
+            method,
+            url: app.url(path),
+            bearer: Some(&app.api_key),
+            json_body,
+        };
+        wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
+        for connections in CONNECTIONS {
+            rows.push(Row {
+                subject: Subject::Petstore(backend),
+                operation,
+                connections,
+                measured: wrk::run(&load, connections, duration),
+            });
+        }
+    }
+    (rows, rss_kib(app.server_pid()))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    if let Some(first) = args.next() {
+        if first == ceiling::SERVE_FLAG {
+            let workers = args.next().and_then(|n| n.parse().ok()).unwrap_or(2);
+            if let Err(error) = ceiling::serve(workers) {
+                eprintln!("ceiling server failed: {error}");
+                std::process::exit(1);
+            }
+            return;
+        }
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run only when asked.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        return;
+    }
+    let mut backends = vec![Backend::Memory, Backend::Sqlite];
+    if std::env::var_os("TEST_DATABASE_URL").is_some() {
+        backends.push(Backend::Postgres);
+    } else {
+        eprintln!("TEST_DATABASE_URL unset: skipping PostgreSQL (run `make bench` to include it)");
+    }
+    let duration = seconds_per_run();
+    eprintln!(
+        "wrk, {}s per run, connections {CONNECTIONS:?}, {SERVER_WORKERS} server workers",
+        duration.as_secs()
+    );
+
+    let mut rows = measure_ceiling(duration);
+    let mut rss = Vec::new();
+    actix_web::rt::System::new().block_on(async {
+        for backend in backends {
+            eprintln!("measuring {backend:?} ...");
+            let (measured, kib) = measure_backend(backend, duration).await;
+            rows.extend(measured);
+            rss.push((backend, kib));
+        }
+    });
+
+    let report = report::Report::new(rows, rss);
+    print!("{}", report.table());
+    print!("{}", report.targets());
+    let picture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/benchmarks.svg");
+    match report.draw(std::path::Path::new(picture)) {
+        Ok(()) => println!("\npicture: docs/benchmarks.svg"),
+        Err(error) => eprintln!("could not draw {picture}: {error}"),
+    }
+}

@@ -1,0 +1,299 @@
+//! What the benchmark prints and draws: the table with ratios to the ceiling, the targets of
+//! `docs/benchmarks.md` checked at 64 connections, and an SVG of throughput and p99 against
+//! connections, one row of charts per backend.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use plotters::prelude::*;
+
+use crate::helpers::Backend;
+use crate::wrk::Measured;
+use crate::Operation;
+
+/// What was measured: the bare actix-web ceiling or petstore on one backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    Ceiling,
+    Petstore(Backend),
+}
+
+impl Subject {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Ceiling => "ceiling",
+            Self::Petstore(Backend::Memory) => "memory",
+            Self::Petstore(Backend::Sqlite) => "SQLite",
+            Self::Petstore(Backend::Postgres) => "PostgreSQL",
+        }
+    }
+}
+
+pub struct Row {
+    pub subject: Subject,
+    pub operation: Operation,
+    pub connections: usize,
+    pub measured: Measured,
+}
+
+/// At 64 connections: minimum ratios for getPet, listPets and createPet, and createPet's latency
+/// bounds (p99, max), from the speed issue.
+struct Target {
+    backend: Backend,
+    ratios: [(Operation, f64); 3],
+    create_p99: Option<Duration>,
+    create_max: Option<Duration>,
+}
+
+const TARGET_CONNECTIONS: usize = 64;
+const RSS_TARGET_KIB: u64 = 40 * 1024;
+
+const TARGETS: [Target; 3] = [
+    Target {
+        backend: Backend::Memory,
+        ratios: [
+            (Operation::GetPet, 0.65),
+            (Operation::ListPets, 0.55),
+            (Operation::CreatePet, 0.5),
+        ],
+        create_p99: None,
+        create_max: None,
+    },
+    Target {
+        backend: Backend::Sqlite,
+        ratios: [
+            (Operation::GetPet, 0.5),
+            (Operation::ListPets, 0.35),
+            (Operation::CreatePet, 0.2),
+        ],
+        create_p99: Some(Duration::from_millis(15)),
+        create_max: Some(Duration::from_millis(100)),
+    },
+    Target {
+        backend: Backend::Postgres,
+        ratios: [
+            (Operation::GetPet, 0.15),
+            (Operation::ListPets, 0.12),
+            (Operation::CreatePet, 0.08),
+        ],
+        create_p99: Some(Duration::from_millis(25)),
+        create_max: None,
+    },
+];
+
+pub struct Report {
+    rows: Vec<Row>,
+    rss_kib: Vec<(Backend, Option<u64>)>,
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1_000.0
+}
+
+impl Report {
+    pub fn new(rows: Vec<Row>, rss_kib: Vec<(Backend, Option<u64>)>) -> Self {
+        Self { rows, rss_kib }
+    }
+
+    fn find(&self, subject: Subject, operation: Operation, connections: usize) -> Option<&Row> {
+        self.rows.iter().find(|row| {
+            row.subject == subject && row.operation == operation && row.connections == connections
+        })
+    }
+
+    /// req/s divided by the ceiling's req/s at the same number of connections.
+    fn ratio(&self, row: &Row) -> Option<f64> {
+        let ceiling = self.find(Subject::Ceiling, Operation::GetPet, row.connections)?;
+        Some(row.measured.per_second() / ceiling.measured.per_second())
+    }
+
+    pub fn table(&self) -> String {
+        let mut out = String::from(
+            "\n| subject | operation | conns | req/s | p50 ms | p99 ms | max ms | ratio |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for row in &self.rows {
+            let m = &row.measured;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.3} |",
+                row.subject.label(),
+                row.operation.label(),
+                row.connections,
+                m.per_second(),
+                ms(m.p50),
+                ms(m.p99),
+                ms(m.max),
+                self.ratio(row).unwrap_or(f64::NAN),
+            );
+        }
+        out.push('\n');
+        for (backend, kib) in &self.rss_kib {
+            let shown = kib.map_or("unknown".to_owned(), |kib| {
+                format!("{:.1} MiB", kib as f64 / 1024.0)
+            });
+            let _ = writeln!(
+                out,
+                "server RSS after the {} run: {shown}",
+                Subject::Petstore(*backend).label()
+            );
+        }
+        out
+    }
+
+    /// Each target of the speed issue at 64 connections, with the figure measured and a verdict.
+    pub fn targets(&self) -> String {
+        let mut out = format!("\ntargets at {TARGET_CONNECTIONS} connections:\n");
+        let mut verdict = |what: String, met: bool| {
+            let mark = if met { "met" } else { "MISSED" };
+            let _ = writeln!(out, "  {mark:<6} {what}");
+        };
+        for target in &TARGETS {
+            let subject = Subject::Petstore(target.backend);
+            for (operation, minimum) in target.ratios {
+                let Some(row) = self.find(subject, operation, TARGET_CONNECTIONS) else {
+                    continue;
+                };
+                let ratio = self.ratio(row).unwrap_or(0.0);
+                verdict(
+                    format!(
+                        "{} {}: ratio {ratio:.3} >= {minimum}",
+                        subject.label(),
+                        operation.label()
+                    ),
+                    ratio >= minimum,
+                );
+            }
+            let Some(create) = self.find(subject, Operation::CreatePet, TARGET_CONNECTIONS) else {
+                continue;
+            };
+            if let Some(bound) = target.create_p99 {
+                let p99 = create.measured.p99;
+                verdict(
+                    format!(
+                        "{} createPet p99 {:.2} ms <= {:.0} ms",
+                        subject.label(),
+                        ms(p99),
+                        ms(bound)
+                    ),
+                    p99 <= bound,
+                );
+            }
+            if let Some(bound) = target.create_max {
+                let max = create.measured.max;
+                verdict(
+                    format!(
+                        "{} createPet max {:.2} ms <= {:.0} ms",
+                        subject.label(),
+                        ms(max),
+                        ms(bound)
+                    ),
+                    max <= bound,
+                );
+            }
+        }
+        if let Some((_, Some(kib))) = self
+            .rss_kib
+            .iter()
+            .find(|(backend, _)| *backend == Backend::Sqlite)
+        {
+            verdict(
+                format!(
+                    "RSS after the SQLite run {:.1} MiB <= 40 MiB",
+                    *kib as f64 / 1024.0
+                ),
+                *kib <= RSS_TARGET_KIB,
+            );
+        }
+        out
+    }
+
+    /// Throughput (left) and p99 (right) against connections, one row per backend, one line per
+    /// operation; the ceiling's line is drawn in every throughput chart.
+    pub fn draw(&self, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+        let backends: Vec<Backend> = self.rss_kib.iter().map(|(backend, _)| *backend).collect();
+        let height = 300 * u32::try_from(backends.len().max(1))?;
+        let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let cells = root.split_evenly((backends.len().max(1), 2));
+        let max_rate = self
+            .rows
+            .iter()
+            .map(|row| row.measured.per_second())
+            .fold(1.0, f64::max);
+        let colours = [BLUE, RED, GREEN];
+        for (index, backend) in backends.iter().enumerate() {
+            let subject = Subject::Petstore(*backend);
+            let series = |operation: Operation, of: &dyn Fn(&Measured) -> f64| {
+                self.rows
+                    .iter()
+                    .filter(|row| row.subject == subject && row.operation == operation)
+                    .map(|row| (row.connections as f64, of(&row.measured)))
+                    .collect::<Vec<_>>()
+            };
+
+            let mut rate = ChartBuilder::on(&cells[index * 2])
+                .caption(format!("{}: req/s", subject.label()), ("sans-serif", 18))
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(60)
+                .build_cartesian_2d((1f64..256f64).log_scale(), 0f64..max_rate * 1.05)?;
+            rate.configure_mesh().x_desc("connections").draw()?;
+            let ceiling: Vec<(f64, f64)> = self
+                .rows
+                .iter()
+                .filter(|row| row.subject == Subject::Ceiling)
+                .map(|row| (row.connections as f64, row.measured.per_second()))
+                .collect();
+            rate.draw_series(LineSeries::new(ceiling, BLACK.stroke_width(2)))?
+                .label("bare actix-web ceiling")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
+            for (operation, colour) in Operation::ALL.into_iter().zip(colours) {
+                rate.draw_series(LineSeries::new(
+                    series(operation, &Measured::per_second),
+                    colour.stroke_width(2),
+                ))?
+                .label(operation.label())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour));
+            }
+            rate.configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
+
+            let p99_of = |m: &Measured| ms(m.p99).max(0.01);
+            let worst = Operation::ALL
+                .into_iter()
+                .flat_map(|operation| series(operation, &p99_of))
+                .map(|(_, p99)| p99)
+                .fold(1.0, f64::max);
+            let mut latency = ChartBuilder::on(&cells[index * 2 + 1])
+                .caption(format!("{}: p99 ms", subject.label()), ("sans-serif", 18))
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(60)
+                .build_cartesian_2d(
+                    (1f64..256f64).log_scale(),
+                    (0.01f64..worst * 2.0).log_scale(),
+                )?;
+            latency.configure_mesh().x_desc("connections").draw()?;
+            for (operation, colour) in Operation::ALL.into_iter().zip(colours) {
+                latency
+                    .draw_series(LineSeries::new(
+                        series(operation, &p99_of),
+                        colour.stroke_width(2),
+                    ))?
+                    .label(operation.label())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour));
+            }
+            latency
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
+        }
+        root.present()?;
+        Ok(())
+    }
+}

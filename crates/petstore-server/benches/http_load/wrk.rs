@@ -1,0 +1,117 @@
+//! Drives a server with `wrk` (Debian's package): HTTP/1.1 keep-alive connections from a second
+//! process, the way a load balancer's connections arrive. A Lua script sets the method, headers
+//! and body, and prints wrk's own summary (requests, latency percentiles, errors) as one line that
+//! this module parses. Every non-2xx answer and every socket error is counted, so a run that
+//! measured errors instead of work fails loudly.
+
+use std::process::Command;
+use std::time::Duration;
+
+/// One request shape, sent over and over by every connection.
+pub struct Load<'a> {
+    pub method: &'a str,
+    /// The full URL, e.g. `http://127.0.0.1:PORT/v1/pets/1`.
+    pub url: String,
+    pub bearer: Option<&'a str>,
+    pub json_body: Option<&'a str>,
+}
+
+/// What one wrk run measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured {
+    pub requests: u64,
+    pub seconds: f64,
+    pub p50: Duration,
+    pub p99: Duration,
+    pub max: Duration,
+}
+
+impl Measured {
+    pub fn per_second(&self) -> f64 {
+        self.requests as f64 / self.seconds
+    }
+}
+
+const RESULT_PREFIX: &str = "WRK_RESULT";
+
+/// A Lua long-bracket string literal, which takes its content verbatim (no escapes).
+fn lua_string(value: &str) -> String {
+    assert!(!value.contains("]=]"), "cannot quote {value:?}");
+    format!("[=[{value}]=]")
+}
+
+fn script(load: &Load<'_>) -> String {
+    let mut lua = format!("wrk.method = {}\n", lua_string(load.method));
+    if let Some(token) = load.bearer {
+        lua += &format!(
+            "wrk.headers[\"Authorization\"] = {}\n",
+            lua_string(&format!("Bearer {token}"))
+        );
+    }
+    if let Some(body) = load.json_body {
+        lua += "wrk.headers[\"Content-Type\"] = \"application/json\"\n";
+        lua += &format!("wrk.body = {}\n", lua_string(body));
+    }
+    lua += &format!(
+        r#"done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("{RESULT_PREFIX} %d %d %d %d %d %d %d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    latency.max, e.status, e.connect + e.read + e.write + e.timeout))
+end
+"#
+    );
+    lua
+}
+
+/// Runs wrk with `connections` open for `duration` and returns its figures.
+///
+/// # Panics
+/// When wrk is missing or fails, or when any response was not 2xx or any socket failed.
+pub fn run(load: &Load<'_>, connections: usize, duration: Duration) -> Measured {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let script_path = dir.path().join("load.lua");
+    std::fs::write(&script_path, script(load)).expect("write the wrk script");
+    // Two client threads, as the server has two cores to itself at most; wrk needs at least
+    // one connection per thread.
+    let threads = connections.clamp(1, 2);
+    let output = Command::new("wrk")
+        .arg(format!("--threads={threads}"))
+        .arg(format!("--connections={connections}"))
+        .arg(format!("--duration={}s", duration.as_secs().max(1)))
+        .arg("--timeout=10s")
+        .arg(format!("--script={}", script_path.display()))
+        .arg(&load.url)
+        .output()
+        .expect("run wrk (install it with `make deps-bench` or apt-get install wrk)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "wrk failed: {output:?}");
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix(RESULT_PREFIX))
+        .unwrap_or_else(|| panic!("wrk printed no result: {stdout}"));
+    let numbers: Vec<u64> = line
+        .split_whitespace()
+        .map(|n| n.parse().expect("wrk's figures are integers"))
+        .collect();
+    let [requests, micros, p50, p99, max, bad_status, socket_errors] = numbers[..] else {
+        panic!("unexpected wrk result {line:?}");
+    };
+    assert_eq!(
+        bad_status, 0,
+        "{} {} at {connections} connections: {bad_status} non-2xx answers",
+        load.method, load.url
+    );
+    assert_eq!(
+        socket_errors, 0,
+        "{} {} at {connections} connections: {socket_errors} socket errors or timeouts",
+        load.method, load.url
+    );
+    Measured {
+        requests,
+        seconds: micros as f64 / 1e6,
+        p50: Duration::from_micros(p50),
+        p99: Duration::from_micros(p99),
+        max: Duration::from_micros(max),
+    }
+}
