@@ -42,6 +42,19 @@ pub fn app(
         .app_data(json_config(json_limit))
         .app_data(query_config())
         .app_data(path_config())
+        // Routes are tried in order: the API's first, so its requests are not matched against
+        // the documentation's pattern on the way.
+        .service(
+            web::resource("/v1/pets")
+                .route(web::get().to(pets::list_pets))
+                .route(web::post().to(pets::create_pet))
+                .default_service(fallback::method_not_allowed(GET_POST)),
+        )
+        .service(
+            web::resource("/v1/pets/{petId}")
+                .route(get_pet_route)
+                .default_service(fallback::method_not_allowed(GET)),
+        )
         .service(
             web::resource("/healthz")
                 .route(web::get().to(health::healthz))
@@ -65,17 +78,6 @@ pub fn app(
         .service(
             web::resource(format!("{DOCS_PATH}/{{file:.*}}"))
                 .route(web::get().to(docs::swagger_ui))
-                .default_service(fallback::method_not_allowed(GET)),
-        )
-        .service(
-            web::resource("/v1/pets")
-                .route(web::get().to(pets::list_pets))
-                .route(web::post().to(pets::create_pet))
-                .default_service(fallback::method_not_allowed(GET_POST)),
-        )
-        .service(
-            web::resource("/v1/pets/{petId}")
-                .route(get_pet_route)
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .default_service(web::to(fallback::not_found))

@@ -5,7 +5,10 @@
 //! present, when it stops working. The accepted algorithm is pinned to HS256 so a token cannot
 //! choose how it is checked (`alg: none`, HS384 with the same secret, ... are all refused).
 
+mod verified;
+
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_web::http::header;
@@ -15,6 +18,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorCode};
+use verified::VerifiedKeys;
 
 /// How far past its `exp` a key is still accepted: absorbs clock differences between the
 /// machine that issued a key and the ones checking it (several instances, NTP drift).
@@ -53,12 +57,13 @@ pub enum KeyError {
     Issue(String),
 }
 
-/// Issues and verifies API keys with one shared secret.
+/// Issues and verifies API keys with one shared secret. Clones share what was verified.
 #[derive(Clone)]
 pub struct ApiKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    verified: Arc<VerifiedKeys>,
 }
 
 impl fmt::Debug for ApiKeys {
@@ -83,6 +88,7 @@ impl ApiKeys {
             encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             validation,
+            verified: Arc::default(),
         }
     }
 
@@ -107,12 +113,17 @@ impl ApiKeys {
 
     /// The claims of `token` when it was signed by this secret with HS256 and has not expired.
     pub fn verify(&self, token: &str) -> Result<KeyClaims, KeyError> {
-        jsonwebtoken::decode::<KeyClaims>(token, &self.decoding, &self.validation)
+        if let Some(claims) = self.verified.get(token, unix_now(), self.validation.leeway) {
+            return Ok(claims);
+        }
+        let claims = jsonwebtoken::decode::<KeyClaims>(token, &self.decoding, &self.validation)
             .map(|data| data.claims)
             .map_err(|err| match err.kind() {
                 ErrorKind::ExpiredSignature => KeyError::Expired,
                 _ => KeyError::Invalid(err.to_string()),
-            })
+            })?;
+        self.verified.insert(token, &claims);
+        Ok(claims)
     }
 }
 

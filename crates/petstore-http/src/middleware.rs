@@ -68,12 +68,14 @@ fn log_request(
     started: Instant,
     key: Option<&str>,
 ) {
-    let latency = started.elapsed();
+    // Whole microseconds: an integer field costs a fraction of formatting a `Duration`.
+    let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let method = method.as_str();
     let status = status.as_u16();
     if status >= 500 {
-        tracing::warn!(%method, path, status, ?latency, key, "request");
+        tracing::warn!(method, path, status, latency_us, key, "request");
     } else {
-        tracing::info!(%method, path, status, ?latency, key, "request");
+        tracing::info!(method, path, status, latency_us, key, "request");
     }
 }
 
