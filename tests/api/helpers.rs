@@ -86,6 +86,22 @@ impl TestApp {
     /// Kills the server without warning (SIGKILL) and starts a new one on the same data.
     pub fn kill_and_restart(&mut self) {
         self.server.kill().expect("kill the server");
+        self.restart();
+    }
+
+    /// Sends the server SIGKILL, e.g. from a task running next to the server's clients; call
+    /// [`TestApp::restart`] afterwards.
+    pub fn kill_9(&self) {
+        let status = Command::new("kill")
+            .args(["-9", &self.server.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -9 failed: {status}");
+    }
+
+    /// Waits for the server to end (after [`TestApp::kill_9`]) and starts a new one on the same
+    /// data.
+    pub fn restart(&mut self) {
         self.server.wait().expect("reap the server");
         let (server, address) =
             start_server(self.data_dir.path(), &self.database_url, &self.extra_env);
@@ -221,21 +237,31 @@ impl TestResponse {
 }
 
 pub async fn send(request: awc::ClientRequest, body: Option<String>) -> TestResponse {
+    try_send(request, body)
+        .await
+        .unwrap_or_else(|error| panic!("no answer from the server: {error}"))
+}
+
+/// Like [`send`], but a request that gets no whole answer (the server died) is an `Err`.
+pub async fn try_send(
+    request: awc::ClientRequest,
+    body: Option<String>,
+) -> Result<TestResponse, String> {
     let result = match body {
         Some(body) => request.send_body(body).await,
         None => request.send().await,
     };
-    let mut response = result.expect("request reaches the server");
+    let mut response = result.map_err(|error| error.to_string())?;
     let bytes = response
         .body()
         .limit(16 * 1024 * 1024)
         .await
-        .expect("read the response body");
-    TestResponse {
+        .map_err(|error| error.to_string())?;
+    Ok(TestResponse {
         status: response.status(),
         headers: response.headers().clone(),
         body: String::from_utf8_lossy(&bytes).into_owned(),
-    }
+    })
 }
 
 pub fn client() -> awc::Client {

@@ -64,3 +64,36 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
         .expect("create after the restart");
     repo.ping().await.expect("ping after the restart");
 }
+
+/// Connections are not pinged on checkout: after a restart, the first request to meet a closed
+/// connection retires every connection of the old server and is tried once more on a new one,
+/// so no caller sees the restart once the server is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_restart_the_first_create_and_the_first_read_succeed_on_new_connections() {
+    let cluster = ClusterControl::acquire();
+    let database = TestDatabase::create();
+    let settings = PoolSettings {
+        max_size: 4,
+        checkout_timeout: Duration::from_secs(2),
+        connect_timeout: Duration::from_secs(2),
+        ..PoolSettings::default()
+    };
+    let repo = petstore_persistence::open(&parse(database.url()), &settings).expect("open");
+    let rex = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    let warm = futures_util::future::join_all((0..4).map(|_| repo.find(rex.id))).await;
+    assert!(warm.iter().all(Result::is_ok), "{warm:?}");
+
+    cluster.stop().start();
+    let tom = repo
+        .create(new_pet("Tom", 1, None))
+        .await
+        .expect("the first create after a restart");
+
+    cluster.stop().start();
+    let found = repo
+        .find(tom.id)
+        .await
+        .expect("the first read after a restart");
+    assert_eq!(found, Some(tom));
+    assert_eq!(repo.list(None, None, 10).await.expect("list").len(), 2);
+}
