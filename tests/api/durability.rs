@@ -1,7 +1,7 @@
 //! What survives: a 201 means the pet is stored (it outlives `kill -9`), keys outlive restarts,
 //! and many concurrent creates never collide or get lost.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -41,26 +41,20 @@ async fn created_pets_and_keys_survive_kill_9_and_restart(mut app: TestApp) {
 /// commit is on disk.)
 async fn every_acknowledged_create_survives_kill_9_under_load(mut app: TestApp) {
     const CLIENTS: usize = 64;
-    let stop = Cell::new(false);
     let acknowledged = RefCell::new(Vec::<Value>::new());
-    let cut_off = Cell::new(0_usize);
+    // Each client creates pets until a request goes unanswered: the server has died under it.
     let client = |c: usize| {
-        let (app, stop, acknowledged, cut_off) = (&app, &stop, &acknowledged, &cut_off);
+        let (app, acknowledged) = (&app, &acknowledged);
         async move {
-            let mut n = 0;
-            while !stop.get() {
+            for n in 0.. {
                 let body = json!({"name": format!("client {c} pet {n}"), "categoryId": 1 + c % 9});
                 match try_send(app.post_json("/v1/pets"), Some(body.to_string())).await {
                     Ok(response) => {
                         assert_eq!(response.status.as_u16(), 201, "{}", response.body);
                         acknowledged.borrow_mut().push(response.json());
                     }
-                    Err(_) => {
-                        cut_off.set(cut_off.get() + 1);
-                        return;
-                    }
+                    Err(_) => return,
                 }
-                n += 1;
             }
         }
     };
@@ -70,7 +64,6 @@ async fn every_acknowledged_create_survives_kill_9_under_load(mut app: TestApp) 
             actix_web::rt::time::sleep(Duration::from_millis(10)).await;
         }
         app.kill_9();
-        stop.set(true);
     };
     futures_util::future::join(killer, join_all((0..CLIENTS).map(client))).await;
     let acknowledged = acknowledged.into_inner();
@@ -78,10 +71,6 @@ async fn every_acknowledged_create_survives_kill_9_under_load(mut app: TestApp) 
         acknowledged.len() >= 1_000,
         "only {} creates answered before the kill",
         acknowledged.len()
-    );
-    assert!(
-        cut_off.get() > 0,
-        "the kill came after every client had stopped"
     );
 
     app.restart();
