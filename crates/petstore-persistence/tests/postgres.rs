@@ -252,3 +252,69 @@ async fn a_statement_past_the_statement_timeout_is_unavailable_and_stores_nothin
     database.execute("DROP TRIGGER stall ON pets");
     assert_eq!(repo.list(None, None, 20).await.expect("list"), vec![]);
 }
+
+/// Reads that pile up while the table is locked are answered in groups (one query for all the
+/// point reads, one per distinct page): each still gets exactly its own answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
+    use diesel::connection::SimpleConnection;
+    use diesel::{Connection, PgConnection};
+    use petstore_domain::PetStatus;
+
+    let database = TestDatabase::create();
+    let repo = open(database.url());
+    let mut pets = Vec::new();
+    for n in 0..30 {
+        let status = [PetStatus::Available, PetStatus::Sold][n % 2];
+        pets.push(
+            repo.create(new_pet(&format!("pet {n}"), 1, Some(status)))
+                .await
+                .expect("create"),
+        );
+    }
+    let mut locker = PgConnection::establish(database.url()).expect("connect");
+    locker
+        .batch_execute("BEGIN; LOCK TABLE pets IN ACCESS EXCLUSIVE MODE;")
+        .expect("lock the table");
+
+    let mut finds = Vec::new();
+    for id in pets.iter().map(|pet| pet.id.get()).chain([0, 999_999]) {
+        for _ in 0..2 {
+            let repo = Arc::clone(&repo);
+            finds.push((
+                id,
+                tokio::spawn(async move { repo.find(PetId::new(id)).await }),
+            ));
+        }
+    }
+    let page_requests = [
+        (None, None, 10),
+        (Some(PetStatus::Sold), None, 5),
+        (None, Some(pets[9].id), 10),
+    ];
+    let mut pages = Vec::new();
+    for (status, after, max) in page_requests.into_iter().cycle().take(9) {
+        let repo = Arc::clone(&repo);
+        pages.push((
+            (status, after, max),
+            tokio::spawn(async move { repo.list(status, after, max).await }),
+        ));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    locker.batch_execute("COMMIT").expect("unlock");
+
+    for (id, find) in finds {
+        let found = find.await.expect("task").expect("find");
+        assert_eq!(found, pets.iter().find(|pet| pet.id.get() == id).cloned());
+    }
+    for ((status, after, max), page) in pages {
+        let expected: Vec<_> = pets
+            .iter()
+            .filter(|pet| status.is_none_or(|s| pet.status == s))
+            .filter(|pet| after.is_none_or(|a| pet.id > a))
+            .take(max)
+            .cloned()
+            .collect();
+        assert_eq!(page.await.expect("task").expect("list"), expected);
+    }
+}

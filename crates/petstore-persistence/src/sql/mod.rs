@@ -8,6 +8,7 @@ mod checkpointer;
 mod connection;
 mod errors;
 mod group_commit;
+mod group_read;
 mod migrations;
 mod pet_row;
 mod repository;

@@ -8,7 +8,7 @@ use super::errors::Detail;
 use super::schema::pets;
 
 /// A row of `pets`, before it is checked against the domain's rules.
-#[derive(Debug, Queryable, QueryableByName)]
+#[derive(Debug, Clone, Queryable, QueryableByName)]
 #[diesel(table_name = pets)]
 pub(crate) struct PetRow {
     pub(crate) id: i64,

@@ -8,9 +8,10 @@
 //!   to a blocking thread would cost. Such a connection never waits (busy timeout zero): a busy
 //!   database, a bigger page or no idle connection sends the read to tokio's blocking pool,
 //!   which waits for a connection up to `checkout_timeout` and then answers `Unavailable`.
-//! - Reads on PostgreSQL cost a network round trip, so they always run on the blocking pool. A
-//!   checkout costs no round trip of its own: a connection found closed (a server restart)
-//!   retires every connection opened before it, and the read is tried once more on a new one.
+//! - Reads on PostgreSQL cost a network round trip, so they are answered in groups by reader
+//!   threads (`group_read.rs`). A checkout costs no round trip of its own: a connection found
+//!   closed (a server restart) retires every connection opened before it, and the read is tried
+//!   once more on a new one.
 
 use std::fmt;
 use std::path::Path;
@@ -27,6 +28,7 @@ use super::connection::{
 };
 use super::errors;
 use super::group_commit::CreateQueue;
+use super::group_read::{load_page, Page, ReadQueue};
 use super::migrations;
 use super::pet_row::PetRow;
 use super::schema::pets;
@@ -41,13 +43,21 @@ pub(crate) const INLINE_MAX_ROWS: usize = 20;
 #[derive(Clone)]
 pub struct DieselPetRepository {
     pool: Pool,
-    /// SQLite only: read-only connections for reads answered on the caller's thread.
-    inline_readers: Option<Pool>,
+    reads: Reads,
     generations: Generations,
     creates: CreateQueue,
     _checkpointer: Option<std::sync::Arc<Checkpointer>>,
     url: DatabaseUrl,
     settings: PoolSettings,
+}
+
+/// How reads reach the database.
+#[derive(Clone)]
+enum Reads {
+    /// SQLite: read-only connections for reads answered on the caller's thread.
+    Inline(Pool),
+    /// PostgreSQL: the reader threads' queue.
+    Grouped(ReadQueue),
 }
 
 impl fmt::Debug for DieselPetRepository {
@@ -86,7 +96,7 @@ impl DieselPetRepository {
             0,
             settings,
         );
-        let (inline_readers, checkpointer) = match url {
+        let (reads, checkpointer) = match url {
             DatabaseUrl::Sqlite(_) => {
                 // One per async worker is all that can be in use at once; they are opened in
                 // the background, so the first reads may take the blocking path.
@@ -97,13 +107,22 @@ impl DieselPetRepository {
                 let manager = manager_for(url, settings, SqliteRole::InlineRead, &generations)?;
                 let checkpoints = manager_for(url, settings, SqliteRole::Checkpoint, &generations)?;
                 (
-                    Some(build_pool(manager, url, readers, readers, settings)),
+                    Reads::Inline(build_pool(manager, url, readers, readers, settings)),
                     Some(std::sync::Arc::new(
                         Checkpointer::start(checkpoints).map_err(thread_failed)?,
                     )),
                 )
             }
-            DatabaseUrl::Postgres(_) | DatabaseUrl::Memory => (None, None),
+            DatabaseUrl::Postgres(_) | DatabaseUrl::Memory => {
+                let queue = ReadQueue::start(
+                    pool.clone(),
+                    generations.clone(),
+                    url.clone(),
+                    settings.write_queue,
+                )
+                .map_err(thread_failed)?;
+                (Reads::Grouped(queue), None)
+            }
         };
         let creates = CreateQueue::start(
             pool.clone(),
@@ -114,7 +133,7 @@ impl DieselPetRepository {
         .map_err(thread_failed)?;
         Ok(Self {
             pool,
-            inline_readers,
+            reads,
             generations,
             creates,
             _checkpointer: checkpointer,
@@ -158,12 +177,15 @@ impl DieselPetRepository {
         T: Send + 'static,
         Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
-        if small {
-            if let Some(mut conn) = self.inline_readers.as_ref().and_then(Pool::try_get) {
-                match query(&mut conn) {
-                    Err(error) if errors::is_unavailable(&error) => {}
-                    outcome => return outcome.map_err(errors::from_query),
-                }
+        let inline = match &self.reads {
+            Reads::Inline(readers) if small => readers.try_get(),
+            _ => None,
+        };
+        if let Some(mut conn) = inline {
+            match query(&mut conn) {
+                // Busy: the blocking path may wait for it.
+                Err(error) if errors::is_unavailable(&error) => {}
+                outcome => return outcome.map_err(errors::from_query),
             }
         }
         let pool = self.pool.clone();
@@ -204,41 +226,35 @@ impl PetRepository for DieselPetRepository {
         after: Option<PetId>,
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError> {
-        let limit = i64::try_from(max).unwrap_or(i64::MAX);
-        let after = after.map_or(i64::MIN, PetId::get);
-        let rows = self
-            .read(max <= INLINE_MAX_ROWS, move |conn| {
-                // Two fixed statements rather than one built per call, so both stay prepared.
-                match status {
-                    Some(status) => pets::table
-                        .select(PetRow::COLUMNS)
-                        .filter(pets::status.eq(status.as_str()))
-                        .filter(pets::id.gt(after))
-                        .order(pets::id.asc())
-                        .limit(limit)
-                        .load::<PetRow>(conn),
-                    None => pets::table
-                        .select(PetRow::COLUMNS)
-                        .filter(pets::id.gt(after))
-                        .order(pets::id.asc())
-                        .limit(limit)
-                        .load::<PetRow>(conn),
-                }
-            })
-            .await?;
+        let page = Page {
+            status: status.map(PetStatus::as_str),
+            after: after.map_or(i64::MIN, PetId::get),
+            limit: i64::try_from(max).unwrap_or(i64::MAX),
+        };
+        let rows = match &self.reads {
+            Reads::Grouped(queue) => queue.page(page).await?,
+            Reads::Inline(_) => {
+                self.read(max <= INLINE_MAX_ROWS, move |conn| load_page(conn, page))
+                    .await?
+            }
+        };
         rows.into_iter().map(PetRow::into_pet).collect()
     }
 
     async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError> {
-        let row = self
-            .read(true, move |conn| {
-                pets::table
-                    .find(id.get())
-                    .select(PetRow::COLUMNS)
-                    .first::<PetRow>(conn)
-                    .optional()
-            })
-            .await?;
+        let row = match &self.reads {
+            Reads::Grouped(queue) => queue.find(id.get()).await?,
+            Reads::Inline(_) => {
+                self.read(true, move |conn| {
+                    pets::table
+                        .find(id.get())
+                        .select(PetRow::COLUMNS)
+                        .get_result::<PetRow>(conn)
+                        .optional()
+                })
+                .await?
+            }
+        };
         row.map(PetRow::into_pet).transpose()
     }
 

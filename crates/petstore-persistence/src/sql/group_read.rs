@@ -1,0 +1,266 @@
+//! Group reads for PostgreSQL: the reads that arrive while earlier ones are on their way to the
+//! server are answered together. Point reads of a group share one `WHERE id = ANY($1)` query,
+//! and identical page requests (the first page of a listing, most often) share one query each.
+//!
+//! Every read of PostgreSQL is a network round trip, and on a busy host the round trips, with
+//! the thread hand-offs around them, cost more than the queries (`docs/benchmarks.md`); a group
+//! pays them once. No read waits to fill a group: a reader thread takes whatever is queued when
+//! it is free. Every query of a group starts after each of its requests arrived, so a read still
+//! sees every write acknowledged before it was sent.
+//!
+//! [`READERS`] threads take turns at the queue, so a slow query holds up only its own group. The
+//! queue is bounded like the create queue: full means unavailable at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use diesel::prelude::*;
+use petstore_application::RepositoryError;
+use tokio::sync::{mpsc, oneshot};
+
+use super::connection::{AnyConnection, Generations};
+use super::errors::{self, Detail};
+use super::pet_row::PetRow;
+use super::schema::pets;
+use super::Pool;
+use crate::DatabaseUrl;
+
+/// Reader threads, each with at most one query in flight.
+const READERS: u32 = 4;
+
+/// Most requests one reader takes from the queue at a time.
+const MAX_GROUP: usize = 256;
+
+/// A page request: status filter, the id it starts after, how many rows at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Page {
+    pub(crate) status: Option<&'static str>,
+    pub(crate) after: i64,
+    pub(crate) limit: i64,
+}
+
+type Reply<T> = oneshot::Sender<Result<T, RepositoryError>>;
+
+#[derive(Debug)]
+enum Read {
+    Find {
+        id: i64,
+        reply: Reply<Option<PetRow>>,
+    },
+    Page {
+        page: Page,
+        reply: Reply<Vec<PetRow>>,
+    },
+}
+
+/// The sending end of the readers' queue. The threads end once every clone is dropped.
+#[derive(Debug, Clone)]
+pub(crate) struct ReadQueue {
+    sender: mpsc::Sender<Read>,
+}
+
+impl ReadQueue {
+    /// Starts the reader threads (at most one per pooled connection).
+    pub(crate) fn start(
+        pool: Pool,
+        generations: Generations,
+        url: DatabaseUrl,
+        capacity: usize,
+    ) -> std::io::Result<Self> {
+        let (sender, receiver) = mpsc::channel(capacity.max(1));
+        let receiver = Arc::new(Mutex::new(receiver));
+        for n in 0..READERS.min(pool.max_size()) {
+            let reader = Reader {
+                pool: pool.clone(),
+                generations: generations.clone(),
+                url: url.clone(),
+                queue: Arc::clone(&receiver),
+            };
+            std::thread::Builder::new()
+                .name(format!("petstore-reader-{n}"))
+                .spawn(move || reader.run())?;
+        }
+        Ok(Self { sender })
+    }
+
+    pub(crate) async fn find(&self, id: i64) -> Result<Option<PetRow>, RepositoryError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Read::Find { id, reply })?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    pub(crate) async fn page(&self, page: Page) -> Result<Vec<PetRow>, RepositoryError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Read::Page { page, reply })?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    fn send(&self, read: Read) -> Result<(), RepositoryError> {
+        self.sender.try_send(read).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(Detail(
+                "the queue of reads waiting for the database is full".to_owned(),
+            ))),
+            mpsc::error::TrySendError::Closed(_) => stopped(),
+        })
+    }
+}
+
+fn stopped() -> RepositoryError {
+    RepositoryError::Unexpected(Box::new(Detail("the reader threads stopped".to_owned())))
+}
+
+struct Reader {
+    pool: Pool,
+    generations: Generations,
+    url: DatabaseUrl,
+    queue: Arc<Mutex<mpsc::Receiver<Read>>>,
+}
+
+impl Reader {
+    fn run(self) {
+        while let Some(group) = self.take_group() {
+            self.answer(group);
+        }
+    }
+
+    /// Waits for a read, then takes every one queued behind it; `None` once the queue closed.
+    fn take_group(&self) -> Option<Vec<Read>> {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut group = vec![queue.blocking_recv()?];
+        while group.len() < MAX_GROUP {
+            match queue.try_recv() {
+                Ok(read) => group.push(read),
+                Err(_) => break,
+            }
+        }
+        Some(group)
+    }
+
+    fn answer(&self, group: Vec<Read>) {
+        let mut finds: HashMap<i64, Vec<Reply<Option<PetRow>>>> = HashMap::new();
+        let mut pages: HashMap<Page, Vec<Reply<Vec<PetRow>>>> = HashMap::new();
+        for read in group {
+            match read {
+                Read::Find { id, reply } => finds.entry(id).or_default().push(reply),
+                Read::Page { page, reply } => pages.entry(page).or_default().push(reply),
+            }
+        }
+        // A caller that went away needs no answer.
+        finds.retain(|_, replies| {
+            replies.retain(|reply| !reply.is_closed());
+            !replies.is_empty()
+        });
+        pages.retain(|_, replies| {
+            replies.retain(|reply| !reply.is_closed());
+            !replies.is_empty()
+        });
+        if !finds.is_empty() {
+            let ids: Vec<i64> = finds.keys().copied().collect();
+            match self.query(|conn| find_all(conn, &ids)) {
+                Ok(rows) => {
+                    let mut rows: HashMap<i64, PetRow> =
+                        rows.into_iter().map(|row| (row.id, row)).collect();
+                    for (id, replies) in finds {
+                        let row = rows.remove(&id);
+                        for reply in replies {
+                            let _ = reply.send(Ok(row.clone()));
+                        }
+                    }
+                }
+                Err(error) => {
+                    for reply in finds.into_values().flatten() {
+                        let _ = reply.send(Err(error.replicate()));
+                    }
+                }
+            }
+        }
+        for (page, replies) in pages {
+            let outcome = self.query(|conn| load_page(conn, page));
+            for reply in replies {
+                let _ = reply.send(match &outcome {
+                    Ok(rows) => Ok(rows.clone()),
+                    Err(error) => Err(error.replicate()),
+                });
+            }
+        }
+    }
+
+    /// Runs `query` on a pooled connection; a connection found closed retires the pool's
+    /// connections and the query is tried once more on a new one.
+    fn query<T>(
+        &self,
+        query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
+    ) -> Result<T, GroupError> {
+        let mut retried = false;
+        loop {
+            let mut conn = self
+                .pool
+                .get()
+                .map_err(|error| GroupError::Unavailable(self.url.scrub(&error.to_string())))?;
+            match query(&mut conn) {
+                Ok(value) => return Ok(value),
+                Err(error) if errors::is_connection_lost(&error) && !retried => {
+                    self.generations.retire_all();
+                    retried = true;
+                }
+                Err(error) => {
+                    if errors::is_connection_lost(&error) {
+                        self.generations.retire_all();
+                    }
+                    let message = self.url.scrub(&error.to_string());
+                    return Err(if errors::is_unavailable(&error) {
+                        GroupError::Unavailable(message)
+                    } else {
+                        GroupError::Unexpected(message)
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// A failure shared by every read of a group: each gets a [`RepositoryError`] of its own.
+enum GroupError {
+    Unavailable(String),
+    Unexpected(String),
+}
+
+impl GroupError {
+    fn replicate(&self) -> RepositoryError {
+        match self {
+            Self::Unavailable(message) => {
+                RepositoryError::Unavailable(Box::new(Detail(message.clone())))
+            }
+            Self::Unexpected(message) => {
+                RepositoryError::Unexpected(Box::new(Detail(message.clone())))
+            }
+        }
+    }
+}
+
+fn find_all(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<Vec<PetRow>> {
+    pets::table
+        .filter(pets::id.eq_any(ids))
+        .select(PetRow::COLUMNS)
+        .load(conn)
+}
+
+/// One page in id order. Two fixed statements rather than one built per call, so both stay
+/// prepared.
+pub(crate) fn load_page(conn: &mut AnyConnection, page: Page) -> QueryResult<Vec<PetRow>> {
+    match page.status {
+        Some(status) => pets::table
+            .select(PetRow::COLUMNS)
+            .filter(pets::status.eq(status))
+            .filter(pets::id.gt(page.after))
+            .order(pets::id.asc())
+            .limit(page.limit)
+            .load(conn),
+        None => pets::table
+            .select(PetRow::COLUMNS)
+            .filter(pets::id.gt(page.after))
+            .order(pets::id.asc())
+            .limit(page.limit)
+            .load(conn),
+    }
+}
