@@ -15,9 +15,11 @@ pub struct PoolSettings {
     /// How long one PostgreSQL statement may run, and how long sent data may go unacknowledged
     /// by the server, before the request counts as unavailable. Zero leaves both unbounded.
     pub statement_timeout: Duration,
-    /// Most creates waiting for the group commit (see `sql/group_commit.rs`); one more is
-    /// refused at once as unavailable rather than queued without bound.
-    pub write_queue: usize,
+    /// Most requests waiting in each of the storage's queues: creates for the group commit
+    /// (`sql/group_commit.rs`) and, on PostgreSQL, reads for the reader threads
+    /// (`sql/group_read.rs`). One more is refused at once as unavailable rather than queued
+    /// without bound.
+    pub queue_size: usize,
 }
 
 impl PoolSettings {
@@ -25,7 +27,7 @@ impl PoolSettings {
     pub const DEFAULT_CHECKOUT_TIMEOUT: Duration = Duration::from_secs(5);
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
     pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
-    pub const DEFAULT_WRITE_QUEUE: usize = 1024;
+    pub const DEFAULT_QUEUE_SIZE: usize = 1024;
 }
 
 impl Default for PoolSettings {
@@ -35,7 +37,7 @@ impl Default for PoolSettings {
             checkout_timeout: Self::DEFAULT_CHECKOUT_TIMEOUT,
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             statement_timeout: Self::DEFAULT_STATEMENT_TIMEOUT,
-            write_queue: Self::DEFAULT_WRITE_QUEUE,
+            queue_size: Self::DEFAULT_QUEUE_SIZE,
         }
     }
 }

@@ -222,7 +222,7 @@ async fn postgres_a_group_whose_commit_fails_stores_none_of_its_pets() {
 async fn a_create_finding_the_queue_full_is_refused_at_once() {
     let file = TestSqliteFile::new();
     let settings = PoolSettings {
-        write_queue: 2,
+        queue_size: 2,
         ..PoolSettings::default()
     };
     let repo: Arc<dyn PetRepository> =

@@ -20,7 +20,7 @@ const ONE_SECOND: PoolSettings = PoolSettings {
     checkout_timeout: Duration::from_secs(1),
     connect_timeout: Duration::from_secs(1),
     statement_timeout: Duration::from_secs(1),
-    write_queue: PoolSettings::DEFAULT_WRITE_QUEUE,
+    queue_size: PoolSettings::DEFAULT_QUEUE_SIZE,
 };
 
 #[test]

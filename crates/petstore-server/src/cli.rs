@@ -80,10 +80,10 @@ pub struct StorageArgs {
     #[arg(long, env = "PETSTORE_STATEMENT_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
     pub statement_timeout: Duration,
 
-    /// Most creates waiting to be committed (they are stored in groups, one commit each); a
-    /// create arriving when it is full answers 503 at once.
-    #[arg(long, env = "PETSTORE_WRITE_QUEUE", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub write_queue: u64,
+    /// Most requests waiting for the database in each queue (creates waiting for their group's
+    /// commit; PostgreSQL reads); a request finding its queue full answers 503 at once.
+    #[arg(long, env = "PETSTORE_QUEUE_SIZE", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub queue_size: u64,
 
     /// How long start-up keeps retrying an unreachable database before giving up.
     #[arg(long, env = "PETSTORE_STARTUP_TIMEOUT", default_value = "30s", value_parser = parse_duration)]

@@ -26,7 +26,7 @@ impl StorageArgs {
             checkout_timeout: self.pool_timeout,
             connect_timeout: self.connect_timeout,
             statement_timeout: self.statement_timeout,
-            write_queue: usize::try_from(self.write_queue).unwrap_or(usize::MAX),
+            queue_size: usize::try_from(self.queue_size).unwrap_or(usize::MAX),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! Every response of this operation, errors included, carries the deprecation headers: a client
 //! that only ever sees 404s should learn about the sunset too.
 
+use std::sync::LazyLock;
+
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
@@ -59,22 +61,35 @@ pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpRes
         Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),
         Err(err) => err.error_response(),
     };
-    // The values are digits and fixed ASCII text, always valid header values.
     for (name, value) in deprecation_headers() {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, value);
-        }
+        response.headers_mut().insert(name.clone(), value.clone());
     }
     response
 }
 
-/// `Deprecation: @<unix seconds>`, `Sunset: <HTTP date>`, `Link: <successor>`.
-pub(crate) fn deprecation_headers() -> [(HeaderName, String); 3] {
-    [
-        (DEPRECATION, format!("@{GET_PET_DEPRECATED_AT_UNIX}")),
-        (SUNSET, httpdate::fmt_http_date(get_pet_sunset())),
-        (header::LINK, GET_PET_SUCCESSOR_LINK.to_owned()),
-    ]
+/// `Deprecation: @<unix seconds>`, `Sunset: <HTTP date>`, `Link: <successor>`: the same on
+/// every response, so formatted once.
+fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 3] {
+    static HEADERS: LazyLock<[(HeaderName, HeaderValue); 3]> = LazyLock::new(|| {
+        let header_value = |text: String| {
+            HeaderValue::try_from(text).expect("digits and an HTTP date are valid header values")
+        };
+        [
+            (
+                DEPRECATION,
+                header_value(format!("@{GET_PET_DEPRECATED_AT_UNIX}")),
+            ),
+            (
+                SUNSET,
+                header_value(httpdate::fmt_http_date(get_pet_sunset())),
+            ),
+            (
+                header::LINK,
+                HeaderValue::from_static(GET_PET_SUCCESSOR_LINK),
+            ),
+        ]
+    });
+    &HEADERS
 }
 
 async fn find_pet(state: &HttpState, req: &HttpRequest) -> Result<Pet, ApiError> {

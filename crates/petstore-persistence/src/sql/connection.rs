@@ -45,8 +45,8 @@ pub enum AnyConnection {
 /// How long a SQLite writer waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 
-/// Largest WAL file kept between checkpoints (bytes); a longer one is cut back to this.
-const SQLITE_JOURNAL_SIZE_LIMIT: u64 = 64 * 1024 * 1024;
+/// Largest WAL file kept once it starts over (bytes); a longer one is cut back to this.
+const SQLITE_JOURNAL_SIZE_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// What a SQLite connection is for; each gets the settings its job needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

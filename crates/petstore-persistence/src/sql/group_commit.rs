@@ -4,11 +4,11 @@
 //!
 //! There is no waiting to fill a group: while one commit is on its way to disk, the creates that
 //! arrive queue up and form the next group, so a lone create costs what it did before and a
-//! burst of them shares the commits. The queue is bounded ([`PoolSettings::write_queue`]): a
+//! burst of them shares the commits. The queue is bounded ([`PoolSettings::queue_size`]): a
 //! create that finds it full fails at once as unavailable (503 with `Retry-After`), so memory
 //! never grows with the load.
 //!
-//! [`PoolSettings::write_queue`]: crate::PoolSettings
+//! [`PoolSettings::queue_size`]: crate::PoolSettings::queue_size
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

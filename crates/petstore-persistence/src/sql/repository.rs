@@ -35,8 +35,10 @@ use super::schema::pets;
 use super::Pool;
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
-/// Largest page a SQLite read answers on the async worker; bigger pages go to the blocking pool.
-pub(crate) const INLINE_MAX_ROWS: usize = 20;
+/// Largest page a SQLite read answers on the async worker: the default page of 20 pets and the
+/// one more row that tells whether another page follows. Bigger pages (up to 101 rows) take
+/// several times as long and go to the blocking pool.
+pub(crate) const INLINE_MAX_ROWS: usize = 21;
 
 /// Pets in a SQLite file or a PostgreSQL database. Cheap to clone: clones share the pools, the
 /// writer thread and (SQLite) the checkpointer, which stop when the last clone is dropped.
@@ -80,10 +82,8 @@ impl DieselPetRepository {
         if settings.checkout_timeout.is_zero() {
             return Err(invalid_settings("the pool timeout must be more than zero"));
         }
-        if settings.write_queue == 0 {
-            return Err(invalid_settings(
-                "the write queue must hold at least 1 create",
-            ));
+        if settings.queue_size == 0 {
+            return Err(invalid_settings("the queue size must be at least 1"));
         }
         if let DatabaseUrl::Sqlite(path) = url {
             create_parent_dir(path)?;
@@ -118,7 +118,7 @@ impl DieselPetRepository {
                     pool.clone(),
                     generations.clone(),
                     url.clone(),
-                    settings.write_queue,
+                    settings.queue_size,
                 )
                 .map_err(thread_failed)?;
                 (Reads::Grouped(queue), None)
@@ -128,7 +128,7 @@ impl DieselPetRepository {
             pool.clone(),
             generations.clone(),
             url.clone(),
-            settings.write_queue,
+            settings.queue_size,
         )
         .map_err(thread_failed)?;
         Ok(Self {
