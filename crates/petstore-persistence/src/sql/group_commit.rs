@@ -17,6 +17,7 @@ use petstore_domain::{NewPet, Pet};
 use tokio::sync::{mpsc, oneshot};
 
 use super::batch_insert::{self, Outcomes, WriteFailure};
+use super::checkpointer::WriterGate;
 use super::connection::Generations;
 use super::errors::{self, Detail};
 use super::Pool;
@@ -50,6 +51,7 @@ impl CreateQueue {
     pub(crate) fn start(
         pool: Pool,
         generations: Generations,
+        gate: WriterGate,
         url: DatabaseUrl,
         capacity: usize,
     ) -> std::io::Result<Self> {
@@ -57,6 +59,7 @@ impl CreateQueue {
         let writer = Writer {
             pool,
             generations,
+            gate,
             url,
         };
         std::thread::Builder::new()
@@ -92,6 +95,7 @@ fn stopped() -> RepositoryError {
 struct Writer {
     pool: Pool,
     generations: Generations,
+    gate: WriterGate,
     url: DatabaseUrl,
 }
 
@@ -138,7 +142,11 @@ impl Writer {
                     return all_failed(group.len(), || errors::from_checkout(&error, &self.url))
                 }
             };
-            match batch_insert::insert_batch(&mut conn, group) {
+            let outcome = {
+                let _turn = self.gate.enter();
+                batch_insert::insert_batch(&mut conn, group)
+            };
+            match outcome {
                 Ok(outcomes) => return outcomes,
                 Err(failure) => {
                     let lost = errors::is_connection_lost(failure.error());

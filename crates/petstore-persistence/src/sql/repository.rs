@@ -22,7 +22,7 @@ use diesel::r2d2::R2D2Connection;
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
-use super::checkpointer::Checkpointer;
+use super::checkpointer::{Checkpointer, WriterGate};
 use super::connection::{
     AnyConnection, Generations, LogConnectionErrors, Manager, SqliteRole, Target,
 };
@@ -89,6 +89,7 @@ impl DieselPetRepository {
             create_parent_dir(path)?;
         }
         let generations = Generations::default();
+        let gate = WriterGate::default();
         let pool = build_pool(
             manager_for(url, settings, SqliteRole::ReadWrite, &generations)?,
             url,
@@ -109,7 +110,7 @@ impl DieselPetRepository {
                 (
                     Reads::Inline(build_pool(manager, url, readers, readers, settings)),
                     Some(std::sync::Arc::new(
-                        Checkpointer::start(checkpoints).map_err(thread_failed)?,
+                        Checkpointer::start(checkpoints, gate.clone()).map_err(thread_failed)?,
                     )),
                 )
             }
@@ -127,6 +128,7 @@ impl DieselPetRepository {
         let creates = CreateQueue::start(
             pool.clone(),
             generations.clone(),
+            gate,
             url.clone(),
             settings.queue_size,
         )
