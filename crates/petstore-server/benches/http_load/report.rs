@@ -258,6 +258,7 @@ impl Report {
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], colour));
             }
             rate.configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
                 .background_style(WHITE.mix(0.8))
                 .border_style(BLACK)
                 .draw()?;
@@ -289,6 +290,7 @@ impl Report {
             }
             latency
                 .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
                 .background_style(WHITE.mix(0.8))
                 .border_style(BLACK)
                 .draw()?;
