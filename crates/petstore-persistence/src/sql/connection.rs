@@ -173,6 +173,38 @@ impl DerefMut for Pooled {
     }
 }
 
+/// Why a read on a pooled connection failed.
+#[derive(Debug)]
+pub(crate) enum ReadFailure {
+    /// No connection within the checkout timeout.
+    Checkout(r2d2::Error),
+    Query(diesel::result::Error),
+}
+
+/// Runs the read `query` on a connection of `pool`. A connection found closed retires every
+/// connection opened before it, and the query is tried once more on a new one: a read changes
+/// nothing, so trying it again is safe.
+pub(crate) fn read_with_retry<T>(
+    pool: &super::Pool,
+    generations: &Generations,
+    query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
+) -> Result<T, ReadFailure> {
+    let mut retried = false;
+    loop {
+        let mut conn = pool.get().map_err(ReadFailure::Checkout)?;
+        match query(&mut conn) {
+            Err(error) if super::errors::is_connection_lost(&error) => {
+                generations.retire_all();
+                if retried {
+                    return Err(ReadFailure::Query(error));
+                }
+                retried = true;
+            }
+            outcome => return outcome.map_err(ReadFailure::Query),
+        }
+    }
+}
+
 /// What `is_valid` reports for a retired connection; not worth a log line.
 const RETIRED: &str = "connection retired after another of its pool was found closed";
 

@@ -18,7 +18,7 @@ use diesel::prelude::*;
 use petstore_application::RepositoryError;
 use tokio::sync::{mpsc, oneshot};
 
-use super::connection::{AnyConnection, Generations};
+use super::connection::{read_with_retry, AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::pet_row::PetRow;
 use super::schema::pets;
@@ -185,37 +185,17 @@ impl Reader {
         }
     }
 
-    /// Runs `query` on a pooled connection; a connection found closed retires the pool's
-    /// connections and the query is tried once more on a new one.
+    /// Runs `query` on a pooled connection, trying once more on a new one if it was closed.
     fn query<T>(
         &self,
         query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
     ) -> Result<T, GroupError> {
-        let mut retried = false;
-        loop {
-            let mut conn = self
-                .pool
-                .get()
-                .map_err(|error| GroupError::Unavailable(self.url.scrub(&error.to_string())))?;
-            match query(&mut conn) {
-                Ok(value) => return Ok(value),
-                Err(error) if errors::is_connection_lost(&error) && !retried => {
-                    self.generations.retire_all();
-                    retried = true;
-                }
-                Err(error) => {
-                    if errors::is_connection_lost(&error) {
-                        self.generations.retire_all();
-                    }
-                    let message = self.url.scrub(&error.to_string());
-                    return Err(if errors::is_unavailable(&error) {
-                        GroupError::Unavailable(message)
-                    } else {
-                        GroupError::Unexpected(message)
-                    });
-                }
+        read_with_retry(&self.pool, &self.generations, query).map_err(|failure| {
+            match errors::from_read(failure, &self.url) {
+                RepositoryError::Unavailable(source) => GroupError::Unavailable(source.to_string()),
+                RepositoryError::Unexpected(source) => GroupError::Unexpected(source.to_string()),
             }
-        }
+        })
     }
 }
 

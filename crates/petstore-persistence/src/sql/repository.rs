@@ -24,7 +24,7 @@ use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::checkpointer::{Checkpointer, WriterGate};
 use super::connection::{
-    AnyConnection, Generations, LogConnectionErrors, Manager, SqliteRole, Target,
+    read_with_retry, AnyConnection, Generations, LogConnectionErrors, Manager, SqliteRole, Target,
 };
 use super::errors;
 use super::group_commit::CreateQueue;
@@ -194,22 +194,8 @@ impl DieselPetRepository {
         let generations = self.generations.clone();
         let url = self.url.clone();
         tokio::task::spawn_blocking(move || {
-            let mut retried = false;
-            loop {
-                let mut conn = pool
-                    .get()
-                    .map_err(|error| errors::from_checkout(&error, &url))?;
-                match query(&mut conn) {
-                    Err(error) if errors::is_connection_lost(&error) => {
-                        generations.retire_all();
-                        if retried {
-                            return Err(errors::from_query(error));
-                        }
-                        retried = true;
-                    }
-                    outcome => return outcome.map_err(errors::from_query),
-                }
-            }
+            read_with_retry(&pool, &generations, query)
+                .map_err(|failure| errors::from_read(failure, &url))
         })
         .await
         .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
