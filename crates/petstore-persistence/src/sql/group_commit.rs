@@ -14,12 +14,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use petstore_application::RepositoryError;
 use petstore_domain::{NewPet, Pet};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::batch_insert::{self, Outcomes, WriteFailure};
 use super::checkpointer::WriterGate;
 use super::connection::Generations;
 use super::errors::{self, Detail};
+use super::queue::{self, Reply};
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -29,7 +30,7 @@ const MAX_GROUP: usize = 256;
 /// A create waiting for its group's commit.
 struct Pending {
     new_pet: NewPet,
-    reply: oneshot::Sender<Result<Pet, RepositoryError>>,
+    reply: Reply<Pet>,
 }
 
 /// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
@@ -70,26 +71,17 @@ impl CreateQueue {
 
     /// Queues `new_pet` for the next group and waits for its commit.
     pub(crate) async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
-        let (reply, answer) = oneshot::channel();
-        self.sender
-            .try_send(Pending { new_pet, reply })
-            .map_err(|error| match error {
-                mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(
-                    Detail("the queue of creates waiting for a commit is full".to_owned()),
-                )),
-                mpsc::error::TrySendError::Closed(_) => stopped(),
-            })?;
-        answer.await.map_err(|_| stopped())?
+        queue::ask(&self.sender, "writer thread", |reply| Pending {
+            new_pet,
+            reply,
+        })
+        .await
     }
 }
 
 /// The same failure for each of `count` pets (errors carry boxed sources, so one is made each).
 fn all_failed(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes {
     (0..count).map(|_| Err(error())).collect()
-}
-
-fn stopped() -> RepositoryError {
-    RepositoryError::Unexpected(Box::new(Detail("the writer thread stopped".to_owned())))
 }
 
 struct Writer {
@@ -101,15 +93,7 @@ struct Writer {
 
 impl Writer {
     fn run(self, mut queue: mpsc::Receiver<Pending>) {
-        let mut group = Vec::with_capacity(MAX_GROUP);
-        while let Some(first) = queue.blocking_recv() {
-            group.push(first);
-            while group.len() < MAX_GROUP {
-                match queue.try_recv() {
-                    Ok(next) => group.push(next),
-                    Err(_) => break,
-                }
-            }
+        while let Some(mut group) = queue::take_group(&mut queue, MAX_GROUP) {
             // A caller that went away (its client hung up) was never told the pet is stored.
             group.retain(|pending: &Pending| !pending.reply.is_closed());
             let new_pets: Vec<NewPet> = group.iter().map(|p| p.new_pet.clone()).collect();
@@ -122,7 +106,7 @@ impl Writer {
                         )))
                     })
                 });
-            for (pending, outcome) in group.drain(..).zip(outcomes) {
+            for (pending, outcome) in group.into_iter().zip(outcomes) {
                 // The caller may have gone since; its pet is stored all the same.
                 let _ = pending.reply.send(outcome);
             }

@@ -16,11 +16,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use diesel::prelude::*;
 use petstore_application::RepositoryError;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::connection::{read_with_retry, AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::pet_row::PetRow;
+use super::queue::{self, Reply};
 use super::schema::pets;
 use super::Pool;
 use crate::DatabaseUrl;
@@ -38,8 +39,6 @@ pub(crate) struct Page {
     pub(crate) after: i64,
     pub(crate) limit: i64,
 }
-
-type Reply<T> = oneshot::Sender<Result<T, RepositoryError>>;
 
 #[derive(Debug)]
 enum Read {
@@ -84,29 +83,20 @@ impl ReadQueue {
     }
 
     pub(crate) async fn find(&self, id: i64) -> Result<Option<PetRow>, RepositoryError> {
-        let (reply, answer) = oneshot::channel();
-        self.send(Read::Find { id, reply })?;
-        answer.await.map_err(|_| stopped())?
+        queue::ask(&self.sender, "reader threads", |reply| Read::Find {
+            id,
+            reply,
+        })
+        .await
     }
 
     pub(crate) async fn page(&self, page: Page) -> Result<Vec<PetRow>, RepositoryError> {
-        let (reply, answer) = oneshot::channel();
-        self.send(Read::Page { page, reply })?;
-        answer.await.map_err(|_| stopped())?
-    }
-
-    fn send(&self, read: Read) -> Result<(), RepositoryError> {
-        self.sender.try_send(read).map_err(|error| match error {
-            mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(Detail(
-                "the queue of reads waiting for the database is full".to_owned(),
-            ))),
-            mpsc::error::TrySendError::Closed(_) => stopped(),
+        queue::ask(&self.sender, "reader threads", |reply| Read::Page {
+            page,
+            reply,
         })
+        .await
     }
-}
-
-fn stopped() -> RepositoryError {
-    RepositoryError::Unexpected(Box::new(Detail("the reader threads stopped".to_owned())))
 }
 
 struct Reader {
@@ -123,17 +113,10 @@ impl Reader {
         }
     }
 
-    /// Waits for a read, then takes every one queued behind it; `None` once the queue closed.
+    /// Takes the next group; `None` once the queue closed.
     fn take_group(&self) -> Option<Vec<Read>> {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut group = vec![queue.blocking_recv()?];
-        while group.len() < MAX_GROUP {
-            match queue.try_recv() {
-                Ok(read) => group.push(read),
-                Err(_) => break,
-            }
-        }
-        Some(group)
+        queue::take_group(&mut queue, MAX_GROUP)
     }
 
     fn answer(&self, group: Vec<Read>) {

@@ -11,6 +11,7 @@ mod group_commit;
 mod group_read;
 mod migrations;
 mod pet_row;
+mod queue;
 mod repository;
 mod schema;
 
