@@ -19,10 +19,11 @@ test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreS
 contract: deps-build ## Schemathesis fuzzes the live server against its served /v1/openapi.json
 	bash tests/contract/run.sh
 
-lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule
+lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule, licences
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	bash .ci/check-dependency-direction.sh
+	bash .ci/check-licences.sh
 
 fmt: ## Format the code
 	$(CARGO) fmt --all
