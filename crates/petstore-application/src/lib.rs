@@ -2,12 +2,12 @@
 //! use cases that drive them (`PetService`). It depends on the domain alone; adapters for HTTP,
 //! storage and time live in other crates and meet this one only through the traits in `ports`.
 
-pub mod lifecycle;
+pub mod deprecation;
 pub mod ports;
 mod service;
 
 pub use ports::{BoxError, Clock, PetRepository, RepositoryError, SystemClock};
-pub use service::{CreatePetError, GetPetError, ListPetsError, PetPage, PetService};
+pub use service::{GetPetError, PetPage, PetService};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::{MockClock, MockPetRepository};

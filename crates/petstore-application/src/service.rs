@@ -1,25 +1,14 @@
-//! The use cases: create, list and get pets. One error enum per operation says exactly what can
-//! go wrong with it.
+//! The use cases: create, list and get pets. Each says exactly what can go wrong with it: an
+//! error enum of its own where the operation has failures of its own (getPet: not found, gone),
+//! else storage's `RepositoryError` as it is.
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use petstore_domain::{NewPet, Pet, PetId, PetListQuery};
 
-use crate::lifecycle::get_pet_sunset;
+use crate::deprecation::get_pet_sunset;
 use crate::ports::{Clock, PetRepository, RepositoryError};
-
-#[derive(Debug, thiserror::Error)]
-pub enum CreatePetError {
-    #[error(transparent)]
-    Repository(#[from] RepositoryError),
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ListPetsError {
-    #[error(transparent)]
-    Repository(#[from] RepositoryError),
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum GetPetError {
@@ -58,12 +47,12 @@ impl PetService {
     }
 
     /// `createPet`: stores the pet and returns it with its id.
-    pub async fn create_pet(&self, new_pet: NewPet) -> Result<Pet, CreatePetError> {
+    pub async fn create_pet(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
         Ok(self.repository.create(new_pet).await?)
     }
 
     /// `listPets`: one page of pets in ascending id order.
-    pub async fn list_pets(&self, query: PetListQuery) -> Result<PetPage, ListPetsError> {
+    pub async fn list_pets(&self, query: PetListQuery) -> Result<PetPage, RepositoryError> {
         let limit = usize::from(query.limit.get());
         // One row more than the page tells whether another page exists without a second query.
         let mut pets = self

@@ -3,6 +3,7 @@
 //! own representations into these types with each type's `parse`/`new` and get a typed error back.
 
 mod category_id;
+mod decimal;
 mod listing;
 mod pet;
 mod pet_id;

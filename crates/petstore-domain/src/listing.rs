@@ -24,6 +24,11 @@ impl PetLimit {
             .ok_or(PetLimitError)
     }
 
+    /// A limit as written in a query string: plain decimal digits, within the range.
+    pub fn parse_text(raw: &str) -> Result<Self, PetLimitError> {
+        crate::decimal::parse_i64(raw).map_or(Err(PetLimitError), Self::parse)
+    }
+
     pub const fn get(self) -> u8 {
         self.0
     }

@@ -23,11 +23,7 @@ impl PetId {
     /// `+5`, `05.0`, `1e3` and surrounding spaces are refused rather than read leniently, so a
     /// client bug shows instead of reaching another pet.
     pub fn parse(raw: &str) -> Result<Self, PetIdError> {
-        let digits = raw.strip_prefix('-').unwrap_or(raw);
-        let well_formed = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-        well_formed
-            .then(|| raw.parse().ok())
-            .flatten()
+        crate::decimal::parse_i64(raw)
             .map(Self)
             .ok_or_else(|| PetIdError {
                 raw: raw.to_owned(),

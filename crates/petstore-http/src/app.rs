@@ -5,10 +5,9 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::{middleware, web, App};
 
-use crate::extractors::{json_config, path_config, query_config};
 use crate::handlers::docs::{self, swagger_ui_config, DOCS_PATH, OPENAPI_PATH};
 use crate::handlers::{fallback, get_pet, health, pets};
-use crate::middleware::outermost;
+use crate::middleware::log_and_contain_failures;
 use crate::state::HttpState;
 
 const GET: &[Method] = &[Method::GET];
@@ -31,7 +30,6 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let json_limit = state.json_limit();
     // getPet is deprecated for clients (its OpenAPI operation says so) but served until its
     // sunset, when the use case answers 410 itself.
     #[allow(deprecated)]
@@ -39,9 +37,6 @@ pub fn app(
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_config()))
-        .app_data(json_config(json_limit))
-        .app_data(query_config())
-        .app_data(path_config())
         // Routes are tried in order: the API's first, so its requests are not matched against
         // the documentation's pattern on the way.
         .service(
@@ -81,7 +76,7 @@ pub fn app(
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .default_service(web::to(fallback::not_found))
-        .wrap(middleware::from_fn(outermost))
+        .wrap(middleware::from_fn(log_and_contain_failures))
 }
 
 #[cfg(test)]

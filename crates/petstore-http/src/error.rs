@@ -12,7 +12,7 @@ use std::fmt;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_application::{CreatePetError, GetPetError, ListPetsError, RepositoryError};
+use petstore_application::{GetPetError, RepositoryError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -133,7 +133,15 @@ pub struct ApiError {
     code: ErrorCode,
     message: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Why, for the log only (a 500's or 503's cause with its source chain).
+    cause: Option<String>,
 }
+
+/// The cause of an error response, kept in the response's extensions for the request's log
+/// line (`middleware.rs`): errors are logged once, where the request is finished, not where
+/// they are built or converted.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorCause(pub(crate) String);
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
@@ -141,6 +149,7 @@ impl ApiError {
             code,
             message: message.into(),
             headers: Vec::new(),
+            cause: None,
         }
     }
 
@@ -174,17 +183,20 @@ impl ApiError {
         .with_header(header::ALLOW, &allow)
     }
 
-    /// A 500 whose message says nothing; `cause` (with its whole source chain) goes to the log.
+    /// A 500 whose message says nothing; `cause` (with its whole source chain) goes to the
+    /// request's log line.
     pub fn internal(context: &str, cause: &(dyn StdError + 'static)) -> Self {
-        tracing::error!(error = %error_chain(cause), "{context}");
-        Self::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE)
+        let mut error = Self::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE);
+        error.cause = Some(format!("{context}: {}", error_chain(cause)));
+        error
     }
 
-    /// A 503 with `Retry-After`; `cause` goes to the log.
+    /// A 503 with `Retry-After`; `cause` goes to the request's log line.
     pub fn unavailable(message: impl Into<String>, cause: &(dyn StdError + 'static)) -> Self {
-        tracing::warn!(error = %error_chain(cause), "storage unavailable");
-        Self::new(ErrorCode::ServiceUnavailable, message)
-            .with_header(header::RETRY_AFTER, &RETRY_AFTER_SECS.to_string())
+        let mut error = Self::new(ErrorCode::ServiceUnavailable, message)
+            .with_header(header::RETRY_AFTER, &RETRY_AFTER_SECS.to_string());
+        error.cause = Some(error_chain(cause));
+        error
     }
 
     /// Adds a header to the response. Values are built by this crate from fixed text and
@@ -233,11 +245,15 @@ impl ResponseError for ApiError {
         for (name, value) in &self.headers {
             response.insert_header((name.clone(), value.clone()));
         }
-        response.json(ErrorBody {
+        let mut response = response.json(ErrorBody {
             code: self.code,
             message: &self.message,
             status: self.status().as_u16(),
-        })
+        });
+        if let Some(cause) = &self.cause {
+            response.extensions_mut().insert(ErrorCause(cause.clone()));
+        }
+        response
     }
 }
 
@@ -248,22 +264,6 @@ impl From<RepositoryError> for ApiError {
                 Self::unavailable("storage is temporarily unavailable; retry later", &err)
             }
             RepositoryError::Unexpected(_) => Self::internal("storage failed", &err),
-        }
-    }
-}
-
-impl From<CreatePetError> for ApiError {
-    fn from(err: CreatePetError) -> Self {
-        match err {
-            CreatePetError::Repository(err) => err.into(),
-        }
-    }
-}
-
-impl From<ListPetsError> for ApiError {
-    fn from(err: ListPetsError) -> Self {
-        match err {
-            ListPetsError::Repository(err) => err.into(),
         }
     }
 }
@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn gone_names_the_sunset_and_the_replacement() {
         let err = ApiError::from(GetPetError::Gone {
-            sunset: petstore_application::lifecycle::get_pet_sunset(),
+            sunset: petstore_application::deprecation::get_pet_sunset(),
         });
         assert_eq!(err.code(), ErrorCode::Gone);
         assert!(err.message().contains("Thu, 05 Dec 2030 00:00:00 GMT"));

@@ -10,7 +10,6 @@ mod body;
 mod cursor;
 pub mod dto;
 pub mod error;
-mod extractors;
 mod handlers;
 mod middleware;
 pub mod openapi;

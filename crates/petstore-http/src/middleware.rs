@@ -13,9 +13,11 @@ use actix_web::{HttpMessage, ResponseError};
 use futures_util::FutureExt as _;
 
 use crate::auth::KeyClaims;
-use crate::error::{ApiError, ErrorCode, INTERNAL_ERROR_MESSAGE};
+use crate::error::{ApiError, ErrorCause, ErrorCode, INTERNAL_ERROR_MESSAGE};
 
-pub(crate) async fn outermost(
+/// Wraps every request: writes its one log line, turns a panic into a 500, and makes sure no
+/// error leaves without the JSON `Error` body.
+pub(crate) async fn log_and_contain_failures(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
@@ -33,7 +35,19 @@ pub(crate) async fn outermost(
                 .extensions()
                 .get::<KeyClaims>()
                 .map(|claims| claims.sub.clone());
-            log_request(&method, &path, response.status(), started, key.as_deref());
+            let cause = response
+                .response()
+                .extensions()
+                .get::<ErrorCause>()
+                .map(|cause| cause.0.clone());
+            log_request(
+                &method,
+                &path,
+                response.status(),
+                started,
+                key.as_deref(),
+                cause.as_deref(),
+            );
             Ok(response)
         }
         // Handlers turn their errors into responses themselves; an `Err` here comes from
@@ -47,35 +61,38 @@ pub(crate) async fn outermost(
                 err.as_response_error().status_code(),
                 started,
                 None,
+                None,
             );
             Err(err)
         }
         Err(panic) => {
             tracing::error!(panic = panic_message(&*panic), "request handler panicked");
             let err = ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE);
-            log_request(&method, &path, err.status(), started, None);
+            log_request(&method, &path, err.status(), started, None, None);
             Err(err.into())
         }
     }
 }
 
-/// The one line per request: method, path (without the query), status, latency, and the name
-/// of the API key when one was accepted.
+/// The one line per request: method, path (without the query), status, latency, the name of
+/// the API key when one was accepted, and for a 5xx its cause. A 500 is an error to look into;
+/// a 503 (storage away or busy) a warning.
 fn log_request(
     method: &Method,
     path: &str,
     status: StatusCode,
     started: Instant,
     key: Option<&str>,
+    cause: Option<&str>,
 ) {
     // Whole microseconds: an integer field costs a fraction of formatting a `Duration`.
     let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     let method = method.as_str();
     let status = status.as_u16();
-    if status >= 500 {
-        tracing::warn!(method, path, status, latency_us, key, "request");
-    } else {
-        tracing::info!(method, path, status, latency_us, key, "request");
+    match status {
+        500 => tracing::error!(method, path, status, latency_us, key, cause, "request"),
+        501.. => tracing::warn!(method, path, status, latency_us, key, cause, "request"),
+        _ => tracing::info!(method, path, status, latency_us, key, "request"),
     }
 }
 

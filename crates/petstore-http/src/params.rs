@@ -10,15 +10,6 @@ use petstore_domain::{PetId, PetLimit, PetListQuery, PetStatus};
 use crate::cursor::CursorCodec;
 use crate::error::ApiError;
 
-/// Parses a decimal integer written as `-?[0-9]+` that fits in an `i64`.
-pub(crate) fn parse_int64(raw: &str) -> Option<i64> {
-    let digits = raw.strip_prefix('-').unwrap_or(raw);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    raw.parse().ok()
-}
-
 /// The `petId` path segment.
 pub(crate) fn parse_pet_id(raw: &str) -> Result<PetId, ApiError> {
     PetId::parse(raw)
@@ -55,15 +46,9 @@ pub(crate) fn parse_list_query(
 
     let limit = match limit {
         None => PetLimit::DEFAULT,
-        Some(raw) => parse_int64(&raw)
-            .and_then(|value| PetLimit::parse(value).ok())
-            .ok_or_else(|| {
-                ApiError::invalid_parameter(format!(
-                    "query parameter `limit` must be an integer from {} to {}",
-                    PetLimit::MIN,
-                    PetLimit::MAX
-                ))
-            })?,
+        Some(raw) => PetLimit::parse_text(&raw).map_err(|error| {
+            ApiError::invalid_parameter(format!("query parameter `limit` {error}"))
+        })?,
     };
     let status = status
         .map(|raw| {

@@ -18,13 +18,13 @@ pub struct HttpState {
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
     openapi_json: Bytes,
-    json_limit: usize,
 }
 
 impl HttpState {
     /// Largest accepted JSON request body, in bytes: 64 KiB. A pet is well under 1 KiB; the
-    /// limit only has to stop a client from making the server buffer megabytes.
-    pub const DEFAULT_JSON_LIMIT: usize = 64 * 1024;
+    /// limit only has to stop a client from making the server buffer megabytes. Bodies over it
+    /// get 413 `payload_too_large`.
+    pub const JSON_LIMIT: usize = 64 * 1024;
 
     /// The state for a service whose API keys are signed with `key_secret`. Listing cursors are
     /// signed with a key derived from the same secret, so that every instance sharing it accepts
@@ -36,19 +36,12 @@ impl HttpState {
             keys: Arc::new(ApiKeys::new(key_secret)),
             cursors: Arc::new(CursorCodec::new(key_secret)),
             openapi_json: Bytes::from(document_json(&ApiServers::default())),
-            json_limit: Self::DEFAULT_JSON_LIMIT,
         }
     }
 
     /// Sets the `servers` of the OpenAPI document (rendered once, here).
     pub fn with_servers(mut self, servers: &ApiServers) -> Self {
         self.openapi_json = Bytes::from(document_json(servers));
-        self
-    }
-
-    /// Replaces the JSON body limit (bytes); bodies over it get 413 `payload_too_large`.
-    pub fn with_json_limit(mut self, bytes: usize) -> Self {
-        self.json_limit = bytes;
         self
     }
 
@@ -67,9 +60,5 @@ impl HttpState {
     /// The OpenAPI document as served at `GET /v1/openapi.json`.
     pub fn openapi_json(&self) -> &Bytes {
         &self.openapi_json
-    }
-
-    pub fn json_limit(&self) -> usize {
-        self.json_limit
     }
 }

@@ -11,9 +11,7 @@ pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
         return Err(AppError::Usage("--name must not be blank".to_owned()));
     }
     let secret = key_secret::resolve(&args.keys, &args.data_dir)?;
-    let key = ApiKeys::new(&secret)
-        .issue(name, args.expires_in)
-        .map_err(|err| AppError::Usage(err.to_string()))?;
+    let key = ApiKeys::new(&secret).issue(name, args.expires_in)?;
     println!("{key}");
     match args.expires_in {
         Some(ttl) => eprintln!(

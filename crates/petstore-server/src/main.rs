@@ -34,6 +34,8 @@ pub enum AppError {
     Serve(#[source] std::io::Error),
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    IssueKey(#[from] petstore_http::KeyError),
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
 }

@@ -14,7 +14,7 @@ use crate::{key_secret, AppError};
 pub async fn run(args: ServeArgs) -> Result<(), AppError> {
     // The secret is checked before the database so a misconfigured production start fails fast.
     let secret = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
-    let repository = crate::storage::open(&args.storage).await?;
+    let repository = crate::storage::open_repository(&args.storage).await?;
     let service = PetService::new(repository, Arc::new(SystemClock));
 
     let listener = TcpListener::bind(args.bind).map_err(|source| AppError::Bind {

@@ -59,7 +59,7 @@ where
 }
 
 /// Opens the repository behind `args`, applying pending migrations.
-pub async fn open(args: &StorageArgs) -> Result<Arc<dyn PetRepository>, StorageError> {
+pub async fn open_repository(args: &StorageArgs) -> Result<Arc<dyn PetRepository>, StorageError> {
     let url = args.database_url()?;
     let settings = args.pool_settings();
     tracing::info!(database = %url, "opening storage");

@@ -8,7 +8,7 @@ use mockall::predicate::eq;
 use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetLimit, PetListQuery, PetName, PetStatus};
 
 use super::*;
-use crate::lifecycle::GET_PET_SUNSET_AT_UNIX;
+use crate::deprecation::GET_PET_SUNSET_AT_UNIX;
 use crate::ports::{MockClock, MockPetRepository};
 
 fn pet(id: i64) -> Pet {
@@ -74,10 +74,7 @@ async fn create_pet_passes_storage_failures_through_unchanged_in_kind() {
         .create_pet(new_pet())
         .await
         .unwrap_err();
-    assert!(matches!(
-        err,
-        CreatePetError::Repository(RepositoryError::Unavailable(_))
-    ));
+    assert!(matches!(err, RepositoryError::Unavailable(_)));
 }
 
 #[tokio::test]
@@ -134,10 +131,7 @@ async fn list_pets_maps_storage_failures() {
         .list_pets(PetListQuery::default())
         .await
         .unwrap_err();
-    assert!(matches!(
-        err,
-        ListPetsError::Repository(RepositoryError::Unexpected(_))
-    ));
+    assert!(matches!(err, RepositoryError::Unexpected(_)));
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::http::{Method, StatusCode};
 use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
-use petstore_application::lifecycle::get_pet_sunset;
+use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{MockClock, MockPetRepository, PetService, RepositoryError};
 use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
@@ -206,7 +206,7 @@ async fn create_answers_201_with_the_pet_and_its_location() {
 #[actix_web::test]
 async fn create_accepts_a_utf8_charset_and_a_body_of_exactly_the_limit() {
     let mut body = r#"{"name": "Rex", "categoryId": 3, "status": "sold"}"#.to_owned();
-    body.push_str(&" ".repeat(HttpState::DEFAULT_JSON_LIMIT - body.len()));
+    body.push_str(&" ".repeat(HttpState::JSON_LIMIT - body.len()));
     let req = create(&body).insert_header(("content-type", "application/json; charset=UTF-8"));
     let reply = send(storing_as(1), MockClock::new(), req).await;
     assert_eq!(reply.status, StatusCode::CREATED);
@@ -239,7 +239,7 @@ async fn create_refuses_other_content_types_with_415() {
 async fn create_refuses_a_body_over_64_kib_with_413() {
     let body = format!(
         r#"{{"name": "Rex", "categoryId": 3, "pad": "{}"}}"#,
-        "x".repeat(HttpState::DEFAULT_JSON_LIMIT)
+        "x".repeat(HttpState::JSON_LIMIT)
     );
     send_untouched(create(&body))
         .await
@@ -587,7 +587,9 @@ async fn plain_text_errors_are_rewritten_as_json_keeping_their_headers() {
                         .body("plain text")
                 }),
             )
-            .wrap(middleware::from_fn(crate::middleware::outermost)),
+            .wrap(middleware::from_fn(
+                crate::middleware::log_and_contain_failures,
+            )),
     )
     .await;
     let response = test::call_service(&app, TestRequest::get().uri("/teapot").to_request()).await;

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
-use petstore_application::lifecycle::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
+use petstore_application::deprecation::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
 use petstore_domain::Pet;
 
 use super::authorize;

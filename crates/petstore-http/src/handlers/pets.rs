@@ -112,7 +112,7 @@ pub(crate) async fn create_pet(
 ) -> Result<HttpResponse, ApiError> {
     authorize(&req, &state)?;
     require_json_content_type(&req)?;
-    let body = read_limited(&req, payload, state.json_limit()).await?;
+    let body = read_limited(&req, payload, HttpState::JSON_LIMIT).await?;
     let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
     let pet = state.service().create_pet(new_pet).await?;
 

@@ -1,8 +1,8 @@
 //! Parts of the document that come from runtime values rather than attributes: the bearer
 //! security scheme, and getPet's deprecation (its dates come from the application's
-//! `lifecycle` module, the same values the handler sends in its headers).
+//! `deprecation` module, the same values the handler sends in its headers).
 
-use petstore_application::lifecycle::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
+use petstore_application::deprecation::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Deprecated, OpenApi, RefOr};

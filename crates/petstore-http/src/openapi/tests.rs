@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use petstore_application::lifecycle::get_pet_sunset;
+use petstore_application::deprecation::get_pet_sunset;
 use petstore_domain::{PetLimit, PetName, PetStatus};
 use serde_json::{json, Value};
 

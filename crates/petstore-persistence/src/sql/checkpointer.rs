@@ -82,7 +82,7 @@ fn run(manager: &Manager, gate: &WriterGate, stopped: &mpsc::Receiver<()>) {
         };
         if conn.is_none() {
             conn = manager
-                .open()
+                .establish()
                 .map_err(|error| tracing::warn!(%error, "checkpointer cannot open the database"))
                 .ok();
         }

@@ -224,7 +224,7 @@ impl Manager {
     }
 
     /// Opens a connection outside any pool (migrations, the checkpointer).
-    pub(crate) fn open(&self) -> Result<AnyConnection, PoolError> {
+    pub(crate) fn establish(&self) -> Result<AnyConnection, PoolError> {
         match &self.target {
             Target::Postgres {
                 libpq_url,
@@ -262,7 +262,7 @@ impl r2d2::ManageConnection for Manager {
         // Read before opening: a connection opened while its generation is retired is retired too.
         let generation = self.generations.current();
         Ok(Pooled {
-            connection: self.open()?,
+            connection: self.establish()?,
             generation,
         })
     }

@@ -104,19 +104,19 @@ pub(crate) fn connect_failed(url: &DatabaseUrl, error: &diesel::r2d2::Error) -> 
     let reason = url.scrub(&error.to_string());
     match url {
         DatabaseUrl::Postgres(_) => StorageError::Unreachable {
-            database: url.redacted(),
+            database: url.to_string(),
             reason,
         },
         DatabaseUrl::Memory | DatabaseUrl::Sqlite(_) => StorageError::Other(format!(
             "cannot open the SQLite database {}: {reason}",
-            url.redacted()
+            url.to_string()
         )),
     }
 }
 
 pub(crate) fn checkout_failed(url: &DatabaseUrl, error: &r2d2::Error) -> StorageError {
     StorageError::Unreachable {
-        database: url.redacted(),
+        database: url.to_string(),
         reason: url.scrub(&error.to_string()),
     }
 }
@@ -125,11 +125,11 @@ pub(crate) fn query_failed(url: &DatabaseUrl, error: &DieselError) -> StorageErr
     let reason = url.scrub(&error.to_string());
     if is_unavailable(error) {
         StorageError::Unreachable {
-            database: url.redacted(),
+            database: url.to_string(),
             reason,
         }
     } else {
-        StorageError::Other(format!("the database {} failed: {reason}", url.redacted()))
+        StorageError::Other(format!("the database {} failed: {reason}", url.to_string()))
     }
 }
 
@@ -149,12 +149,12 @@ pub(crate) fn migration_failed(
             .is_some_and(is_unavailable);
     if lost {
         StorageError::Unreachable {
-            database: url.redacted(),
+            database: url.to_string(),
             reason,
         }
     } else {
         StorageError::Migration {
-            database: url.redacted(),
+            database: url.to_string(),
             reason,
         }
     }

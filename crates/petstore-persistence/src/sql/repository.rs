@@ -154,7 +154,7 @@ impl DieselPetRepository {
             &self.generations,
         )?;
         let mut conn = manager
-            .open()
+            .establish()
             .map_err(|error| errors::connect_failed(&self.url, &error))?;
         migrations::run_pending(&mut conn).map_err(|error| {
             let connection_lost = conn.ping().is_err();

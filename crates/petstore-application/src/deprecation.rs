@@ -12,7 +12,3 @@ pub const GET_PET_SUNSET_AT_UNIX: u64 = 1_922_659_200;
 pub fn get_pet_sunset() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(GET_PET_SUNSET_AT_UNIX)
 }
-
-pub fn get_pet_deprecated_at() -> SystemTime {
-    UNIX_EPOCH + Duration::from_secs(GET_PET_DEPRECATED_AT_UNIX)
-}
