@@ -48,7 +48,7 @@ impl PetService {
 
     /// `createPet`: stores the pet and returns it with its id.
     pub async fn create_pet(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
-        Ok(self.repository.create(new_pet).await?)
+        self.repository.create(new_pet).await
     }
 
     /// `listPets`: one page of pets in ascending id order.

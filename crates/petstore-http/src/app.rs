@@ -5,9 +5,10 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::{middleware, web, App};
 
-use crate::handlers::docs::{self, swagger_ui_config, DOCS_PATH, OPENAPI_PATH};
+use crate::handlers::docs::{self, swagger_ui_config};
 use crate::handlers::{fallback, get_pet, health, pets};
 use crate::middleware::log_and_contain_failures;
+use crate::paths::{DOCS_PATH, HEALTHZ_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH, READYZ_PATH};
 use crate::state::HttpState;
 
 const GET: &[Method] = &[Method::GET];
@@ -40,23 +41,23 @@ pub fn app(
         // Routes are tried in order: the API's first, so its requests are not matched against
         // the documentation's pattern on the way.
         .service(
-            web::resource("/v1/pets")
+            web::resource(PETS_PATH)
                 .route(web::get().to(pets::list_pets))
                 .route(web::post().to(pets::create_pet))
                 .default_service(fallback::method_not_allowed(GET_POST)),
         )
         .service(
-            web::resource("/v1/pets/{petId}")
+            web::resource(PET_PATH)
                 .route(get_pet_route)
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
-            web::resource("/healthz")
+            web::resource(HEALTHZ_PATH)
                 .route(web::get().to(health::healthz))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
-            web::resource("/readyz")
+            web::resource(READYZ_PATH)
                 .route(web::get().to(health::readyz))
                 .default_service(fallback::method_not_allowed(GET)),
         )

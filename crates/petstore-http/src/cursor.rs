@@ -96,14 +96,13 @@ fn mac_with_key(key: &[u8]) -> HmacSha256 {
     <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes a key of any length")
 }
 
-/// One byte per filter; "no filter" is distinct from every status.
+/// One byte per filter: 0 for none, else the status's place in `PetStatus::ALL` plus one (so
+/// issued cursors stay valid as long as new statuses are added at the end).
 fn status_byte(status: Option<PetStatus>) -> u8 {
-    match status {
-        None => 0,
-        Some(PetStatus::Available) => 1,
-        Some(PetStatus::Pending) => 2,
-        Some(PetStatus::Sold) => 3,
-    }
+    status
+        .and_then(|status| PetStatus::ALL.iter().position(|&known| known == status))
+        .and_then(|place| u8::try_from(place + 1).ok())
+        .unwrap_or(0)
 }
 
 fn invalid() -> ApiError {

@@ -53,26 +53,38 @@ impl From<Pet> for PetDto {
 #[schema(as = Pets, description = "A page of pets: a bare JSON array in ascending `id` order.")]
 pub struct PetsDto(pub Vec<PetDto>);
 
-/// The wire form of the domain's `PetStatus` (the `PetStatus` schema).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[schema(
-    as = PetStatus,
-    description = "Availability of a pet. A new pet is `available` unless its creator says otherwise."
-)]
-#[serde(rename_all = "lowercase")]
-pub enum PetStatusDto {
-    Available,
-    Pending,
-    Sold,
-}
+/// The wire form of the domain's `PetStatus`: its `as_str`, and a `PetStatus` schema that lists
+/// `PetStatus::ALL`, so the statuses are spelled once, in the domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PetStatusDto(pub PetStatus);
 
 impl From<PetStatus> for PetStatusDto {
     fn from(status: PetStatus) -> Self {
-        match status {
-            PetStatus::Available => Self::Available,
-            PetStatus::Pending => Self::Pending,
-            PetStatus::Sold => Self::Sold,
-        }
+        Self(status)
+    }
+}
+
+impl Serialize for PetStatusDto {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.as_str())
+    }
+}
+
+impl utoipa::PartialSchema for PetStatusDto {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::Type::String)
+            .description(Some(
+                "Availability of a pet. A new pet is `available` unless its creator says otherwise.",
+            ))
+            .enum_values(Some(PetStatus::ALL.map(PetStatus::as_str)))
+            .into()
+    }
+}
+
+impl ToSchema for PetStatusDto {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PetStatus")
     }
 }
 

@@ -16,6 +16,8 @@ use petstore_application::{GetPetError, RepositoryError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::paths::{PETS_PATH, PET_PATH};
+
 /// The machine-readable error codes, one per kind of failure. The set is part of the API
 /// (clients switch on it), so adding one is a compatible change and renaming one is not.
 /// Serialized (and listed in the OpenAPI document) in snake case, the same as [`as_str`](Self::as_str).
@@ -275,7 +277,7 @@ impl From<GetPetError> for ApiError {
             GetPetError::Gone { sunset } => Self::new(
                 ErrorCode::Gone,
                 format!(
-                    "`GET /v1/pets/{{petId}}` was removed on {}; use `GET /v1/pets` instead",
+                    "`GET {PET_PATH}` was removed on {}; use `GET {PETS_PATH}` instead",
                     httpdate::fmt_http_date(sunset)
                 ),
             ),

@@ -14,6 +14,7 @@ mod handlers;
 mod middleware;
 pub mod openapi;
 mod params;
+pub mod paths;
 mod state;
 
 pub use app::app;
@@ -21,7 +22,7 @@ pub use auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY};
 pub use cursor::CursorCodec;
 pub use dto::{NewPetDto, PetDto};
 pub use error::{ApiError, ErrorCode};
-pub use handlers::docs::{DOCS_PATH, OPENAPI_PATH};
-pub use handlers::get_pet::GET_PET_SUCCESSOR_LINK;
+pub use handlers::get_pet::successor_link;
 pub use openapi::{ApiServers, ServerUrl};
+pub use paths::{BASE_PATH, DOCS_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH};
 pub use state::HttpState;

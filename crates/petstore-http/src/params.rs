@@ -9,6 +9,7 @@ use petstore_domain::{PetId, PetLimit, PetListQuery, PetStatus};
 
 use crate::cursor::CursorCodec;
 use crate::error::ApiError;
+use crate::paths::PETS_PATH;
 
 /// The `petId` path segment.
 pub(crate) fn parse_pet_id(raw: &str) -> Result<PetId, ApiError> {
@@ -74,7 +75,7 @@ pub(crate) fn next_page_link(
     next_after: PetId,
     cursors: &CursorCodec,
 ) -> String {
-    let mut target = format!("/v1/pets?limit={}", query.limit.get());
+    let mut target = format!("{PETS_PATH}?limit={}", query.limit.get());
     if let Some(status) = query.status {
         target.push_str("&status=");
         target.push_str(status.as_str());

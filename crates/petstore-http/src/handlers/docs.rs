@@ -13,12 +13,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use utoipa_swagger_ui::Config;
 
 use crate::error::ApiError;
+use crate::paths::{DOCS_PATH, OPENAPI_PATH};
 use crate::state::HttpState;
-
-/// Where the document is served; Swagger UI loads it from here.
-pub const OPENAPI_PATH: &str = "/v1/openapi.json";
-/// Where Swagger UI is served.
-pub const DOCS_PATH: &str = "/docs";
 
 /// Swagger UI's settings (they end up in its `swagger-initializer.js`).
 pub(crate) fn swagger_ui_config() -> Arc<Config<'static>> {

@@ -16,14 +16,17 @@ use crate::dto::PetDto;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::params::parse_pet_id;
+use crate::paths::PETS_PATH;
 use crate::state::HttpState;
 
 /// RFC 9745 `Deprecation` header.
 pub(crate) const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
 /// RFC 8594 `Sunset` header.
 pub(crate) const SUNSET: HeaderName = HeaderName::from_static("sunset");
-/// Where to go instead: the listing with its `status` filter (spec, section 4.3).
-pub const GET_PET_SUCCESSOR_LINK: &str = "</v1/pets>; rel=\"successor-version\"";
+/// Where to go instead: the listing with its `status` filter (spec, section 4.3), as a `Link`.
+pub fn successor_link() -> String {
+    format!("<{PETS_PATH}>; rel=\"successor-version\"")
+}
 
 /// Deprecated for clients (the OpenAPI operation says so, with the sunset and the replacement),
 /// but served until the sunset; `app` registers it with the lint allowed.
@@ -83,10 +86,7 @@ fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 3] {
                 SUNSET,
                 header_value(httpdate::fmt_http_date(get_pet_sunset())),
             ),
-            (
-                header::LINK,
-                HeaderValue::from_static(GET_PET_SUCCESSOR_LINK),
-            ),
+            (header::LINK, header_value(successor_link())),
         ]
     });
     &HEADERS

@@ -15,6 +15,7 @@ use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::openapi::schemas::{ListPetsParams, NewPetSchema};
 use crate::params::{next_page_link, parse_list_query};
+use crate::paths::pet_path;
 use crate::state::HttpState;
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a
@@ -117,6 +118,6 @@ pub(crate) async fn create_pet(
     let pet = state.service().create_pet(new_pet).await?;
 
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/pets/{}", pet.id)))
+        .insert_header((header::LOCATION, pet_path(pet.id)))
         .json(PetDto::from(pet)))
 }

@@ -8,7 +8,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Deprecated, OpenApi, RefOr};
 use utoipa::Modify;
 
-use crate::handlers::get_pet::GET_PET_SUCCESSOR_LINK;
+use crate::handlers::get_pet::successor_link;
 
 /// The name operations use in their `security` requirement.
 pub const BEARER_AUTH: &str = "bearerAuth";
@@ -70,10 +70,7 @@ impl Modify for GetPetDeprecation {
                 "Sunset",
                 format!("RFC 8594: `{sunset}`, when getPet is removed."),
             ),
-            (
-                "Link",
-                format!("The replacement: `{GET_PET_SUCCESSOR_LINK}`."),
-            ),
+            ("Link", format!("The replacement: `{}`.", successor_link())),
         ];
         for response in operation.responses.responses.values_mut() {
             if let RefOr::T(response) = response {

@@ -10,8 +10,7 @@ use std::str::FromStr;
 
 use utoipa::openapi::server::{Server, ServerBuilder};
 
-/// The path every operation is served under.
-pub const BASE_PATH: &str = "/v1";
+pub use crate::paths::BASE_PATH;
 
 /// An absolute `http(s)` URL ending in `/v1`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -107,10 +107,9 @@ pub(crate) fn connect_failed(url: &DatabaseUrl, error: &diesel::r2d2::Error) -> 
             database: url.to_string(),
             reason,
         },
-        DatabaseUrl::Memory | DatabaseUrl::Sqlite(_) => StorageError::Other(format!(
-            "cannot open the SQLite database {}: {reason}",
-            url.to_string()
-        )),
+        DatabaseUrl::Memory | DatabaseUrl::Sqlite(_) => {
+            StorageError::Other(format!("cannot open the SQLite database {url}: {reason}"))
+        }
     }
 }
 
@@ -129,7 +128,7 @@ pub(crate) fn query_failed(url: &DatabaseUrl, error: &DieselError) -> StorageErr
             reason,
         }
     } else {
-        StorageError::Other(format!("the database {} failed: {reason}", url.to_string()))
+        StorageError::Other(format!("the database {url} failed: {reason}"))
     }
 }
 

@@ -62,3 +62,32 @@ where
         .map(|version| version.to_string())
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use petstore_domain::PetStatus;
+
+    /// The `CHECK` constraint on `pets.status` stays SQL, in both dialects' migrations; it must
+    /// allow exactly the domain's statuses.
+    #[test]
+    fn the_status_check_of_both_dialects_lists_exactly_the_domain_statuses() {
+        let expected: Vec<String> = PetStatus::ALL
+            .iter()
+            .map(|status| format!("'{}'", status.as_str()))
+            .collect();
+        for dialect in ["sqlite", "postgres"] {
+            let up = std::fs::read_to_string(format!(
+                "{}/../../migrations/{dialect}/2026-11-22-000000_create_pets/up.sql",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("the migration is readable");
+            let check = up
+                .split("CHECK (status IN (")
+                .nth(1)
+                .and_then(|rest| rest.split("))").next())
+                .unwrap_or_else(|| panic!("{dialect}: no status CHECK constraint"));
+            let listed: Vec<String> = check.split(',').map(|s| s.trim().to_owned()).collect();
+            assert_eq!(listed, expected, "{dialect}");
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! Every path the service answers, written once: the router (`app.rs`), the `Location`, `Link`
+//! and redirect headers, and error messages use these. The OpenAPI document's paths are
+//! relative to [`BASE_PATH`] (its servers end in it); `app/docs_tests.rs` checks that each one,
+//! so prefixed, is routed.
+
+/// The version prefix of every API path (spec, section 9).
+pub const BASE_PATH: &str = "/v1";
+/// listPets and createPet.
+pub const PETS_PATH: &str = "/v1/pets";
+/// getPet, with its `petId` parameter as the router and the OpenAPI document write it.
+pub const PET_PATH: &str = "/v1/pets/{petId}";
+/// The OpenAPI document.
+pub const OPENAPI_PATH: &str = "/v1/openapi.json";
+/// Swagger UI (outside the API's version prefix: it is for people, not clients).
+pub const DOCS_PATH: &str = "/docs";
+/// Liveness and readiness, outside the API's version prefix (no key needed).
+pub const HEALTHZ_PATH: &str = "/healthz";
+pub const READYZ_PATH: &str = "/readyz";
+
+/// The path of one pet, as `Location` gives it.
+pub fn pet_path(id: impl std::fmt::Display) -> String {
+    format!("{PETS_PATH}/{id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_paths_live_under_the_version_prefix() {
+        for path in [PETS_PATH, PET_PATH, OPENAPI_PATH] {
+            assert!(path.starts_with(&format!("{BASE_PATH}/")), "{path}");
+        }
+        assert_eq!(PET_PATH, pet_path("{petId}"));
+    }
+}
