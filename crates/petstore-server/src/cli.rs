@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use petstore_http::ServerUrl;
 
-use crate::duration::parse_duration;
+use humantime::parse_duration;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -204,6 +204,17 @@ mod tests {
     }
 
     #[test]
+    fn durations_need_a_unit_and_the_error_says_so() {
+        let cli = Cli::try_parse_from(["petstore", "serve", "--pool-timeout", "500ms"]).unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(args.storage.pool_timeout, Duration::from_millis(500));
+        let err = Cli::try_parse_from(["petstore", "serve", "--pool-timeout", "90"]).unwrap_err();
+        assert!(err.to_string().contains("unit"), "{err}");
+    }
+
+    #[test]
     fn server_urls_end_in_v1_and_bad_ones_are_refused() {
         let cli = Cli::try_parse_from([
             "petstore",
@@ -234,6 +245,6 @@ mod tests {
     #[test]
     fn a_bad_duration_is_refused_with_its_value() {
         let err = Cli::try_parse_from(["petstore", "serve", "--pool-timeout", "soon"]).unwrap_err();
-        assert!(err.to_string().contains("`soon`"), "{err}");
+        assert!(err.to_string().contains("'soon'"), "{err}");
     }
 }

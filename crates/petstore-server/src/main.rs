@@ -2,7 +2,6 @@
 //! hands them to each other; no business rule lives here.
 
 mod cli;
-mod duration;
 mod key_secret;
 mod keys;
 mod migrate;
