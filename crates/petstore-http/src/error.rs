@@ -21,9 +21,21 @@ use crate::paths::{PETS_PATH, PET_PATH};
 /// The machine-readable error codes, one per kind of failure. The set is part of the API
 /// (clients switch on it), so adding one is a compatible change and renaming one is not.
 /// Serialized (and listed in the OpenAPI document) in snake case, the same as [`as_str`](Self::as_str).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    ToSchema,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+)]
 #[schema(description = "Machine-readable error code. The set is fixed; new codes may be added.")]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ErrorCode {
     /// 400: the JSON body parsed but a field is missing, unknown or holds an invalid value.
     ValidationFailed,
@@ -50,35 +62,9 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
-        ErrorCode::ValidationFailed,
-        ErrorCode::MalformedJson,
-        ErrorCode::InvalidParameter,
-        ErrorCode::Unauthorized,
-        ErrorCode::NotFound,
-        ErrorCode::MethodNotAllowed,
-        ErrorCode::Gone,
-        ErrorCode::PayloadTooLarge,
-        ErrorCode::UnsupportedMediaType,
-        ErrorCode::InternalError,
-        ErrorCode::ServiceUnavailable,
-    ];
-
     /// The wire spelling (the `code` field).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::ValidationFailed => "validation_failed",
-            Self::MalformedJson => "malformed_json",
-            Self::InvalidParameter => "invalid_parameter",
-            Self::Unauthorized => "unauthorized",
-            Self::NotFound => "not_found",
-            Self::MethodNotAllowed => "method_not_allowed",
-            Self::Gone => "gone",
-            Self::PayloadTooLarge => "payload_too_large",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::InternalError => "internal_error",
-            Self::ServiceUnavailable => "service_unavailable",
-        }
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 
     /// The HTTP status that always goes with this code.
@@ -302,8 +288,10 @@ pub(crate) fn error_chain(err: &(dyn StdError + 'static)) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use super::*;
     use actix_web::body::to_bytes;
+    use strum::IntoEnumIterator as _;
+
+    use super::*;
 
     async fn body_of(err: &ApiError) -> serde_json::Value {
         let response = err.error_response();
@@ -316,7 +304,7 @@ mod tests {
 
     #[actix_web::test]
     async fn every_code_renders_exactly_code_message_status_with_its_status() {
-        for code in ErrorCode::ALL {
+        for code in ErrorCode::iter() {
             let err = ApiError::new(code, "something");
             let body = body_of(&err).await;
             assert_eq!(
@@ -333,7 +321,7 @@ mod tests {
 
     #[test]
     fn the_serialized_code_is_its_wire_spelling() {
-        for code in ErrorCode::ALL {
+        for code in ErrorCode::iter() {
             assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
         }
     }

@@ -11,6 +11,7 @@ use actix_web::http::{header, Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{HttpMessage, ResponseError};
 use futures_util::FutureExt as _;
+use strum::IntoEnumIterator as _;
 
 use crate::auth::KeyClaims;
 use crate::error::{ApiError, ErrorCause, ErrorCode, INTERNAL_ERROR_MESSAGE};
@@ -153,8 +154,7 @@ fn code_for(status: StatusCode) -> Option<ErrorCode> {
     if status == StatusCode::BAD_REQUEST {
         return Some(ErrorCode::InvalidParameter);
     }
-    ErrorCode::ALL
-        .into_iter()
+    ErrorCode::iter()
         .find(|code| code.status() == status && status != StatusCode::INTERNAL_SERVER_ERROR)
 }
 

@@ -6,6 +6,7 @@
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_domain::{PetLimit, PetName, PetStatus};
 use serde_json::{json, Value};
+use strum::IntoEnumIterator as _;
 
 use super::*;
 use crate::dto::NEW_PET_FIELDS;
@@ -214,7 +215,7 @@ fn schemas_carry_the_rules_the_code_applies() {
 
     let statuses: Vec<_> = PetStatus::ALL.iter().map(|s| s.as_str()).collect();
     assert_eq!(schemas["PetStatus"]["enum"], json!(statuses));
-    let codes: Vec<_> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    let codes: Vec<_> = ErrorCode::iter().map(ErrorCode::as_str).collect();
     assert_eq!(schemas["ErrorCode"]["enum"], json!(codes));
 
     let new_pet = &schemas["NewPet"];
