@@ -2,6 +2,7 @@
 //! configuration; development makes one on first use and keeps it in the data directory, so keys
 //! keep working across restarts and `petstore keys issue` signs with the same secret as `serve`.
 
+use secrecy::SecretSlice;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 #[cfg(unix)]
@@ -38,8 +39,12 @@ pub enum KeySecretError {
     Random(String),
 }
 
-/// The secret bytes for the configured environment.
-pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
+/// The secret bytes for the configured environment, wiped from memory when dropped.
+pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<SecretSlice<u8>, KeySecretError> {
+    resolve_bytes(args, data_dir).map(SecretSlice::from)
+}
+
+fn resolve_bytes(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
     let explicit = match (&args.key_secret, &args.key_secret_file) {
         (Some(secret), _) => Some(secret.clone().into_bytes()),
         (None, Some(path)) => Some(read_secret_file(path)?),
@@ -121,7 +126,7 @@ mod tests {
     #[test]
     fn production_refuses_to_run_without_a_secret() {
         let dir = tempfile::tempdir().unwrap();
-        let err = resolve(&args(None, Environment::Production), dir.path()).unwrap_err();
+        let err = resolve_bytes(&args(None, Environment::Production), dir.path()).unwrap_err();
         assert!(matches!(err, KeySecretError::MissingInProduction));
         assert!(err.to_string().contains("PETSTORE_KEY_SECRET"));
         assert!(!dir.path().join(DEV_SECRET_FILE_NAME).exists());
@@ -131,13 +136,15 @@ mod tests {
     fn production_refuses_a_short_secret_and_accepts_32_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let short = "x".repeat(31);
-        let err = resolve(&args(Some(&short), Environment::Production), dir.path()).unwrap_err();
+        let err =
+            resolve_bytes(&args(Some(&short), Environment::Production), dir.path()).unwrap_err();
         assert!(matches!(
             err,
             KeySecretError::TooShortForProduction { actual: 31 }
         ));
         let long = "y".repeat(32);
-        let secret = resolve(&args(Some(&long), Environment::Production), dir.path()).unwrap();
+        let secret =
+            resolve_bytes(&args(Some(&long), Environment::Production), dir.path()).unwrap();
         assert_eq!(secret, long.into_bytes());
     }
 
@@ -145,8 +152,8 @@ mod tests {
     fn development_generates_a_secret_once_and_reuses_it() {
         let dir = tempfile::tempdir().unwrap();
         let data_dir = dir.path().join("nested/data");
-        let first = resolve(&args(None, Environment::Development), &data_dir).unwrap();
-        let second = resolve(&args(None, Environment::Development), &data_dir).unwrap();
+        let first = resolve_bytes(&args(None, Environment::Development), &data_dir).unwrap();
+        let second = resolve_bytes(&args(None, Environment::Development), &data_dir).unwrap();
         assert_eq!(first, second);
         assert_eq!(first.len(), 64, "32 random bytes, hex encoded");
         #[cfg(unix)]
@@ -168,7 +175,7 @@ mod tests {
         let mut file_args = args(None, Environment::Production);
         file_args.key_secret_file = Some(path);
         assert_eq!(
-            resolve(&file_args, dir.path()).unwrap(),
+            resolve_bytes(&file_args, dir.path()).unwrap(),
             "z".repeat(40).into_bytes()
         );
     }

@@ -3,6 +3,8 @@
 use petstore_http::ApiKeys;
 
 use crate::cli::IssueKeyArgs;
+use secrecy::ExposeSecret as _;
+
 use crate::{key_secret, AppError};
 
 pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
@@ -11,7 +13,7 @@ pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
         return Err(AppError::Usage("--name must not be blank".to_owned()));
     }
     let secret = key_secret::resolve(&args.keys, &args.data_dir)?;
-    let key = ApiKeys::new(&secret).issue(name, args.expires_in)?;
+    let key = ApiKeys::new(secret.expose_secret()).issue(name, args.expires_in)?;
     println!("{key}");
     match args.expires_in {
         Some(ttl) => eprintln!(

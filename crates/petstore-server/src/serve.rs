@@ -9,6 +9,8 @@ use petstore_application::{PetService, SystemClock};
 use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH};
 
 use crate::cli::ServeArgs;
+use secrecy::ExposeSecret as _;
+
 use crate::{key_secret, AppError};
 
 pub async fn run(args: ServeArgs) -> Result<(), AppError> {
@@ -32,7 +34,7 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
             .unwrap_or_else(|| ServerUrl::for_address(address)),
         args.servers.staging_url,
     );
-    let state = HttpState::new(service, &secret).with_servers(&servers);
+    let state = HttpState::new(service, secret.expose_secret()).with_servers(&servers);
     let mut server = HttpServer::new(move || petstore_http::app(state.clone()))
         .listen(listener)
         .map_err(|source| AppError::Bind {
