@@ -123,7 +123,7 @@ async fn two_hundred_concurrent_creates_get_two_hundred_distinct_ids(app: TestAp
 }
 
 on_backends!(
-    [sqlite, postgres]
+    process [sqlite, postgres]
     created_pets_and_keys_survive_kill_9_and_restart,
     every_acknowledged_create_survives_kill_9_under_load,
 );

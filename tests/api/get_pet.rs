@@ -50,5 +50,10 @@ on_backends!(
     [memory, sqlite, postgres]
     returns_the_pet_with_deprecation_headers,
     an_unknown_id_is_404,
-    an_id_that_is_not_an_int64_is_400,
 );
+
+/// Refused before storage is touched: the backend makes no difference.
+mod refused_before_storage {
+    use super::*;
+    on_backends!([memory] an_id_that_is_not_an_int64_is_400);
+}

@@ -1,16 +1,26 @@
-//! Spawns the real `petstore` binary on a free port against a fresh database, and talks to it
-//! over real HTTP. Set `TEST_LOG=1` to see the servers' logs.
+//! Starts the service on a free port against a fresh database, and talks to it over real HTTP.
+//!
+//! - [`TestApp::spawn`]: the library's `Application`, in this process (on a thread with its own
+//!   runtime): what most tests need, and fast.
+//! - [`TestApp::spawn_process`] / [`TestApp::spawn_with_env`]: the built `petstore` binary in a
+//!   process of its own, for what only a process has: `kill -9`, configuration from the
+//!   environment, its own memory figures.
+//!
+//! Set `TEST_LOG=1` to see the servers' logs.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use awc::http::header::HeaderMap;
 use awc::http::StatusCode;
+use clap::Parser as _;
+use petstore_server::cli::{Cli, Command, KeysCommand, ServeArgs};
+use petstore_server::{keys, Application};
 use petstore_test_support::TestDatabase;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -28,7 +38,10 @@ pub enum Backend {
     Postgres,
 }
 
-/// A running `petstore serve` with its own data directory and database; killed on drop.
+/// The key secret of in-process servers (a process gets a development secret of its own).
+const IN_PROCESS_KEY_SECRET: &str = "in-process-test-server-key-secret-0123456789";
+
+/// A running service with its own data directory and database; stopped on drop.
 pub struct TestApp {
     pub backend: Backend,
     /// `http://127.0.0.1:PORT` (no `/v1`).
@@ -38,28 +51,83 @@ pub struct TestApp {
     pub database_url: String,
     pub client: awc::Client,
     extra_env: Vec<(String, String)>,
-    server: Child,
+    server: Server,
     _database: Option<TestDatabase>,
 }
 
+/// Where a test's service runs.
+enum Server {
+    Process(Child),
+    InProcess(InProcessServer),
+}
+
+/// Storage for a test: the database URL and what keeps the database alive.
+fn test_storage(backend: Backend, data_dir: &Path) -> (String, Option<TestDatabase>) {
+    match backend {
+        Backend::Memory => ("memory:".to_owned(), None),
+        Backend::Sqlite => (
+            format!("sqlite://{}", data_dir.join("pets.db").display()),
+            None,
+        ),
+        Backend::Postgres => {
+            let database = TestDatabase::create();
+            (database.url().to_owned(), Some(database))
+        }
+    }
+}
+
 impl TestApp {
+    /// The service in this process, on `backend`.
     pub async fn spawn(backend: Backend) -> Self {
+        let data_dir = tempfile::tempdir().expect("temporary data directory");
+        let (database_url, database) = test_storage(backend, data_dir.path());
+        let dir = data_dir.path().to_str().expect("UTF-8 temporary directory");
+        let Command::Serve(args) = Cli::try_parse_from([
+            "petstore",
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--workers",
+            &SERVER_WORKERS.to_string(),
+            "--database-url",
+            &database_url,
+            "--data-dir",
+            dir,
+            "--key-secret",
+            IN_PROCESS_KEY_SECRET,
+            "--env",
+            "development",
+        ])
+        .expect("valid serve arguments")
+        .command
+        else {
+            unreachable!("parsed `serve` as another command");
+        };
+        let (server, address) = InProcessServer::start(args);
+        let mut app = Self {
+            backend,
+            address,
+            api_key: String::new(),
+            data_dir,
+            database_url,
+            client: client(),
+            extra_env: Vec::new(),
+            server: Server::InProcess(server),
+            _database: database,
+        };
+        app.api_key = app.issue_key(&["--name", "tests"]);
+        app
+    }
+
+    /// The built binary in a process of its own, on `backend`.
+    pub async fn spawn_process(backend: Backend) -> Self {
         Self::spawn_with_env(backend, &[]).await
     }
 
+    /// The built binary in a process of its own, with `env` added to its environment.
     pub async fn spawn_with_env(backend: Backend, env: &[(&str, &str)]) -> Self {
         let data_dir = tempfile::tempdir().expect("temporary data directory");
-        let (database_url, database) = match backend {
-            Backend::Memory => ("memory:".to_owned(), None),
-            Backend::Sqlite => (
-                format!("sqlite://{}", data_dir.path().join("pets.db").display()),
-                None,
-            ),
-            Backend::Postgres => {
-                let database = TestDatabase::create();
-                (database.url().to_owned(), Some(database))
-            }
-        };
+        let (database_url, database) = test_storage(backend, data_dir.path());
         let extra_env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -74,8 +142,15 @@ impl TestApp {
             database_url,
             client: client(),
             extra_env,
-            server,
+            server: Server::Process(server),
             _database: database,
+        }
+    }
+
+    fn process(&mut self) -> &mut Child {
+        match &mut self.server {
+            Server::Process(child) => child,
+            Server::InProcess(_) => panic!("only a TestApp::spawn_process app has a process"),
         }
     }
 
@@ -85,15 +160,15 @@ impl TestApp {
 
     /// Kills the server without warning (SIGKILL) and starts a new one on the same data.
     pub fn kill_and_restart(&mut self) {
-        self.server.kill().expect("kill the server");
+        self.process().kill().expect("kill the server");
         self.restart();
     }
 
     /// Sends the server SIGKILL, e.g. from a task running next to the server's clients; call
     /// [`TestApp::restart`] afterwards.
     pub fn kill_9(&self) {
-        let status = Command::new("kill")
-            .args(["-9", &self.server.id().to_string()])
+        let status = std::process::Command::new("kill")
+            .args(["-9", &self.server_pid().to_string()])
             .status()
             .expect("run kill");
         assert!(status.success(), "kill -9 failed: {status}");
@@ -102,16 +177,19 @@ impl TestApp {
     /// Waits for the server to end (after [`TestApp::kill_9`]) and starts a new one on the same
     /// data.
     pub fn restart(&mut self) {
-        self.server.wait().expect("reap the server");
+        self.process().wait().expect("reap the server");
         let (server, address) =
             start_server(self.data_dir.path(), &self.database_url, &self.extra_env);
-        self.server = server;
+        self.server = Server::Process(server);
         self.address = address;
     }
 
     /// The server's process id, e.g. to read its memory use from `/proc`.
     pub fn server_pid(&self) -> u32 {
-        self.server.id()
+        match &self.server {
+            Server::Process(child) => child.id(),
+            Server::InProcess(_) => panic!("only a TestApp::spawn_process app has a process"),
+        }
     }
 
     /// The PostgreSQL database behind a `Backend::Postgres` app, for SQL the test runs itself.
@@ -121,8 +199,42 @@ impl TestApp {
             .expect("only a PostgreSQL-backed app has a PostgreSQL database")
     }
 
+    /// The secret this server signs and checks keys with.
+    pub fn key_secret(&self) -> Vec<u8> {
+        match &self.server {
+            Server::InProcess(_) => IN_PROCESS_KEY_SECRET.as_bytes().to_vec(),
+            // The development secret the process generated and keeps in its data directory.
+            Server::Process(_) => {
+                std::fs::read_to_string(self.data_dir.path().join("dev-key-secret"))
+                    .expect("the server kept its development secret")
+                    .trim()
+                    .as_bytes()
+                    .to_vec()
+            }
+        }
+    }
+
+    /// A key this server accepts: `petstore keys issue ARGS`, run the way the server runs.
     pub fn issue_key(&self, args: &[&str]) -> String {
-        issue_key(self.data_dir.path(), &self.extra_env, args)
+        match &self.server {
+            Server::Process(_) => issue_key(self.data_dir.path(), &self.extra_env, args),
+            Server::InProcess(_) => {
+                let dir = self.data_dir.path().to_str().expect("UTF-8 directory");
+                let argv = [
+                    &["petstore", "keys", "issue"][..],
+                    args,
+                    &["--data-dir", dir, "--key-secret", IN_PROCESS_KEY_SECRET],
+                ]
+                .concat();
+                let Command::Keys(KeysCommand::Issue(args)) = Cli::try_parse_from(argv)
+                    .expect("valid keys issue arguments")
+                    .command
+                else {
+                    unreachable!("parsed `keys issue` as another command");
+                };
+                keys::issue_key(&args).expect("issue a key")
+            }
+        }
     }
 
     pub fn get(&self, path: &str) -> awc::ClientRequest {
@@ -190,8 +302,77 @@ pub fn next_link_target(link: &str) -> String {
 
 impl Drop for TestApp {
     fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
+        if let Server::Process(child) = &mut self.server {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The library's `Application` on a thread with an actix runtime of its own, so the test's
+/// runtime and the server's never wait on each other. Stopped (and its storage closed) on drop.
+struct InProcessServer {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl InProcessServer {
+    fn start(args: ServeArgs) -> (Self, String) {
+        init_test_log();
+        let (ready, started) = mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                let application = match Application::build(&args).await {
+                    Ok(application) => application,
+                    Err(error) => {
+                        let _ = ready.send(Err(error.to_string()));
+                        return;
+                    }
+                };
+                let handle = application.handle();
+                let _ = ready.send(Ok(application.address()));
+                actix_web::rt::spawn(async move {
+                    let _ = stopped.await;
+                    handle.stop(false).await;
+                });
+                let _ = application.run_until_stopped().await;
+            });
+        });
+        let address = match started.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok(address)) => format!("http://{address}"),
+            Ok(Err(error)) => panic!("the service did not start: {error}"),
+            Err(_) => panic!("the service did not start within a minute"),
+        };
+        let server = Self {
+            stop: Some(stop),
+            thread: Some(thread),
+        };
+        (server, address)
+    }
+}
+
+impl Drop for InProcessServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// With `TEST_LOG` set, in-process servers log to the test's output.
+fn init_test_log() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    if std::env::var_os("TEST_LOG").is_some() {
+        INIT.call_once(|| {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter("info")
+                .with_test_writer()
+                .try_init();
+        });
     }
 }
 
@@ -280,8 +461,8 @@ fn log_sink() -> Stdio {
 
 /// The configuration every test process shares: the test's own directory, database and a fresh
 /// environment (nothing from the developer's shell leaks in).
-pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> Command {
-    let mut command = Command::new(PETSTORE);
+pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> std::process::Command {
+    let mut command = std::process::Command::new(PETSTORE);
     for name in [
         "DATABASE_URL",
         "PETSTORE_ENV",
@@ -361,15 +542,22 @@ pub fn temp_path(dir: &TempDir, name: &str) -> PathBuf {
 }
 
 /// Declares each scenario `async fn NAME(app: TestApp)` once and runs it against each backend
-/// listed, as tests named `BACKEND::NAME`.
+/// listed, as tests named `BACKEND::NAME`: on an in-process server, or with `process` first, on
+/// the binary in a process of its own (for `kill -9` and restarts).
 #[macro_export]
 macro_rules! on_backends {
-    ([$backend:ident $(, $more:ident)* $(,)?] $($scenario:ident),+ $(,)?) => {
+    (process [$($backend:ident),* $(,)?] $($scenario:ident),+ $(,)?) => {
+        $crate::on_backends!(@spawn spawn_process [$($backend),*] $($scenario),+);
+    };
+    ([$($backend:ident),* $(,)?] $($scenario:ident),+ $(,)?) => {
+        $crate::on_backends!(@spawn spawn [$($backend),*] $($scenario),+);
+    };
+    (@spawn $spawn:ident [$backend:ident $(, $more:ident)*] $($scenario:ident),+) => {
         mod $backend {
             $(
                 #[actix_web::test]
                 async fn $scenario() {
-                    let app = $crate::helpers::TestApp::spawn(
+                    let app = $crate::helpers::TestApp::$spawn(
                         $crate::helpers::backend_named(stringify!($backend)),
                     )
                     .await;
@@ -377,9 +565,9 @@ macro_rules! on_backends {
                 }
             )+
         }
-        $crate::on_backends!([$($more),*] $($scenario),+);
+        $crate::on_backends!(@spawn $spawn [$($more),*] $($scenario),+);
     };
-    ([] $($scenario:ident),+ $(,)?) => {};
+    (@spawn $spawn:ident [] $($scenario:ident),+) => {};
 }
 
 pub fn backend_named(name: &str) -> Backend {

@@ -1,43 +1,13 @@
-//! The `petstore` binary: the composition root. It reads configuration, picks the adapters and
-//! hands them to each other; no business rule lives here.
-
-mod cli;
-mod key_secret;
-mod keys;
-mod migrate;
-mod openapi;
-mod serve;
-mod storage;
+//! The `petstore` binary: parses the command line, sets up logging and runs the command; the
+//! wiring lives in the library (`lib.rs`).
 
 use std::io::IsTerminal;
-use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use clap::Parser;
+use petstore_server::cli::{Cli, Command, KeysCommand};
+use petstore_server::{keys, migrate, openapi, serve};
 use tracing_subscriber::EnvFilter;
-
-use cli::{Cli, Command, KeysCommand};
-
-#[derive(Debug, thiserror::Error)]
-pub enum AppError {
-    #[error(transparent)]
-    KeySecret(#[from] key_secret::KeySecretError),
-    #[error(transparent)]
-    Storage(#[from] petstore_persistence::StorageError),
-    #[error("cannot listen on {address}: {source}")]
-    Bind {
-        address: SocketAddr,
-        source: std::io::Error,
-    },
-    #[error("the server stopped with an error: {0}")]
-    Serve(#[source] std::io::Error),
-    #[error("{0}")]
-    Usage(String),
-    #[error(transparent)]
-    IssueKey(#[from] petstore_http::KeyError),
-    #[error("cannot write the output: {0}")]
-    Output(#[source] std::io::Error),
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

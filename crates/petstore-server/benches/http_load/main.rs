@@ -82,7 +82,7 @@ fn measure_ceiling(duration: Duration) -> Vec<Row> {
 }
 
 async fn measure_backend(backend: Backend, duration: Duration) -> (Vec<Row>, Option<u64>) {
-    let app = TestApp::spawn(backend).await;
+    let app = TestApp::spawn_process(backend).await;
     let body = json!({"name": "Rex", "categoryId": 3, "status": "available"}).to_string();
     let mut rows = Vec::new();
     for operation in Operation::ALL {

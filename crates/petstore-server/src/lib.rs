@@ -1,0 +1,37 @@
+//! The composition root of petstore, as a library: configuration (`cli`), wiring of the adapters
+//! ([`Application`]) and the commands of the `petstore` binary. Tests start the service
+//! in-process through [`Application::build`]; the binary (`main.rs`) only parses the command
+//! line, sets up logging and runs a command.
+
+pub mod cli;
+mod key_secret;
+pub mod keys;
+pub mod migrate;
+pub mod openapi;
+pub mod serve;
+mod storage;
+
+use std::net::SocketAddr;
+
+pub use serve::Application;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    KeySecret(#[from] key_secret::KeySecretError),
+    #[error(transparent)]
+    Storage(#[from] petstore_persistence::StorageError),
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server stopped with an error: {0}")]
+    Serve(#[source] std::io::Error),
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    IssueKey(#[from] petstore_http::KeyError),
+    #[error("cannot write the output: {0}")]
+    Output(#[source] std::io::Error),
+}
