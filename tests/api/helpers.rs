@@ -543,31 +543,30 @@ pub fn temp_path(dir: &TempDir, name: &str) -> PathBuf {
 
 /// Declares each scenario `async fn NAME(app: TestApp)` once and runs it against each backend
 /// listed, as tests named `BACKEND::NAME`: on an in-process server, or with `process` first, on
-/// the binary in a process of its own (for `kill -9` and restarts).
+/// the binary in a process of its own (for `kill -9` and restarts). The matrix itself is
+/// `petstore_test_support::on_backends!`, shared with the persistence suites.
 #[macro_export]
 macro_rules! on_backends {
     (process [$($backend:ident),* $(,)?] $($scenario:ident),+ $(,)?) => {
-        $crate::on_backends!(@spawn spawn_process [$($backend),*] $($scenario),+);
+        petstore_test_support::on_backends!(
+            #[actix_web::test] $crate::helpers::spawn_process_named, [$($backend),*] $($scenario),+
+        );
     };
     ([$($backend:ident),* $(,)?] $($scenario:ident),+ $(,)?) => {
-        $crate::on_backends!(@spawn spawn [$($backend),*] $($scenario),+);
+        petstore_test_support::on_backends!(
+            #[actix_web::test] $crate::helpers::spawn_named, [$($backend),*] $($scenario),+
+        );
     };
-    (@spawn $spawn:ident [$backend:ident $(, $more:ident)*] $($scenario:ident),+) => {
-        mod $backend {
-            $(
-                #[actix_web::test]
-                async fn $scenario() {
-                    let app = $crate::helpers::TestApp::$spawn(
-                        $crate::helpers::backend_named(stringify!($backend)),
-                    )
-                    .await;
-                    super::$scenario(app).await;
-                }
-            )+
-        }
-        $crate::on_backends!(@spawn $spawn [$($more),*] $($scenario),+);
-    };
-    (@spawn $spawn:ident [] $($scenario:ident),+) => {};
+}
+
+/// [`TestApp::spawn`] on the backend called `name`.
+pub async fn spawn_named(name: &str) -> TestApp {
+    TestApp::spawn(backend_named(name)).await
+}
+
+/// [`TestApp::spawn_process`] on the backend called `name`.
+pub async fn spawn_process_named(name: &str) -> TestApp {
+    TestApp::spawn_process(backend_named(name)).await
 }
 
 pub fn backend_named(name: &str) -> Backend {

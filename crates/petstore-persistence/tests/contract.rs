@@ -15,32 +15,9 @@ use common::{new_pet, Fixture};
 use petstore_application::PetRepository;
 use petstore_domain::{CategoryId, NewPet, PetId, PetName, PetStatus};
 
-/// Generates one `#[tokio::test]` per contract case in one module per backend, so a failure
-/// reads e.g. `postgres::list_after_is_a_keyset_cursor`.
-macro_rules! contract {
-    ($($case:ident),* $(,)?) => {
-        mod memory {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                super::$case(super::common::memory()).await;
-            })*
-        }
-        mod sqlite {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                super::$case(super::common::sqlite()).await;
-            })*
-        }
-        mod postgres {
-            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                super::$case(super::common::postgres()).await;
-            })*
-        }
-    };
-}
-
-contract!(
+petstore_test_support::on_backends!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] crate::common::fixture,
+    [memory, sqlite, postgres]
     create_assigns_increasing_distinct_ids_and_returns_the_stored_pet,
     create_stores_the_default_and_explicit_statuses,
     create_keeps_long_unicode_names_and_the_largest_category_id,

@@ -12,3 +12,25 @@ mod sqlite;
 
 pub use postgres::{unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase};
 pub use sqlite::TestSqliteFile;
+
+/// The backend matrix: declares each scenario `async fn CASE(fixture)` once and runs it on each
+/// backend listed, as tests named `BACKEND::CASE`.
+///
+/// `setup` is an async function from a backend's name (`memory`, `sqlite`, `postgres`) to the
+/// fixture the scenarios take; the attribute is the async test attribute to use. For example:
+/// `on_backends!(#[tokio::test] crate::common::fixture, [memory, sqlite] finds_a_pet)`.
+#[macro_export]
+macro_rules! on_backends {
+    (#[$test:meta] $setup:path, [$backend:ident $(, $more:ident)* $(,)?] $($case:ident),+ $(,)?) => {
+        mod $backend {
+            $(
+                #[$test]
+                async fn $case() {
+                    super::$case($setup(stringify!($backend)).await).await;
+                }
+            )+
+        }
+        $crate::on_backends!(#[$test] $setup, [$($more),*] $($case),+);
+    };
+    (#[$test:meta] $setup:path, [] $($case:ident),+ $(,)?) => {};
+}

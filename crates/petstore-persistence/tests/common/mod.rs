@@ -32,6 +32,16 @@ impl Fixture {
     }
 }
 
+/// The fixture of the backend called `name`, for `petstore_test_support::on_backends!`.
+pub async fn fixture(name: &str) -> Fixture {
+    match name {
+        "memory" => memory(),
+        "sqlite" => sqlite(),
+        "postgres" => postgres(),
+        other => panic!("unknown backend {other}"),
+    }
+}
+
 pub fn memory() -> Fixture {
     Fixture {
         name: "memory",
