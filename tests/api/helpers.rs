@@ -19,6 +19,7 @@ use std::time::Duration;
 use awc::http::header::HeaderMap;
 use awc::http::StatusCode;
 use clap::Parser as _;
+use petstore_persistence::PoolSettings;
 use petstore_server::cli::{Cli, Command, KeysCommand, ServeArgs};
 use petstore_server::{keys, Application};
 use petstore_test_support::TestDatabase;
@@ -70,7 +71,11 @@ fn test_storage(backend: Backend, data_dir: &Path) -> (String, Option<TestDataba
             None,
         ),
         Backend::Postgres => {
-            let database = TestDatabase::create();
+            let database = TestDatabase::migrated(|url| {
+                let url = url.parse().expect("a PostgreSQL URL");
+                petstore_persistence::migrate(&url, &PoolSettings::default())
+                    .expect("migrate the template database");
+            });
             (database.url().to_owned(), Some(database))
         }
     }

@@ -49,5 +49,5 @@ pub fn migrate(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Vec<String>
     if let DatabaseUrl::Memory = url {
         return Ok(Vec::new());
     }
-    DieselPetRepository::new(url, settings)?.run_migrations()
+    sql::run_migrations(url, settings)
 }

@@ -15,6 +15,6 @@ mod queue;
 mod repository;
 mod schema;
 
-pub use repository::DieselPetRepository;
+pub use repository::{run_migrations, DieselPetRepository};
 
 type Pool = r2d2::Pool<connection::Manager>;

@@ -147,19 +147,7 @@ impl DieselPetRepository {
     /// Applies every pending migration on a connection of its own; returns the versions
     /// applied. Blocking.
     pub fn run_migrations(&self) -> Result<Vec<String>, StorageError> {
-        let manager = manager_for(
-            &self.url,
-            &self.settings,
-            SqliteRole::ReadWrite,
-            &self.generations,
-        )?;
-        let mut conn = manager
-            .establish()
-            .map_err(|error| errors::connect_failed(&self.url, &error))?;
-        migrations::run_pending(&mut conn).map_err(|error| {
-            let connection_lost = conn.ping().is_err();
-            errors::migration_failed(&self.url, &error, connection_lost)
-        })
+        run_migrations(&self.url, &self.settings)
     }
 
     /// Whether the database answers within the checkout timeout. Blocking; for start-up loops.
@@ -249,6 +237,30 @@ impl PetRepository for DieselPetRepository {
     async fn ping(&self) -> Result<(), RepositoryError> {
         self.read(false, |conn| conn.ping()).await
     }
+}
+
+/// Applies every pending migration to the database behind `url` on a connection of its own
+/// (no pool, no storage threads); returns the versions applied. Blocking.
+pub fn run_migrations(
+    url: &DatabaseUrl,
+    settings: &PoolSettings,
+) -> Result<Vec<String>, StorageError> {
+    if let DatabaseUrl::Sqlite(path) = url {
+        create_parent_dir(path)?;
+    }
+    let manager = manager_for(
+        url,
+        settings,
+        SqliteRole::ReadWrite,
+        &Generations::default(),
+    )?;
+    let mut conn = manager
+        .establish()
+        .map_err(|error| errors::connect_failed(url, &error))?;
+    migrations::run_pending(&mut conn).map_err(|error| {
+        let connection_lost = conn.ping().is_err();
+        errors::migration_failed(url, &error, connection_lost)
+    })
 }
 
 /// A pool of connections from `manager`. Checkouts are checked against the connection's

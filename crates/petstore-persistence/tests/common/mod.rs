@@ -60,7 +60,10 @@ pub fn sqlite() -> Fixture {
 }
 
 pub fn postgres() -> Fixture {
-    let database = TestDatabase::create();
+    let database = TestDatabase::migrated(|url| {
+        petstore_persistence::migrate(&parse(url), &PoolSettings::default())
+            .unwrap_or_else(|err| panic!("cannot migrate the template {url}: {err}"));
+    });
     Fixture {
         name: "postgres",
         repo: open(database.url()),
