@@ -13,7 +13,7 @@ run: deps-build ## Serve the API on http://127.0.0.1:8080/v1 with SQLite in ./da
 	$(CARGO) run --bin petstore -- serve
 
 test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end, /docs in Chromium
-	bash tests/support/with-postgres.sh $(CARGO) test --workspace
+	CARGO=$(CARGO) bash tests/support/run-tests.sh
 	bash tests/browser/run.sh
 
 contract: deps-build ## Schemathesis fuzzes the live server against its served /v1/openapi.json
