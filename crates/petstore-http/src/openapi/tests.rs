@@ -299,12 +299,6 @@ fn list_parameters_carry_the_limit_bounds_and_the_cursor() {
 }
 
 #[test]
-fn the_same_servers_give_the_same_bytes() {
-    assert_eq!(document_json(&configured()), document_json(&configured()));
-    assert!(document_json(&configured()).ends_with("}\n"));
-}
-
-#[test]
 fn server_urls_get_v1_once_and_bad_ones_are_refused() {
     for (raw, expected) in [
         (
