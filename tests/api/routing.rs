@@ -46,7 +46,11 @@ async fn health_checks_need_no_key(app: TestApp) {
     for (path, status) in [("/healthz", "ok"), ("/readyz", "ready")] {
         let response = send(app.client.get(app.url(path)), None).await;
         assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
-        assert_eq!(response.json(), serde_json::json!({ "status": status }), "{path}");
+        assert_eq!(
+            response.json(),
+            serde_json::json!({ "status": status }),
+            "{path}"
+        );
     }
 }
 
