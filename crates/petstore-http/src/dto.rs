@@ -16,6 +16,8 @@ use utoipa::ToSchema;
 
 use crate::error::ApiError;
 
+pub(crate) mod fields;
+
 /// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`. Also the `Pet` schema of
 /// the OpenAPI document; its constraints restate what the domain guarantees of every stored pet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -24,15 +26,9 @@ use crate::error::ApiError;
 pub struct PetDto {
     /// Assigned by the service on creation; unique and increasing, never reused.
     pub id: i64,
-    /// 1 to 255 characters, not blank, no NUL (U+0000).
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r"^[^\u0000]*[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$"
-    )]
+    #[schema(schema_with = fields::pet_name)]
     pub name: String,
-    /// The category the pet belongs to.
-    #[schema(minimum = 1)]
+    #[schema(schema_with = fields::pet_category_id)]
     pub category_id: i64,
     pub status: PetStatusDto,
 }
@@ -88,8 +84,12 @@ impl ToSchema for PetStatusDto {
     }
 }
 
+const NAME: &str = "name";
+const CATEGORY_ID: &str = "categoryId";
+const STATUS: &str = "status";
+
 /// The fields a `createPet` body may have.
-pub const NEW_PET_FIELDS: [&str; 3] = ["name", "categoryId", "status"];
+pub const NEW_PET_FIELDS: [&str; 3] = [NAME, CATEGORY_ID, STATUS];
 
 const CATEGORY_ID_RULE: &str = "`categoryId` must be an integer of at least 1";
 
@@ -153,7 +153,7 @@ impl NewPetDto {
             ));
         }
 
-        let name = match self.fields.get("name") {
+        let name = match self.fields.get(NAME) {
             None => Err("`name` is required".to_owned()),
             Some(Value::String(raw)) => {
                 PetName::parse(raw.as_str()).map_err(|e| format!("`name` {e}"))
@@ -161,7 +161,7 @@ impl NewPetDto {
             Some(_) => Err("`name` must be a string".to_owned()),
         };
 
-        let category_id = match self.fields.get("categoryId") {
+        let category_id = match self.fields.get(CATEGORY_ID) {
             None => Err("`categoryId` is required".to_owned()),
             Some(value) => json_int64(value)
                 .and_then(|id| CategoryId::parse(id).ok())
@@ -169,7 +169,7 @@ impl NewPetDto {
         };
 
         // Absent and `null` both mean "use the default".
-        let status = match self.fields.get("status") {
+        let status = match self.fields.get(STATUS) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(raw)) => PetStatus::parse(raw)
                 .map(Some)
@@ -188,6 +188,74 @@ impl NewPetDto {
                 Err(ApiError::validation(problems.join("; ")))
             }
         }
+    }
+}
+
+/// The `NewPet` schema: the body `createPet` parses, stated from the same field list and
+/// domain rules that `try_into_domain` applies.
+impl utoipa::PartialSchema for NewPetDto {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{
+            AdditionalProperties, ObjectBuilder, OneOfBuilder, Ref, Type,
+        };
+        let mut status = Ref::from_schema_name(PetStatusDto::name());
+        status.description = "Omitted or `null`: `available`.".to_owned();
+        let [name, category_id, status_field] = NEW_PET_FIELDS;
+        let mut object = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(format!(
+                "A new animal. Members other than `{name}`, `{category_id}` and \
+                 `{status_field}` are refused."
+            )))
+            .required(NAME)
+            .required(CATEGORY_ID)
+            .property(
+                NAME,
+                fields::name(&format!(
+                    "1 to {} characters (Unicode scalar values), not blank (`pattern`: at least \
+                     one character\nthat is neither whitespace nor NUL), no NUL (U+0000); stored \
+                     exactly as sent.",
+                    PetName::MAX_CHARS
+                )),
+            )
+            .property(
+                CATEGORY_ID,
+                fields::category_id(&format!(
+                    "The category the pet belongs to: an integer of at least {}, written as \
+                     digits only (`3`;\n`3.0`, `1e3` and `\"3\"` are refused, so an id never \
+                     passes through a double).",
+                    CategoryId::MIN
+                )),
+            )
+            .property(
+                STATUS,
+                OneOfBuilder::new()
+                    .item(status)
+                    .item(ObjectBuilder::new().schema_type(Type::Null)),
+            )
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .build();
+        object.example =
+            Some(serde_json::json!({"name": "Rex", "categoryId": 3, "status": "available"}));
+        object.into()
+    }
+}
+
+impl ToSchema for NewPetDto {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NewPet")
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            PetStatusDto::name().into_owned(),
+            <PetStatusDto as utoipa::PartialSchema>::schema(),
+        ));
     }
 }
 

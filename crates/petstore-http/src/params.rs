@@ -8,8 +8,65 @@ use actix_web::web::Query;
 use petstore_domain::{PetId, PetLimit, PetListQuery, PetStatus};
 
 use crate::cursor::CursorCodec;
+use crate::dto::{fields, PetStatusDto};
 use crate::error::ApiError;
 use crate::paths::PETS_PATH;
+
+/// The query parameters of `listPets`, as [`parse_list_query`] reads them: their OpenAPI
+/// description comes from the same names and domain rules.
+pub(crate) struct ListPetsParams;
+
+impl utoipa::IntoParams for ListPetsParams {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::schema::{ObjectBuilder, Ref, Type};
+        use utoipa::openapi::Required;
+        use utoipa::ToSchema as _;
+
+        let query = |name: &str, description: String| {
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Query)
+                .description(Some(description))
+                .required(Required::False)
+        };
+        vec![
+            query(
+                LIMIT,
+                format!(
+                    "Most pets on the page: an integer from {} to {}, written as plain digits.",
+                    PetLimit::MIN,
+                    PetLimit::MAX
+                ),
+            )
+            .schema(Some(fields::limit()))
+            .build(),
+            query(STATUS, "Only pets with this status.".to_owned())
+                .schema(Some(Ref::from_schema_name(PetStatusDto::name())))
+                .build(),
+            query(
+                CURSOR,
+                "Where the page starts. Opaque: copy it from the `Link: rel=\"next\"` header of \
+                 the previous\npage. It is tamper-evident and bound to the `status` filter it was \
+                 issued with: an\naltered cursor, or one used with another `status`, is refused \
+                 with 400\n`invalid_parameter`. `limit` may change between pages."
+                    .to_owned(),
+            )
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1)),
+            ))
+            .build(),
+        ]
+    }
+}
+
+const LIMIT: &str = "limit";
+const STATUS: &str = "status";
+const CURSOR: &str = "cursor";
 
 /// The `petId` path segment.
 pub(crate) fn parse_pet_id(raw: &str) -> Result<PetId, ApiError> {
@@ -33,9 +90,9 @@ pub(crate) fn parse_list_query(
     let mut cursor = None;
     for (name, value) in pairs {
         let slot = match name.as_str() {
-            "limit" => &mut limit,
-            "status" => &mut status,
-            "cursor" => &mut cursor,
+            LIMIT => &mut limit,
+            STATUS => &mut status,
+            CURSOR => &mut cursor,
             _ => continue,
         };
         if slot.replace(value).is_some() {

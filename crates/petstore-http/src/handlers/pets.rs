@@ -13,8 +13,7 @@ use crate::body::{read_limited, require_json_content_type};
 use crate::dto::{NewPetDto, PetDto, PetsDto};
 use crate::error::ApiError;
 use crate::error::ErrorBody;
-use crate::openapi::schemas::{ListPetsParams, NewPetSchema};
-use crate::params::{next_page_link, parse_list_query};
+use crate::params::{next_page_link, parse_list_query, ListPetsParams};
 use crate::paths::pet_path;
 use crate::state::HttpState;
 
@@ -82,7 +81,7 @@ pub(crate) async fn list_pets(
         `Location`. Checked in this order: API key (401), `Content-Type` (415), size (413), \
         JSON syntax (400 `malformed_json`), fields (400 `validation_failed`, naming every \
         offending field). The 201 is sent only once the pet is stored.",
-    request_body(content = NewPetSchema, content_type = "application/json",
+    request_body(content = NewPetDto, content_type = "application/json",
         description = "The new pet. `status` omitted or `null` means `available`."),
     security(("bearerAuth" = [])),
     responses(

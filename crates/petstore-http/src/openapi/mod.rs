@@ -3,16 +3,14 @@
 //! `GET /v1/openapi.json`; `docs/openapi.json` is a copy a test keeps equal to it.
 
 mod modifiers;
-pub(crate) mod schemas;
 mod servers;
 
 use utoipa::OpenApi;
 
-use crate::dto::{PetDto, PetStatusDto, PetsDto};
+use crate::dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use crate::error::{ErrorBody, ErrorCode};
 use crate::handlers::{get_pet, pets};
 use modifiers::{BearerAuth, GetPetDeprecation};
-use schemas::NewPetSchema;
 
 pub use modifiers::BEARER_AUTH;
 pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
@@ -30,7 +28,7 @@ pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
         license(name = "MIT", identifier = "MIT"),
     ),
     paths(pets::list_pets, pets::create_pet, get_pet::get_pet),
-    components(schemas(PetDto, NewPetSchema, PetStatusDto, PetsDto, ErrorBody, ErrorCode)),
+    components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto, ErrorBody, ErrorCode)),
     tags((name = "pets", description = "The animals of the store.")),
     modifiers(&BearerAuth, &GetPetDeprecation),
 )]

@@ -1,5 +1,6 @@
 //! Tests of the OpenAPI document: the facts clients rely on, and that its constraints are the
-//! ones the code applies (so the hand-parsed inputs' mirror types cannot drift).
+//! ones the code applies (the name pattern against `PetName::parse`, the field list against the
+//! parser's, the bounds against the domain's constants).
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,0 +1,56 @@
+//! The OpenAPI schemas of the values clients send and receive, built from the domain's own
+//! constants, so each rule is stated once: a name's length (and the pattern that says "not
+//! blank, no NUL"), the category id's minimum, the page size's bounds and default.
+//! `openapi/tests.rs` checks the pattern against `PetName::parse` character by character.
+
+use petstore_domain::{CategoryId, PetLimit, PetName};
+use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, SchemaFormat, Type};
+
+/// "At least one character that is neither whitespace nor NUL, and no NUL": `PetName::parse`'s
+/// blank and NUL rules as a JSON Schema pattern (whitespace as Rust's `char::is_whitespace`).
+pub(crate) const NAME_PATTERN: &str = r"^[^\u0000]*[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$";
+
+/// A pet's name, as `PetName` accepts it.
+pub(crate) fn name(description: &str) -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(description))
+        .min_length(Some(1))
+        .max_length(Some(PetName::MAX_CHARS))
+        .pattern(Some(NAME_PATTERN))
+        .build()
+}
+
+/// A category id, as `CategoryId` accepts it.
+pub(crate) fn category_id(description: &str) -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+        .description(Some(description))
+        .minimum(Some(CategoryId::MIN))
+        .build()
+}
+
+/// The size of a listing page, as `PetLimit` accepts it.
+pub(crate) fn limit() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)))
+        .default(Some(PetLimit::DEFAULT.get().into()))
+        .maximum(Some(PetLimit::MAX))
+        .minimum(Some(PetLimit::MIN))
+        .build()
+}
+
+/// `Pet.name`'s schema.
+pub(crate) fn pet_name() -> Object {
+    name(&format!(
+        "1 to {} characters, not blank, no NUL (U+0000).",
+        PetName::MAX_CHARS
+    ))
+}
+
+/// `Pet.categoryId`'s schema.
+pub(crate) fn pet_category_id() -> Object {
+    category_id("The category the pet belongs to.")
+}
