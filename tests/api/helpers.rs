@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use awc::http::header::HeaderMap;
 use awc::http::StatusCode;
@@ -270,25 +270,46 @@ impl TestApp {
 impl TestApp {
     /// Every pet reached from `first` by following `Link: <...>; rel="next"` headers.
     pub async fn list_following_next_links(&self, first: &str) -> Vec<Value> {
+        let mut pages = NextLinks::from(first);
         let mut pets = Vec::new();
-        let mut next = Some(first.to_owned());
-        let mut pages = 0;
-        while let Some(path) = next.take() {
-            let response = send(self.get(&path), None).await;
-            assert_eq!(response.status, StatusCode::OK, "{path}: {}", response.body);
-            pets.extend(
-                response
-                    .json()
-                    .as_array()
-                    .expect("a bare array")
-                    .iter()
-                    .cloned(),
-            );
-            next = response.header("link").map(next_link_target);
-            pages += 1;
-            assert!(pages <= 1_000, "next links never end");
+        while let Some(page) = pages.next_page(self).await {
+            pets.extend(page.pets);
         }
         pets
+    }
+}
+
+/// Walks a listing page by page along its `Link: <...>; rel="next"` headers.
+pub struct NextLinks {
+    next: Option<String>,
+    pages: usize,
+}
+
+/// One page of a listing, and when its request was sent.
+pub struct Page {
+    pub pets: Vec<Value>,
+    pub sent: Instant,
+}
+
+impl NextLinks {
+    pub fn from(first: &str) -> Self {
+        Self {
+            next: Some(first.to_owned()),
+            pages: 0,
+        }
+    }
+
+    /// The next page (asserting a 200), or `None` after the page without a `next` link.
+    pub async fn next_page(&mut self, app: &TestApp) -> Option<Page> {
+        let path = self.next.take()?;
+        let sent = Instant::now();
+        let response = send(app.get(&path), None).await;
+        assert_eq!(response.status, StatusCode::OK, "{path}: {}", response.body);
+        self.next = response.header("link").map(next_link_target);
+        self.pages += 1;
+        assert!(self.pages <= 1_000, "next links never end");
+        let pets = response.json().as_array().expect("a bare array").clone();
+        Some(Page { pets, sent })
     }
 }
 

@@ -11,7 +11,7 @@ use petstore_test_support::unreachable_postgres_url;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::helpers::{next_link_target, run_petstore, send, start_server, Backend, TestApp};
+use crate::helpers::{run_petstore, send, start_server, Backend, NextLinks, TestApp};
 
 /// The key secret both instances are configured with, as in production: keys and cursors issued
 /// by one are accepted by the other because of it, not because they share a data directory.
@@ -187,19 +187,13 @@ async fn paging_while_two_instances_create_never_skips_a_committed_pet() {
 /// The ids on every page reached from `first`, and when the request for the last page was sent.
 async fn page_through(app: &TestApp, first: &str) -> (BTreeSet<i64>, Instant) {
     let mut seen = BTreeSet::new();
-    let mut path = first.to_owned();
-    loop {
-        let sent = Instant::now();
-        let response = send(app.get(&path), None).await;
-        assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
-        for pet in response.json().as_array().expect("a bare array") {
-            seen.insert(pet["id"].as_i64().expect("id"));
-        }
-        match response.header("link") {
-            Some(link) => path = next_link_target(link),
-            None => return (seen, sent),
-        }
+    let mut pages = NextLinks::from(first);
+    let mut last_sent = Instant::now();
+    while let Some(page) = pages.next_page(app).await {
+        seen.extend(page.pets.iter().map(|pet| pet["id"].as_i64().expect("id")));
+        last_sent = page.sent;
     }
+    (seen, last_sent)
 }
 
 #[test]

@@ -22,8 +22,9 @@ use crate::state::HttpState;
 
 const SECRET: &[u8] = b"test secret, thirty-two bytes...";
 
-struct Reply {
-    status: StatusCode,
+/// A response read whole; shared with `docs_tests.rs`.
+pub(super) struct Reply {
+    pub(super) status: StatusCode,
     headers: HeaderMap,
     body: Bytes,
 }
@@ -33,7 +34,11 @@ impl Reply {
         serde_json::from_slice(&self.body).unwrap()
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(|value| value.to_str().unwrap())
     }
 
@@ -104,7 +109,7 @@ async fn send(repository: MockPetRepository, clock: MockClock, req: TestRequest)
     }
 }
 
-async fn send_untouched(req: TestRequest) -> Reply {
+pub(super) async fn send_untouched(req: TestRequest) -> Reply {
     send(MockPetRepository::new(), MockClock::new(), req).await
 }
 
