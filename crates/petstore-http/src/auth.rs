@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use actix_web::http::header;
 use actix_web::HttpRequest;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ErrorCode};
@@ -52,15 +52,12 @@ pub enum KeyError {
     /// Malformed, wrongly signed, another algorithm, missing claims... The reason is for logs.
     #[error("invalid API key: {0}")]
     Invalid(String),
-    /// A key could not be issued (no randomness, expiry out of range, signing failed).
-    #[error("could not issue an API key: {0}")]
-    Issue(String),
 }
 
-/// Issues and verifies API keys with one shared secret. Clones share what was verified.
+/// Verifies API keys signed with one shared secret (the server's `keys issue` signs them).
+/// Clones share what was verified.
 #[derive(Clone)]
 pub struct ApiKeys {
-    encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
     verified: Arc<VerifiedKeys>,
@@ -76,8 +73,8 @@ impl fmt::Debug for ApiKeys {
 }
 
 impl ApiKeys {
-    /// Keys signed with `secret` (HMAC-SHA-256). Whoever has the secret can mint keys, so it
-    /// must be long and random in production (the server enforces that, not this type).
+    /// Checks keys signed with `secret` (HMAC-SHA-256). Whoever has the secret can mint keys, so
+    /// it must be long and random in production (the server enforces that, not this type).
     pub fn new(secret: &[u8]) -> Self {
         let mut validation = Validation::new(KEY_ALGORITHM);
         // jsonwebtoken requires `exp` by default; keys without one are meant to never expire.
@@ -85,30 +82,10 @@ impl ApiKeys {
         validation.validate_exp = true;
         validation.leeway = EXP_LEEWAY.as_secs();
         Self {
-            encoding: EncodingKey::from_secret(secret),
             decoding: DecodingKey::from_secret(secret),
             validation,
             verified: Arc::default(),
         }
-    }
-
-    /// A new key named `name`, expiring `ttl` from now (never when `None`).
-    pub fn issue(&self, name: &str, ttl: Option<Duration>) -> Result<String, KeyError> {
-        let iat = unix_now();
-        let exp = ttl
-            .map(|ttl| {
-                iat.checked_add(ttl.as_secs())
-                    .ok_or_else(|| KeyError::Issue("expiry is too far in the future".into()))
-            })
-            .transpose()?;
-        let claims = KeyClaims {
-            sub: name.to_owned(),
-            jti: random_id()?,
-            iat,
-            exp,
-        };
-        jsonwebtoken::encode(&Header::new(KEY_ALGORITHM), &claims, &self.encoding)
-            .map_err(|err| KeyError::Issue(err.to_string()))
     }
 
     /// The claims of `token` when it was signed by this secret with HS256 and has not expired.
@@ -133,13 +110,6 @@ fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// 16 random bytes as 32 lowercase hex digits.
-fn random_id() -> Result<String, KeyError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|err| KeyError::Issue(err.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Checks the request's `Authorization: Bearer <key>` header. Called first by every `/v1`
@@ -175,7 +145,7 @@ pub(crate) fn authenticate(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaim
         tracing::debug!(reason = %err, "rejected an API key");
         match err {
             KeyError::Expired => unauthorized("API key expired", true),
-            KeyError::Invalid(_) | KeyError::Issue(_) => unauthorized("invalid API key", true),
+            KeyError::Invalid(_) => unauthorized("invalid API key", true),
         }
     })
 }
@@ -189,6 +159,23 @@ fn unauthorized(message: &str, token_presented: bool) -> ApiError {
     };
     ApiError::new(ErrorCode::Unauthorized, message)
         .with_header(header::WWW_AUTHENTICATE, &challenge)
+}
+
+/// A key signed with `secret`, for this crate's tests (the server signs real ones).
+#[cfg(test)]
+pub(crate) fn test_key(secret: &[u8], name: &str) -> String {
+    let claims = KeyClaims {
+        sub: name.to_owned(),
+        jti: "0123456789abcdef0123456789abcdef".to_owned(),
+        iat: unix_now(),
+        exp: None,
+    };
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(KEY_ALGORITHM),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .expect("HS256 signs anything")
 }
 
 #[cfg(test)]

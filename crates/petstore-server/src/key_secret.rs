@@ -84,7 +84,8 @@ fn load_or_create_dev_secret(data_dir: &Path) -> Result<Vec<u8>, KeySecretError>
         Err(err) => return Err(dev_error(err)),
     }
     fs::create_dir_all(data_dir).map_err(dev_error)?;
-    let secret = random_hex(MIN_PRODUCTION_SECRET_BYTES)?;
+    let secret = crate::random::random_hex(MIN_PRODUCTION_SECRET_BYTES)
+        .map_err(|err| KeySecretError::Random(err.to_string()))?;
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -103,12 +104,6 @@ fn load_or_create_dev_secret(data_dir: &Path) -> Result<Vec<u8>, KeySecretError>
         }
         Err(err) => Err(dev_error(err)),
     }
-}
-
-fn random_hex(bytes: usize) -> Result<String, KeySecretError> {
-    let mut buffer = vec![0_u8; bytes];
-    getrandom::fill(&mut buffer).map_err(|err| KeySecretError::Random(err.to_string()))?;
-    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 #[cfg(test)]

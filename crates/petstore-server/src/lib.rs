@@ -8,6 +8,7 @@ mod key_secret;
 pub mod keys;
 pub mod migrate;
 pub mod openapi;
+mod random;
 pub mod serve;
 mod storage;
 
@@ -31,7 +32,7 @@ pub enum AppError {
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
-    IssueKey(#[from] petstore_http::KeyError),
+    IssueKey(#[from] keys::IssueError),
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
 }

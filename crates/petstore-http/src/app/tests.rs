@@ -17,7 +17,6 @@ use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
 
 use super::app;
-use crate::auth::ApiKeys;
 use crate::state::HttpState;
 
 const SECRET: &[u8] = b"test secret, thirty-two bytes...";
@@ -62,7 +61,7 @@ impl Reply {
 }
 
 fn key() -> String {
-    ApiKeys::new(SECRET).issue("tests", None).unwrap()
+    crate::auth::test_key(SECRET, "tests")
 }
 
 fn bearer() -> (header::HeaderName, String) {
@@ -161,9 +160,7 @@ async fn a_bad_key_gets_invalid_token_even_after_the_sunset() {
 
 #[actix_web::test]
 async fn a_key_signed_with_another_secret_is_refused() {
-    let foreign = ApiKeys::new(b"some other secret of enough bytes")
-        .issue("x", None)
-        .unwrap();
+    let foreign = crate::auth::test_key(b"some other secret of enough bytes", "x");
     let req = TestRequest::get()
         .uri("/v1/pets")
         .insert_header((header::AUTHORIZATION, format!("Bearer {foreign}")));
