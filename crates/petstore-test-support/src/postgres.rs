@@ -37,20 +37,10 @@ fn run_sql(url: &str, sql: &str) -> Result<(), String> {
 
 /// `url` with its database name replaced by `database`; the query string is kept.
 fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (url, None),
-    };
-    let authority_start = base.find("://").map_or(0, |at| at + 3);
-    let authority_end = base[authority_start..]
-        .find('/')
-        .map_or(base.len(), |at| authority_start + at);
-    let mut out = format!("{}/{database}", &base[..authority_end]);
-    if let Some(query) = query {
-        out.push('?');
-        out.push_str(query);
-    }
-    out
+    let mut url = url::Url::parse(url)
+        .unwrap_or_else(|err| panic!("TEST_DATABASE_URL is not a URL ({err}): {url}"));
+    url.set_path(database);
+    url.into()
 }
 
 fn unique_name() -> String {
