@@ -1,5 +1,9 @@
 //! `PostgresUrl`: a libpq connection URL whose password is only ever handed to libpq. Every
 //! `Display`, `Debug` and error message shows `***` in its place.
+//!
+//! Handled as text rather than with the `url` crate: libpq URLs may name several hosts
+//! (`postgres://h1:5432,h2:5433/db`), which a WHATWG URL parser refuses, and libpq must get the
+//! operator's URL exactly as written, with our parameters only appended.
 
 use std::fmt;
 use std::time::Duration;

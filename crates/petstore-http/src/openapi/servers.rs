@@ -23,6 +23,9 @@ pub struct ServerUrlError {
     reason: &'static str,
 }
 
+// Checked as text rather than with the `url` crate, whose normalising (lowercased hosts, an added
+// `/`, percent-encoded `{`) would change what the operator configured and hide the `{...}`
+// OpenAPI reads as a variable.
 impl ServerUrl {
     /// Checks `raw` and appends `/v1` unless it already ends in it (trailing slashes ignored):
     /// `https://petstore.example.com` and `https://petstore.example.com/v1/` both become
