@@ -1,5 +1,10 @@
 //! The middleware around the whole app: one log line per request, panics turned into a 500,
 //! and a last check that no error response leaves without the JSON `Error` body.
+//!
+//! The log line is written here rather than by `tracing-actix-web`: measured on this project's
+//! machine, its `TracingLogger` (a span with a dozen fields and a UUID per request) took getPet
+//! on the memory backend from about 145,000 to 92,000 requests/s, while this line costs about
+//! 6 % of a request (`docs/benchmarks.md`), and the panic and JSON guards would stay here anyway.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
