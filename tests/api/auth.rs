@@ -68,6 +68,28 @@ async fn every_operation_needs_a_key(app: TestApp) {
     );
 }
 
+/// RFC 6750 3.1: a request carrying two `Authorization` headers is malformed, even when the first
+/// holds a valid key (taking the first would let it vouch for the other).
+async fn two_authorization_headers_are_refused(app: TestApp) {
+    let valid = format!("Bearer {}", app.api_key);
+    for second in [valid.as_str(), "Bearer forged", "Basic dXNlcjpwYXNz"] {
+        let response = send(
+            app.client
+                .get(app.url("/v1/pets"))
+                .append_header(("Authorization", valid.as_str()))
+                .append_header(("Authorization", second)),
+            None,
+        )
+        .await;
+        response.assert_error(401, "unauthorized");
+        assert_eq!(
+            response.header("www-authenticate"),
+            Some(r#"Bearer realm="petstore", error="invalid_request""#),
+            "{second}"
+        );
+    }
+}
+
 async fn another_scheme_or_an_empty_token_is_refused(app: TestApp) {
     for authorization in [
         "Basic dXNlcjpwYXNz",
@@ -206,6 +228,7 @@ async fn issued_keys_carry_their_claims_and_expiry(app: TestApp) {
 on_backends!(
     [memory]
     every_operation_needs_a_key,
+    two_authorization_headers_are_refused,
     another_scheme_or_an_empty_token_is_refused,
     the_scheme_word_is_case_insensitive,
     malformed_forged_and_expired_keys_are_invalid_tokens,

@@ -20,25 +20,58 @@ async fn unknown_paths_are_json_404s(app: TestApp) {
 
 async fn wrong_methods_are_json_405s_with_allow(app: TestApp) {
     let cases = [
-        (app.client.put(app.url("/v1/pets")), "GET, POST"),
-        (app.client.delete(app.url("/v1/pets")), "GET, POST"),
-        (app.client.patch(app.url("/v1/pets")), "GET, POST"),
-        (app.client.post(app.url("/v1/pets/1")), "GET"),
-        (app.client.delete(app.url("/v1/pets/1")), "GET"),
-        (app.client.put(app.url("/v1/pets/1")), "GET"),
+        (app.client.put(app.url("/v1/pets")), "GET, HEAD, POST"),
+        (app.client.delete(app.url("/v1/pets")), "GET, HEAD, POST"),
+        (app.client.patch(app.url("/v1/pets")), "GET, HEAD, POST"),
+        (app.client.post(app.url("/v1/pets/1")), "GET, HEAD"),
+        (app.client.delete(app.url("/v1/pets/1")), "GET, HEAD"),
+        (app.client.put(app.url("/v1/pets/1")), "GET, HEAD"),
+        (app.client.post(app.url("/healthz")), "GET, HEAD"),
     ];
     for (request, allow) in cases {
         let response = send(request.bearer_auth(&app.api_key), None).await;
         response.assert_error(405, "method_not_allowed");
-        let mut allowed: Vec<_> = response
-            .header("allow")
-            .expect("an Allow header")
-            .split(',')
-            .map(str::trim)
-            .filter(|method| *method != "HEAD")
-            .collect();
-        allowed.sort_unstable();
-        assert_eq!(allowed.join(", "), allow);
+        assert_eq!(response.header("allow"), Some(allow));
+    }
+}
+
+/// RFC 9110: HEAD wherever GET is served, with GET's status and headers and no body (load
+/// balancers check health with it).
+async fn head_answers_like_get_without_a_body(app: TestApp) {
+    let pet = app
+        .create_pet(serde_json::json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    for (path, keyed) in [
+        ("/healthz".to_owned(), false),
+        ("/readyz".to_owned(), false),
+        ("/docs/".to_owned(), false),
+        ("/v1/openapi.json".to_owned(), false),
+        ("/v1/pets?limit=1".to_owned(), true),
+        (format!("/v1/pets/{}", pet["id"]), true),
+        ("/v1/pets/424242".to_owned(), true),
+        ("/v1/pets".to_owned(), false),
+    ] {
+        let with_key = |request: awc::ClientRequest| {
+            if keyed {
+                request.bearer_auth(&app.api_key)
+            } else {
+                request
+            }
+        };
+        let got = send(with_key(app.client.get(app.url(&path))), None).await;
+        let head = send(with_key(app.client.head(app.url(&path))), None).await;
+        assert_eq!(head.status, got.status, "HEAD {path}");
+        assert_eq!(
+            head.header("content-type"),
+            got.header("content-type"),
+            "HEAD {path}"
+        );
+        assert!(
+            head.body.is_empty(),
+            "HEAD {path} sent a body: {}",
+            head.body
+        );
+        assert!(!got.body.is_empty(), "GET {path} has a body to leave out");
     }
 }
 
@@ -59,6 +92,7 @@ on_backends!(
     [memory]
     unknown_paths_are_json_404s,
     wrong_methods_are_json_405s_with_allow,
+    head_answers_like_get_without_a_body,
 );
 
 // Readiness asks storage (against a database that is down: tests/outage).

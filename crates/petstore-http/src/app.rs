@@ -3,7 +3,7 @@
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
-use actix_web::{middleware, web, App};
+use actix_web::{guard, middleware, web, App, Route};
 
 use crate::handlers::docs::{self, swagger_ui_config};
 use crate::handlers::{fallback, get_pet, health, pets};
@@ -11,8 +11,14 @@ use crate::middleware::log_and_contain_failures;
 use crate::paths::{DOCS_PATH, HEALTHZ_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH, READYZ_PATH};
 use crate::state::HttpState;
 
-const GET: &[Method] = &[Method::GET];
-const GET_POST: &[Method] = &[Method::GET, Method::POST];
+const GET: &[Method] = &[Method::GET, Method::HEAD];
+const GET_POST: &[Method] = &[Method::GET, Method::HEAD, Method::POST];
+
+/// A route for GET and HEAD: RFC 9110 wants HEAD wherever GET is served (load balancers check
+/// health with it). actix-http sends a HEAD's status and headers without the body.
+fn get() -> Route {
+    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
+}
 
 /// The whole HTTP interface, ready for `HttpServer::new(move || app(state.clone()))`.
 ///
@@ -34,7 +40,7 @@ pub fn app(
     // getPet is deprecated for clients (its OpenAPI operation says so) but served until its
     // sunset, when the use case answers 410 itself.
     #[allow(deprecated)]
-    let get_pet_route = web::get().to(get_pet::get_pet);
+    let get_pet_route = get().to(get_pet::get_pet);
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_config()))
@@ -42,7 +48,7 @@ pub fn app(
         // the documentation's pattern on the way.
         .service(
             web::resource(PETS_PATH)
-                .route(web::get().to(pets::list_pets))
+                .route(get().to(pets::list_pets))
                 .route(web::post().to(pets::create_pet))
                 .default_service(fallback::method_not_allowed(GET_POST)),
         )
@@ -53,27 +59,27 @@ pub fn app(
         )
         .service(
             web::resource(HEALTHZ_PATH)
-                .route(web::get().to(health::healthz))
+                .route(get().to(health::healthz))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(READYZ_PATH)
-                .route(web::get().to(health::readyz))
+                .route(get().to(health::readyz))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(OPENAPI_PATH)
-                .route(web::get().to(docs::openapi_json))
+                .route(get().to(docs::openapi_json))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(DOCS_PATH)
-                .route(web::get().to(docs::redirect_to_index))
+                .route(get().to(docs::redirect_to_index))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(format!("{DOCS_PATH}/{{file:.*}}"))
-                .route(web::get().to(docs::swagger_ui))
+                .route(get().to(docs::swagger_ui))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .default_service(web::to(fallback::not_found))

@@ -115,6 +115,18 @@ fn unix_now() -> u64 {
 /// Checks the request's `Authorization: Bearer <key>` header. Called first by every `/v1`
 /// handler, so nothing about the request is looked at before the caller is known.
 pub(crate) fn authenticate(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, ApiError> {
+    // RFC 6750 3.1: more than one way of sending a token is a malformed request. Taking the
+    // first header would let a valid key vouch for a request that also carries another.
+    if req
+        .headers()
+        .get_all(header::AUTHORIZATION)
+        .nth(1)
+        .is_some()
+    {
+        return Err(malformed_request(
+            "send exactly one `Authorization: Bearer <key>` header",
+        ));
+    }
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
         return Err(unauthorized(
             "missing API key: send `Authorization: Bearer <key>`",
@@ -148,6 +160,15 @@ pub(crate) fn authenticate(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaim
             KeyError::Invalid(_) => unauthorized("invalid API key", true),
         }
     })
+}
+
+/// A 401 for a request that is not a well-formed bearer request (RFC 6750 3.1
+/// `invalid_request`; the status stays 401 like every refused key here).
+fn malformed_request(message: &str) -> ApiError {
+    ApiError::new(ErrorCode::Unauthorized, message).with_header(
+        header::WWW_AUTHENTICATE,
+        &format!("Bearer realm=\"{REALM}\", error=\"invalid_request\""),
+    )
 }
 
 /// A 401 with the RFC 6750 challenge; `error="invalid_token"` only when a token was presented.

@@ -109,6 +109,6 @@ async fn other_files_and_methods_answer_json_errors() {
             "application/json",
             "{uri}"
         );
-        assert_eq!(reply.header("allow"), Some("GET"), "{uri}");
+        assert_eq!(reply.header("allow"), Some("GET, HEAD"), "{uri}");
     }
 }

@@ -520,14 +520,13 @@ async fn unknown_paths_are_404_json_with_or_without_a_key() {
 #[actix_web::test]
 async fn other_methods_are_405_json_with_allow() {
     for (method, path, allow) in [
-        (Method::PUT, "/v1/pets", "GET, POST"),
-        (Method::DELETE, "/v1/pets", "GET, POST"),
-        (Method::PATCH, "/v1/pets", "GET, POST"),
-        (Method::HEAD, "/v1/pets", "GET, POST"),
-        (Method::POST, "/v1/pets/1", "GET"),
-        (Method::DELETE, "/v1/pets/1", "GET"),
-        (Method::POST, "/healthz", "GET"),
-        (Method::PUT, "/readyz", "GET"),
+        (Method::PUT, "/v1/pets", "GET, HEAD, POST"),
+        (Method::DELETE, "/v1/pets", "GET, HEAD, POST"),
+        (Method::PATCH, "/v1/pets", "GET, HEAD, POST"),
+        (Method::POST, "/v1/pets/1", "GET, HEAD"),
+        (Method::DELETE, "/v1/pets/1", "GET, HEAD"),
+        (Method::POST, "/healthz", "GET, HEAD"),
+        (Method::PUT, "/readyz", "GET, HEAD"),
     ] {
         let req = TestRequest::default()
             .method(method.clone())

@@ -177,3 +177,21 @@ fn expired_key_says_so() {
     assert_eq!(err.message(), "API key expired");
     assert!(challenge(&err).contains(r#"error="invalid_token""#));
 }
+
+#[test]
+fn two_authorization_headers_are_an_invalid_request_whatever_they_hold() {
+    let valid = format!("Bearer {}", test_key(SECRET, "alice"));
+    for second in [valid.as_str(), "Bearer not-a-key", "Basic dXNlcjpwYXNz"] {
+        let req = TestRequest::get()
+            .append_header((header::AUTHORIZATION, valid.as_str()))
+            .append_header((header::AUTHORIZATION, second))
+            .to_http_request();
+        let err = authenticate(&req, &keys()).unwrap_err();
+        assert_eq!(err.status(), actix_web::http::StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            challenge(&err),
+            r#"Bearer realm="petstore", error="invalid_request""#,
+            "{second}"
+        );
+    }
+}
