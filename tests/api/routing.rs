@@ -87,12 +87,57 @@ async fn health_checks_need_no_key(app: TestApp) {
     }
 }
 
+/// Hardening headers: no content sniffing and no referrer on every response, no caching of
+/// what a key holder was shown, and a content security policy on the documentation.
+async fn responses_carry_the_hardening_headers(app: TestApp) {
+    let anonymous = [
+        send(app.client.get(app.url("/healthz")), None).await,
+        send(app.client.get(app.url("/nowhere")), None).await,
+        send(app.client.get(app.url("/v1/pets")), None).await,
+        send(app.client.get(app.url("/docs/")), None).await,
+        send(app.client.get(app.url("/v1/openapi.json")), None).await,
+    ];
+    let keyed = [
+        send(app.get("/v1/pets"), None).await,
+        send(app.get("/v1/pets/424242"), None).await,
+        send(
+            app.post_json("/v1/pets"),
+            Some(r#"{"name":"Rex","categoryId":1}"#.to_owned()),
+        )
+        .await,
+    ];
+    for response in anonymous.iter().chain(&keyed) {
+        assert_eq!(response.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(response.header("referrer-policy"), Some("no-referrer"));
+    }
+    for response in &keyed {
+        assert_eq!(
+            response.header("cache-control"),
+            Some("no-store"),
+            "{} {}",
+            response.status,
+            response.body
+        );
+    }
+    let csp = anonymous[3]
+        .header("content-security-policy")
+        .expect("the docs page has a content security policy");
+    for directive in [
+        "default-src 'self'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(directive), "{csp}");
+    }
+}
+
 // Routing does not depend on the backend.
 on_backends!(
     [memory]
     unknown_paths_are_json_404s,
     wrong_methods_are_json_405s_with_allow,
     head_answers_like_get_without_a_body,
+    responses_carry_the_hardening_headers,
 );
 
 // Readiness asks storage (against a database that is down: tests/outage).

@@ -35,12 +35,19 @@ pub(crate) async fn log_and_contain_failures(
 
     match AssertUnwindSafe(next.call(req)).catch_unwind().await {
         Ok(Ok(response)) => {
-            let response = ensure_json_error(response.map_into_boxed_body());
+            let mut response = ensure_json_error(response.map_into_boxed_body());
             let key = response
                 .request()
                 .extensions()
                 .get::<KeyClaims>()
                 .map(|claims| claims.sub.clone());
+            // What a key holder was shown must not be kept by a shared or browser cache.
+            if key.is_some() && !response.headers().contains_key(header::CACHE_CONTROL) {
+                response.headers_mut().insert(
+                    header::CACHE_CONTROL,
+                    header::HeaderValue::from_static("no-store"),
+                );
+            }
             let cause = response
                 .response()
                 .extensions()

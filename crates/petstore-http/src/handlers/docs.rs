@@ -44,6 +44,12 @@ pub(crate) async fn redirect_to_index() -> HttpResponse {
         .finish()
 }
 
+/// The documentation page may load scripts, styles, images and data from this service only
+/// (Swagger UI draws its icons as `data:` images and sets inline styles), and may not be framed.
+const DOCS_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+    img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+    frame-ancestors 'none'";
+
 /// A file of Swagger UI: `index.html` for `/docs/`, else the named file; 404 (JSON) for any
 /// other name.
 pub(crate) async fn swagger_ui(
@@ -54,6 +60,7 @@ pub(crate) async fn swagger_ui(
     match utoipa_swagger_ui::serve(file, config.into_inner()) {
         Ok(Some(file)) => Ok(HttpResponse::Ok()
             .content_type(file.content_type)
+            .insert_header((header::CONTENT_SECURITY_POLICY, DOCS_CSP))
             .body(file.bytes.into_owned())),
         Ok(None) => Err(ApiError::not_found(format!(
             "no resource at `{}`",
