@@ -129,6 +129,21 @@ async fn invalid_bodies_are_refused_naming_the_field_and_store_nothing(app: Test
         .assert_error(400, "validation_failed");
     assert!(message.contains("name"), "{message}");
 
+    // Names that deceive: nothing visible, or text that displays reordered.
+    let invisible = json!({"name": "\u{200b}\u{200b}", "categoryId": 1}).to_string();
+    let message = send(app.post_json("/v1/pets"), Some(invisible))
+        .await
+        .assert_error(400, "validation_failed");
+    assert!(message.contains("`name` must not be blank"), "{message}");
+    let reordered = json!({"name": "abc\u{202e}gpj.exe", "categoryId": 1}).to_string();
+    let message = send(app.post_json("/v1/pets"), Some(reordered))
+        .await
+        .assert_error(400, "validation_failed");
+    assert!(
+        message.contains("bidirectional") && message.contains("U+202E"),
+        "{message}"
+    );
+
     assert_eq!(
         app.list("").await,
         Vec::<Value>::new(),

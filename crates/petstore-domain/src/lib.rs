@@ -14,5 +14,5 @@ pub use category_id::{CategoryId, CategoryIdError};
 pub use listing::{PetLimit, PetLimitError, PetListQuery};
 pub use pet::{NewPet, Pet};
 pub use pet_id::{PetId, PetIdError};
-pub use pet_name::{PetName, PetNameError};
+pub use pet_name::{is_bidi_control, is_invisible, PetName, PetNameError};
 pub use pet_status::{PetStatus, PetStatusError, StatusTransitionError};

@@ -1,4 +1,5 @@
-//! `PetName`: a pet's name, 1 to 255 characters, not blank, without NUL (U+0000).
+//! `PetName`: a pet's name, 1 to 255 characters, with at least one visible character, without
+//! NUL (U+0000) and without bidirectional control characters.
 
 use std::fmt;
 
@@ -14,6 +15,12 @@ pub enum PetNameError {
     Blank,
     #[error("must not contain the NUL character (U+0000)")]
     Nul,
+    #[error(
+        "must not contain bidirectional control characters (found U+{:04X}), which make a \
+         name display differently from what it is",
+        u32::from(*.0)
+    )]
+    BidiControl(char),
     #[error("must be at most {max} characters long (got {actual})")]
     TooLong { max: usize, actual: usize },
 }
@@ -30,6 +37,35 @@ impl PetName {
         }
         // PostgreSQL `text` cannot hold U+0000 and SQLite's `length()` stops at it, so storing
         // one fails (a 500) or is miscounted: refuse it here, the same on every backend.
+        if raw.contains('\0') {
+            return Err(PetNameError::Nul);
+        }
+        if let Some(control) = raw.chars().find(|&c| is_bidi_control(c)) {
+            return Err(PetNameError::BidiControl(control));
+        }
+        // A name of spaces and invisible characters (`"\u{200b}\u{200b}"`) shows as nothing.
+        if raw.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
+            return Err(PetNameError::Blank);
+        }
+        let chars = raw.chars().count();
+        if chars > Self::MAX_CHARS {
+            return Err(PetNameError::TooLong {
+                max: Self::MAX_CHARS,
+                actual: chars,
+            });
+        }
+        Ok(Self(raw))
+    }
+
+    /// A name read back from storage. Rows written before the visible-character and
+    /// bidirectional-control rules existed may break them and are served as stored; the rules
+    /// that always held (length, no NUL, not whitespace only) are still checked, so a row
+    /// changed behind the service's back is noticed.
+    pub fn parse_stored(raw: impl Into<String>) -> Result<Self, PetNameError> {
+        let raw = raw.into();
+        if raw.is_empty() {
+            return Err(PetNameError::Empty);
+        }
         if raw.contains('\0') {
             return Err(PetNameError::Nul);
         }
@@ -53,6 +89,35 @@ impl PetName {
     pub fn into_inner(self) -> String {
         self.0
     }
+}
+
+/// The embedding, override and isolate controls (U+202A to U+202E, U+2066 to U+2069): they
+/// reorder how the text around them is displayed (`abc\u{202e}gpj.exe` shows as `abcexe.jpg`).
+pub const fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Characters that draw nothing, from Unicode's Default_Ignorable_Code_Point property (its
+/// ranges in the Basic Multilingual Plane): soft hyphen, zero-width spaces and joiners, word
+/// joiner and invisible operators, variation selectors, the byte order mark, Hangul fillers.
+pub const fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+    )
 }
 
 impl fmt::Display for PetName {
@@ -86,6 +151,45 @@ mod tests {
     #[test]
     fn rejects_whitespace_only() {
         assert_eq!(PetName::parse(" \t\n "), Err(PetNameError::Blank));
+    }
+
+    #[test]
+    fn a_name_of_invisible_characters_is_blank() {
+        for raw in [
+            "\u{200b}\u{200b}",
+            " \u{feff} ",
+            "\u{2060}",
+            "\u{00ad}\u{3164}",
+        ] {
+            assert_eq!(PetName::parse(raw), Err(PetNameError::Blank), "{raw:?}");
+        }
+        assert!(
+            PetName::parse("Re\u{200b}x").is_ok(),
+            "visible characters around one"
+        );
+    }
+
+    #[test]
+    fn rejects_bidi_controls_and_says_which() {
+        let err = PetName::parse("abc\u{202e}gpj.exe").unwrap_err();
+        assert_eq!(err, PetNameError::BidiControl('\u{202e}'));
+        assert!(err.to_string().contains("U+202E"), "{err}");
+        for control in ['\u{202a}', '\u{202d}', '\u{2066}', '\u{2069}'] {
+            assert_eq!(
+                PetName::parse(format!("Rex{control}")),
+                Err(PetNameError::BidiControl(control))
+            );
+        }
+    }
+
+    #[test]
+    fn a_stored_name_from_before_the_newer_rules_is_still_read() {
+        for raw in ["\u{200b}\u{200b}", "abc\u{202e}gpj.exe"] {
+            assert!(PetName::parse(raw).is_err(), "{raw:?}");
+            assert_eq!(PetName::parse_stored(raw).unwrap().as_str(), raw);
+        }
+        assert_eq!(PetName::parse_stored(" "), Err(PetNameError::Blank));
+        assert_eq!(PetName::parse_stored("a\0"), Err(PetNameError::Nul));
     }
 
     #[test]

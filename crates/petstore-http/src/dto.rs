@@ -212,9 +212,10 @@ impl utoipa::PartialSchema for NewPetDto {
             .property(
                 NAME,
                 fields::name(&format!(
-                    "1 to {} characters (Unicode scalar values), not blank (`pattern`: at least \
-                     one character\nthat is neither whitespace nor NUL), no NUL (U+0000); stored \
-                     exactly as sent.",
+                    "1 to {} characters (Unicode scalar values), at least one of them visible \
+                     (neither whitespace nor\nan invisible character such as U+200B), no NUL \
+                     (U+0000), no bidirectional control characters (U+202A to U+202E, U+2066 to \
+                     U+2069); stored exactly as sent.",
                     PetName::MAX_CHARS
                 )),
             )

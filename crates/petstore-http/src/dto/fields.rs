@@ -6,9 +6,16 @@
 use petstore_domain::{CategoryId, PetLimit, PetName};
 use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, SchemaFormat, Type};
 
-/// "At least one character that is neither whitespace nor NUL, and no NUL": `PetName::parse`'s
-/// blank and NUL rules as a JSON Schema pattern (whitespace as Rust's `char::is_whitespace`).
-pub(crate) const NAME_PATTERN: &str = r"^[^\u0000]*[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$";
+/// `PetName::parse`'s character rules as a JSON Schema pattern: no NUL and no bidirectional
+/// control anywhere, and at least one character that is neither whitespace (Rust's
+/// `char::is_whitespace`) nor invisible (`petstore_domain::is_invisible`).
+pub(crate) const NAME_PATTERN: &str = concat!(
+    r"^[^\u0000\u202a-\u202e\u2066-\u2069]*",
+    r"[^\u0000\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000",
+    r"\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e",
+    r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8]",
+    r"[^\u0000\u202a-\u202e\u2066-\u2069]*$"
+);
 
 /// A pet's name, as `PetName` accepts it.
 pub(crate) fn name(description: &str) -> Object {
@@ -45,7 +52,8 @@ pub(crate) fn limit() -> Object {
 /// `Pet.name`'s schema.
 pub(crate) fn pet_name() -> Object {
     name(&format!(
-        "1 to {} characters, not blank, no NUL (U+0000).",
+        "1 to {} characters, at least one visible, no NUL (U+0000), no bidirectional control \
+         characters.",
         PetName::MAX_CHARS
     ))
 }

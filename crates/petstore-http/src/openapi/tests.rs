@@ -184,7 +184,9 @@ fn the_name_pattern_is_the_domain_rule() {
             .unwrap_or_else(|| panic!("{schema}.name has no pattern"));
         let regex = regex::Regex::new(pattern).unwrap();
         let singles = (0..0x3100)
-            .chain([0xfeff, 0x1_f436])
+            .chain([
+                0x3164, 0xfe00, 0xfe0f, 0xfeff, 0xffa0, 0xfff0, 0xfff8, 0x1_f436,
+            ])
             .filter_map(char::from_u32);
         let samples = [
             "Rex",
@@ -195,6 +197,11 @@ fn the_name_pattern_is_the_domain_rule() {
             " \t\n",
             "\u{3000}a",
             "\u{85}",
+            "\u{200b}\u{200b}",
+            "Re\u{200b}x",
+            "abc\u{202e}gpj.exe",
+            "Rex\u{2069}",
+            " \u{feff} ",
         ];
         for name in singles.map(String::from).chain(samples.map(String::from)) {
             assert_eq!(

@@ -41,7 +41,7 @@ impl PetRow {
         };
         Ok(Pet {
             id: PetId::new(id),
-            name: PetName::parse(self.name).map_err(|e| corrupt("name", e.to_string()))?,
+            name: PetName::parse_stored(self.name).map_err(|e| corrupt("name", e.to_string()))?,
             category_id: CategoryId::parse(self.category_id)
                 .map_err(|e| corrupt("category id", e.to_string()))?,
             status: PetStatus::parse(&self.status).map_err(|e| corrupt("status", e.to_string()))?,
