@@ -157,6 +157,27 @@ async fn malformed_forged_and_expired_keys_are_invalid_tokens(app: TestApp) {
             sign(Algorithm::HS256, &secret, &expired_claims),
         ),
         ("payload swapped", tampered),
+        (
+            "not valid for another hour",
+            sign(
+                Algorithm::HS256,
+                &secret,
+                &json!({"sub": "early", "jti": "3", "iat": now(), "nbf": now() + 3600}),
+            ),
+        ),
+        (
+            "issued ten years from now",
+            sign(
+                Algorithm::HS256,
+                &secret,
+                &json!({"sub": "later", "jti": "4", "iat": now() + 315_360_000}),
+            ),
+        ),
+        ("a critical header extension", {
+            let mut header = Header::new(Algorithm::HS256);
+            header.crit = Some(vec!["exp".to_owned()]);
+            encode(&header, &valid_claims, &EncodingKey::from_secret(&secret)).expect("sign")
+        }),
     ];
     for (what, token) in bad_tokens {
         let response = list_with_authorization(&app, &format!("Bearer {token}")).await;

@@ -25,6 +25,7 @@ fn keys_issue_refuses_a_bad_lifetime_and_a_blank_name() {
     let dir = tempfile::tempdir().expect("tempdir");
     for args in [
         &["keys", "issue", "--name", "me", "--expires-in", "forever"][..],
+        &["keys", "issue", "--name", "me", "--expires-in", "30s"][..],
         &["keys", "issue", "--name", "  "][..],
     ] {
         let output = run_petstore(dir.path(), &[], args);

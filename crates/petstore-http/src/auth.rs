@@ -24,6 +24,11 @@ use verified::VerifiedKeys;
 /// machine that issued a key and the ones checking it (several instances, NTP drift).
 pub const EXP_LEEWAY: Duration = Duration::from_secs(30);
 
+/// How far in the future a key's `iat` or `nbf` may lie and still count: absorbs a few seconds
+/// of clock difference between the machine that issued a key and the one checking it, and no
+/// more (a key "issued" ten years from now is a forgery or a broken clock).
+pub const NOT_BEFORE_LEEWAY: Duration = Duration::from_secs(5);
+
 /// The one algorithm keys are signed and checked with.
 pub const KEY_ALGORITHM: Algorithm = Algorithm::HS256;
 
@@ -42,6 +47,9 @@ pub struct KeyClaims {
     /// Expires at, in seconds since the Unix epoch; `None` for a key that never expires.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exp: Option<u64>,
+    /// Not valid before, in seconds since the Unix epoch; keys this service issues have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -93,12 +101,28 @@ impl ApiKeys {
         if let Some(claims) = self.verified.get(token, unix_now(), self.validation.leeway) {
             return Ok(claims);
         }
+        // RFC 7515 4.1.11: a `crit` header lists extensions the recipient must understand or
+        // refuse the token; this service understands none.
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|err| KeyError::Invalid(err.to_string()))?;
+        if header.crit.is_some() {
+            return Err(KeyError::Invalid(
+                "critical header extensions are not understood".into(),
+            ));
+        }
         let claims = jsonwebtoken::decode::<KeyClaims>(token, &self.decoding, &self.validation)
             .map(|data| data.claims)
             .map_err(|err| match err.kind() {
                 ErrorKind::ExpiredSignature => KeyError::Expired,
                 _ => KeyError::Invalid(err.to_string()),
             })?;
+        let latest = unix_now().saturating_add(NOT_BEFORE_LEEWAY.as_secs());
+        if claims.iat > latest {
+            return Err(KeyError::Invalid("issued in the future".into()));
+        }
+        if claims.nbf.is_some_and(|nbf| nbf > latest) {
+            return Err(KeyError::Invalid("not valid yet".into()));
+        }
         self.verified.insert(token, &claims);
         Ok(claims)
     }
@@ -190,6 +214,7 @@ pub(crate) fn test_key(secret: &[u8], name: &str) -> String {
         jti: "0123456789abcdef0123456789abcdef".to_owned(),
         iat: unix_now(),
         exp: None,
+        nbf: None,
     };
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(KEY_ALGORITHM),

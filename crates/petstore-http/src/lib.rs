@@ -18,7 +18,7 @@ pub mod paths;
 mod state;
 
 pub use app::app;
-pub use auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY};
+pub use auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY, NOT_BEFORE_LEEWAY};
 pub use cursor::CursorCodec;
 pub use dto::{NewPetDto, PetDto};
 pub use error::{ApiError, ErrorCode};

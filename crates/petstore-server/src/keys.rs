@@ -21,17 +21,25 @@ pub enum IssueError {
     BlankName,
     #[error("the expiry is too far in the future")]
     ExpiryTooFar,
+    #[error("--expires-in must be at least {}s: a shorter key would outlive it by the {}s of clock leeway every check allows", MIN_TTL.as_secs(), petstore_http::EXP_LEEWAY.as_secs())]
+    TooShort,
     #[error("no randomness for the key id: {0}")]
     Random(String),
     #[error("signing the key failed: {0}")]
     Sign(#[from] jsonwebtoken::errors::Error),
 }
 
+/// Shortest lifetime a key may be issued with.
+pub const MIN_TTL: Duration = Duration::from_secs(60);
+
 /// A new key for `name`, signed with `secret`, expiring `ttl` from now (never when `None`).
 pub fn sign(secret: &[u8], name: &str, ttl: Option<Duration>) -> Result<String, IssueError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(IssueError::BlankName);
+    }
+    if ttl.is_some_and(|ttl| ttl < MIN_TTL) {
+        return Err(IssueError::TooShort);
     }
     // A clock before 1970 is a broken machine; 0 is no worse than the clock itself.
     let iat = SystemTime::now()
@@ -48,6 +56,7 @@ pub fn sign(secret: &[u8], name: &str, ttl: Option<Duration>) -> Result<String, 
         jti: crate::random::random_hex(16).map_err(|err| IssueError::Random(err.to_string()))?,
         iat,
         exp,
+        nbf: None,
     };
     Ok(jsonwebtoken::encode(
         &Header::new(KEY_ALGORITHM),
@@ -129,6 +138,15 @@ mod tests {
             .verify(&sign(SECRET, "a", None).expect("sign"))
             .expect("verify");
         assert_ne!(a.jti, b.jti);
+    }
+
+    #[test]
+    fn a_lifetime_under_a_minute_is_refused() {
+        assert!(matches!(
+            sign(SECRET, "x", Some(Duration::from_secs(59))),
+            Err(IssueError::TooShort)
+        ));
+        assert!(sign(SECRET, "x", Some(MIN_TTL)).is_ok());
     }
 
     #[test]

@@ -195,3 +195,36 @@ fn two_authorization_headers_are_an_invalid_request_whatever_they_hold() {
         );
     }
 }
+
+#[test]
+fn keys_from_the_future_are_invalid_beyond_a_few_seconds() {
+    let now = unix_now();
+    let ten_years = 10 * 365 * 86_400;
+    for claims in [
+        serde_json::json!({"sub": "x", "jti": "1", "iat": now + ten_years}),
+        serde_json::json!({"sub": "x", "jti": "2", "iat": now, "nbf": now + 3_600}),
+        serde_json::json!({"sub": "x", "jti": "3", "iat": now + 60}),
+    ] {
+        let token = signed(Algorithm::HS256, SECRET, &claims);
+        assert!(
+            matches!(keys().verify(&token), Err(KeyError::Invalid(_))),
+            "{claims}"
+        );
+    }
+    for claims in [
+        serde_json::json!({"sub": "x", "jti": "4", "iat": now + 3}),
+        serde_json::json!({"sub": "x", "jti": "5", "iat": now - 60, "nbf": now - 1}),
+    ] {
+        let token = signed(Algorithm::HS256, SECRET, &claims);
+        assert!(keys().verify(&token).is_ok(), "{claims}");
+    }
+}
+
+#[test]
+fn a_critical_header_extension_is_refused() {
+    let mut header = Header::new(Algorithm::HS256);
+    header.crit = Some(vec!["exp".to_owned()]);
+    let claims = serde_json::json!({"sub": "x", "jti": "1", "iat": unix_now()});
+    let token = jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(SECRET)).unwrap();
+    assert!(matches!(keys().verify(&token), Err(KeyError::Invalid(_))));
+}

@@ -54,6 +54,7 @@ mod tests {
             jti: "00".into(),
             iat: 100,
             exp,
+            nbf: None,
         }
     }
 
