@@ -31,7 +31,18 @@ impl PetName {
     pub const MAX_CHARS: usize = 255;
 
     pub fn parse(raw: impl Into<String>) -> Result<Self, PetNameError> {
-        let raw = raw.into();
+        Self::checked(raw.into(), Rules::Current)
+    }
+
+    /// A name read back from storage. Rows written before the visible-character and
+    /// bidirectional-control rules existed may break them and are served as stored; the rules
+    /// that always held (length, no NUL, not whitespace only) are still checked, so a row
+    /// changed behind the service's back is noticed.
+    pub fn parse_stored(raw: impl Into<String>) -> Result<Self, PetNameError> {
+        Self::checked(raw.into(), Rules::Stored)
+    }
+
+    fn checked(raw: String, rules: Rules) -> Result<Self, PetNameError> {
         if raw.is_empty() {
             return Err(PetNameError::Empty);
         }
@@ -40,36 +51,15 @@ impl PetName {
         if raw.contains('\0') {
             return Err(PetNameError::Nul);
         }
-        if let Some(control) = raw.chars().find(|&c| is_bidi_control(c)) {
-            return Err(PetNameError::BidiControl(control));
+        if rules == Rules::Current {
+            if let Some(control) = raw.chars().find(|&c| is_bidi_control(c)) {
+                return Err(PetNameError::BidiControl(control));
+            }
         }
         // A name of spaces and invisible characters (`"\u{200b}\u{200b}"`) shows as nothing.
-        if raw.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
-            return Err(PetNameError::Blank);
-        }
-        let chars = raw.chars().count();
-        if chars > Self::MAX_CHARS {
-            return Err(PetNameError::TooLong {
-                max: Self::MAX_CHARS,
-                actual: chars,
-            });
-        }
-        Ok(Self(raw))
-    }
-
-    /// A name read back from storage. Rows written before the visible-character and
-    /// bidirectional-control rules existed may break them and are served as stored; the rules
-    /// that always held (length, no NUL, not whitespace only) are still checked, so a row
-    /// changed behind the service's back is noticed.
-    pub fn parse_stored(raw: impl Into<String>) -> Result<Self, PetNameError> {
-        let raw = raw.into();
-        if raw.is_empty() {
-            return Err(PetNameError::Empty);
-        }
-        if raw.contains('\0') {
-            return Err(PetNameError::Nul);
-        }
-        if raw.trim().is_empty() {
+        let shows_nothing =
+            |c: char| c.is_whitespace() || (rules == Rules::Current && is_invisible(c));
+        if raw.chars().all(shows_nothing) {
             return Err(PetNameError::Blank);
         }
         let chars = raw.chars().count();
@@ -89,6 +79,14 @@ impl PetName {
     pub fn into_inner(self) -> String {
         self.0
     }
+}
+
+/// Which rules a name is checked against: all of today's, or those that held when any stored
+/// row was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rules {
+    Current,
+    Stored,
 }
 
 /// The embedding, override and isolate controls (U+202A to U+202E, U+2066 to U+2069): they

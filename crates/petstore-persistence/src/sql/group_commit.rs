@@ -39,14 +39,6 @@ pub(crate) struct CreateQueue {
     sender: mpsc::Sender<Pending>,
 }
 
-impl std::fmt::Debug for Pending {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pending")
-            .field("new_pet", &self.new_pet)
-            .finish_non_exhaustive()
-    }
-}
-
 impl CreateQueue {
     /// Starts the writer thread, storing through connections of `pool`.
     pub(crate) fn start(
@@ -96,7 +88,10 @@ impl Writer {
         while let Some(mut group) = queue::take_group(&mut queue, MAX_GROUP) {
             // A caller that went away (its client hung up) was never told the pet is stored.
             group.retain(|pending: &Pending| !pending.reply.is_closed());
-            let new_pets: Vec<NewPet> = group.iter().map(|p| p.new_pet.clone()).collect();
+            let (new_pets, replies): (Vec<NewPet>, Vec<_>) = group
+                .into_iter()
+                .map(|pending| (pending.new_pet, pending.reply))
+                .unzip();
             // A bug in storing one group must not stop every later create.
             let outcomes =
                 catch_unwind(AssertUnwindSafe(|| self.store(&new_pets))).unwrap_or_else(|_| {
@@ -106,9 +101,9 @@ impl Writer {
                         )))
                     })
                 });
-            for (pending, outcome) in group.into_iter().zip(outcomes) {
+            for (reply, outcome) in replies.into_iter().zip(outcomes) {
                 // The caller may have gone since; its pet is stored all the same.
-                let _ = pending.reply.send(outcome);
+                let _ = reply.send(outcome);
             }
         }
     }
