@@ -3,6 +3,8 @@
 
 use std::process::Stdio;
 
+use petstore_test_support::TestDatabase;
+
 use crate::helpers::{issue_key, petstore, run_petstore, start_server};
 
 #[test]
@@ -118,4 +120,51 @@ fn an_unusable_database_url_is_a_clear_start_up_error() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("mysql"), "{stderr}");
+}
+
+#[test]
+fn a_libpq_keyword_database_url_is_postgres_and_its_password_never_shows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let database = TestDatabase::create();
+    let password = "kw-secret-4711";
+    let env = [("DATABASE_URL".to_owned(), database.keyword_dsn(password))];
+    let output = petstore(dir.path(), &env)
+        .current_dir(dir.path())
+        .arg("migrate")
+        .output()
+        .expect("run petstore migrate");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("password=***"), "{stderr}");
+    assert!(!stderr.contains(password), "{stderr}");
+    // The schema is in PostgreSQL, and nothing was created beside the process.
+    database.execute("SELECT count(*) FROM pets");
+    let created: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("read the working directory")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    assert!(created.is_empty(), "{created:?}");
+}
+
+#[test]
+fn a_database_url_that_is_no_known_form_is_refused_without_repeating_it() {
+    for url in [
+        "db.internal user=petstore password=hunter2",
+        "sqlite://admin:hunter2@db.internal/pets.db",
+        "host=db password='hunter2",
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let env = [("DATABASE_URL".to_owned(), url.to_owned())];
+        let output = petstore(dir.path(), &env)
+            .current_dir(dir.path())
+            .arg("migrate")
+            .output()
+            .expect("run petstore migrate");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{url}: {stderr}");
+        assert!(stderr.contains("invalid database URL"), "{url}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{url}: {stderr}");
+        let created = std::fs::read_dir(dir.path()).expect("read dir").count();
+        assert_eq!(created, 0, "{url}: files were created");
+    }
 }

@@ -84,16 +84,22 @@ fn test_storage(backend: Backend, data_dir: &Path) -> (String, Option<TestDataba
 impl TestApp {
     /// The service in this process, on `backend`.
     pub async fn spawn(backend: Backend) -> Self {
+        Self::spawn_with_args(backend, &[]).await
+    }
+
+    /// The service in this process, on `backend`, with `petstore serve` options added.
+    pub async fn spawn_with_args(backend: Backend, extra_args: &[&str]) -> Self {
         let data_dir = tempfile::tempdir().expect("temporary data directory");
         let (database_url, database) = test_storage(backend, data_dir.path());
         let dir = data_dir.path().to_str().expect("UTF-8 temporary directory");
-        let Command::Serve(args) = Cli::try_parse_from([
+        let workers = SERVER_WORKERS.to_string();
+        let args = [
             "petstore",
             "serve",
             "--bind",
             "127.0.0.1:0",
             "--workers",
-            &SERVER_WORKERS.to_string(),
+            &workers,
             "--database-url",
             &database_url,
             "--data-dir",
@@ -102,9 +108,10 @@ impl TestApp {
             IN_PROCESS_KEY_SECRET,
             "--env",
             "development",
-        ])
-        .expect("valid serve arguments")
-        .command
+        ];
+        let Command::Serve(args) = Cli::try_parse_from(args.iter().chain(extra_args))
+            .expect("valid serve arguments")
+            .command
         else {
             unreachable!("parsed `serve` as another command");
         };
@@ -513,13 +520,23 @@ pub fn start_server(
     database_url: &str,
     extra_env: &[(String, String)],
 ) -> (Child, String) {
+    start_server_logging_to(data_dir, database_url, extra_env, log_sink())
+}
+
+/// [`start_server`], its log (stderr) going to `log`.
+pub fn start_server_logging_to(
+    data_dir: &Path,
+    database_url: &str,
+    extra_env: &[(String, String)],
+    log: Stdio,
+) -> (Child, String) {
     let mut child = petstore(data_dir, extra_env)
         .args(["serve", "--bind", "127.0.0.1:0", "--workers"])
         .arg(SERVER_WORKERS.to_string())
         .env("DATABASE_URL", database_url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(log_sink())
+        .stderr(log)
         .spawn()
         .expect("start petstore serve");
     let stdout = child.stdout.take().expect("piped stdout");

@@ -11,6 +11,8 @@ mod durability;
 mod get_pet;
 mod instances;
 mod list_pets;
+mod malformed_http;
 mod openapi;
 mod overload;
 mod routing;
+mod slow_clients;

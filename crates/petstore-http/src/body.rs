@@ -1,7 +1,10 @@
-//! Reading a JSON request body: the `Content-Type` check (415) and the size limit (413).
+//! Reading a JSON request body: the `Content-Type` check (415), the size limit (413) and the
+//! deadline (408).
 //!
 //! Done by hand instead of with `web::Json` so that the order of checks is ours (the handler
 //! authenticates first, then calls this) and so that each failure maps to our codes.
+
+use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::mime;
@@ -49,12 +52,16 @@ pub(crate) fn require_json_content_type(req: &HttpRequest) -> Result<(), ApiErro
     Ok(())
 }
 
-/// The whole body, at most `limit` bytes. A declared `Content-Length` over the limit is refused
-/// before reading anything; a body without one is cut off as soon as it passes the limit.
+/// The whole body, at most `limit` bytes, within `deadline`. A declared `Content-Length` over the
+/// limit is refused before reading anything; a body without one is cut off as soon as it passes
+/// the limit. actix-web bounds the time to receive a request's head, not its body: without the
+/// deadline, a client that sends part of a body and stops holds its connection (and a socket)
+/// forever.
 pub(crate) async fn read_limited(
     req: &HttpRequest,
     payload: Payload,
     limit: usize,
+    deadline: Duration,
 ) -> Result<Bytes, ApiError> {
     let too_large = || {
         ApiError::new(
@@ -70,7 +77,11 @@ pub(crate) async fn read_limited(
     if declared.is_some_and(|length| length > limit as u64) {
         return Err(too_large());
     }
-    match payload.to_bytes_limited(limit).await {
+    let Ok(read) = actix_web::rt::time::timeout(deadline, payload.to_bytes_limited(limit)).await
+    else {
+        return Err(ApiError::body_timeout(deadline));
+    };
+    match read {
         Ok(Ok(bytes)) => Ok(bytes),
         // The client went away or sent a broken chunked encoding: the body is not JSON we
         // could read, and nobody may be listening for the answer anyway.

@@ -49,6 +49,8 @@ pub enum ErrorCode {
     NotFound,
     /// 405: the path exists but not with this method.
     MethodNotAllowed,
+    /// 408: the request body did not arrive within the body deadline.
+    RequestTimeout,
     /// 410: the operation was removed at its sunset.
     Gone,
     /// 413: the body is larger than the configured limit.
@@ -76,6 +78,7 @@ impl ErrorCode {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Gone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -123,6 +126,8 @@ pub struct ApiError {
     headers: Vec<(HeaderName, HeaderValue)>,
     /// Why, for the log only (a 500's or 503's cause with its source chain).
     cause: Option<String>,
+    /// Whether the connection is closed after this response (`Connection: close`).
+    close_connection: bool,
 }
 
 /// The cause of an error response, kept in the response's extensions for the request's log
@@ -138,6 +143,7 @@ impl ApiError {
             message: message.into(),
             headers: Vec::new(),
             cause: None,
+            close_connection: false,
         }
     }
 
@@ -169,6 +175,20 @@ impl ApiError {
             format!("method {method} is not allowed on `{path}`; allowed: {allow}"),
         )
         .with_header(header::ALLOW, &allow)
+    }
+
+    /// A 408 for a body that did not arrive within `deadline`. The connection is closed: what
+    /// is left of the body may still come, and would be read as the next request.
+    pub fn body_timeout(deadline: std::time::Duration) -> Self {
+        let mut error = Self::new(
+            ErrorCode::RequestTimeout,
+            format!(
+                "the request body did not arrive within {} ms",
+                deadline.as_millis()
+            ),
+        );
+        error.close_connection = true;
+        error
     }
 
     /// A 500 whose message says nothing; `cause` (with its whole source chain) goes to the
@@ -232,6 +252,9 @@ impl ResponseError for ApiError {
         let mut response = HttpResponse::build(self.status());
         for (name, value) in &self.headers {
             response.insert_header((name.clone(), value.clone()));
+        }
+        if self.close_connection {
+            response.force_close();
         }
         let mut response = response.json(ErrorBody {
             code: self.code,

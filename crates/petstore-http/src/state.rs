@@ -1,6 +1,7 @@
 //! `HttpState`: what every handler needs, shared by all workers.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::web::Bytes;
 use petstore_application::PetService;
@@ -10,7 +11,7 @@ use crate::cursor::CursorCodec;
 use crate::openapi::{document_json, ApiServers};
 
 /// The use cases, the key verifier, the cursor codec, the rendered OpenAPI document and the
-/// HTTP settings. Cheap to clone (everything is behind an `Arc` or is `Bytes`), as
+/// HTTP settings (body size limit and deadline). Cheap to clone (everything is behind an `Arc` or is `Bytes`), as
 /// `HttpServer::new` clones it once per worker.
 #[derive(Debug, Clone)]
 pub struct HttpState {
@@ -18,6 +19,7 @@ pub struct HttpState {
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
     openapi_json: Bytes,
+    body_timeout: Duration,
 }
 
 impl HttpState {
@@ -25,6 +27,10 @@ impl HttpState {
     /// limit only has to stop a client from making the server buffer megabytes. Bodies over it
     /// get 413 `payload_too_large`.
     pub const JSON_LIMIT: usize = 64 * 1024;
+
+    /// How long a request body may take to arrive, by default: 10 s. A 64 KiB body needs about
+    /// 50 kbit/s to make it; a client that stalls gets 408 and its connection closed.
+    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// The state for a service whose API keys are signed with `key_secret`. Listing cursors are
     /// signed with a key derived from the same secret, so that every instance sharing it accepts
@@ -36,7 +42,18 @@ impl HttpState {
             keys: Arc::new(ApiKeys::new(key_secret)),
             cursors: Arc::new(CursorCodec::new(key_secret)),
             openapi_json: Bytes::from(document_json(&ApiServers::default())),
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
         }
+    }
+
+    /// Sets how long a request body may take to arrive (408 after that).
+    pub fn with_body_timeout(mut self, body_timeout: Duration) -> Self {
+        self.body_timeout = body_timeout;
+        self
+    }
+
+    pub(crate) fn body_timeout(&self) -> Duration {
+        self.body_timeout
     }
 
     /// Sets the `servers` of the OpenAPI document (rendered once, here).

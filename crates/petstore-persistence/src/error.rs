@@ -8,7 +8,8 @@ use std::path::PathBuf;
 pub enum StorageError {
     #[error(
         "invalid database URL: {reason}; expected `memory:`, a SQLite file path or \
-         `sqlite://PATH`, or `postgres://USER@HOST:PORT/DATABASE`"
+         `sqlite://PATH`, `postgres://USER@HOST:PORT/DATABASE`, or libpq keywords \
+         (`host=HOST dbname=DATABASE user=USER`)"
     )]
     InvalidDatabaseUrl { reason: String },
 

@@ -1,18 +1,30 @@
-//! `PostgresUrl`: a libpq connection URL whose password is only ever handed to libpq. Every
-//! `Display`, `Debug` and error message shows `***` in its place.
+//! `PostgresUrl`: a libpq connection string, in either of libpq's forms (a `postgres://` URL or
+//! `host=db user=app password=...` keywords), whose password is only ever handed to libpq.
+//! Every `Display`, `Debug` and error message shows `***` in its place.
 //!
 //! Handled as text rather than with the `url` crate: libpq URLs may name several hosts
 //! (`postgres://h1:5432,h2:5433/db`), which a WHATWG URL parser refuses, and libpq must get the
-//! operator's URL exactly as written, with our parameters only appended.
+//! operator's string exactly as written, with our parameters only appended.
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::PoolSettings;
 
-/// A libpq connection URL. Its password never leaves this type except towards libpq.
+/// A libpq connection string. Its password never leaves this type except towards libpq.
 #[derive(Clone, PartialEq, Eq)]
-pub struct PostgresUrl(String);
+pub struct PostgresUrl {
+    raw: String,
+    form: Form,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+enum Form {
+    /// `postgres://user:password@host/db?key=value`
+    Url,
+    /// `host=db password='a b'`: the pairs as libpq will read them (quotes and escapes undone).
+    Keywords(Vec<(String, String)>),
+}
 
 const REDACTED: &str = "***";
 
@@ -23,12 +35,46 @@ const KEEPALIVE_PROBES: u32 = 3;
 impl PostgresUrl {
     /// Wraps `raw`, which the caller has checked starts with `postgres://` or `postgresql://`.
     pub(crate) fn new(raw: &str) -> Self {
-        Self(raw.to_owned())
+        Self {
+            raw: raw.to_owned(),
+            form: Form::Url,
+        }
     }
 
-    /// The URL with any password replaced by `***`, fit for logs and terminals.
+    /// Parses libpq's keyword form, `key=value` pairs separated by spaces, a value in single
+    /// quotes when it holds spaces (`\'` and `\\` escape inside them). The error names the
+    /// problem, never the text, which may hold a password.
+    pub(crate) fn from_keywords(raw: &str) -> Result<Self, &'static str> {
+        let pairs = keyword_pairs(raw)?;
+        if pairs.is_empty() {
+            return Err("it holds no `key=value` pair");
+        }
+        Ok(Self {
+            raw: raw.to_owned(),
+            form: Form::Keywords(pairs),
+        })
+    }
+
+    /// The connection string with any password replaced by `***`, fit for logs and terminals.
     pub fn redacted(&self) -> String {
-        let raw = self.0.as_str();
+        let Form::Keywords(pairs) = &self.form else {
+            return self.redacted_url();
+        };
+        pairs
+            .iter()
+            .map(|(key, value)| {
+                if key == "password" {
+                    format!("{key}={REDACTED}")
+                } else {
+                    format!("{key}={}", quote_keyword_value(value))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn redacted_url(&self) -> String {
+        let raw = self.raw.as_str();
         let (before_query, query) = match raw.find(['?', '#']) {
             Some(at) => raw.split_at(at),
             None => (raw, ""),
@@ -79,17 +125,21 @@ impl PostgresUrl {
     /// (The statement timeout is set per session instead; see `sql/connection.rs`.) Parameters go
     /// before any `#`, which libpq would otherwise read as part of the last value.
     pub(crate) fn for_libpq(&self, settings: &PoolSettings) -> String {
-        let (base, fragment) = match self.0.find('#') {
-            Some(at) => self.0.split_at(at),
-            None => (self.0.as_str(), ""),
+        let (base, fragment) = match (&self.form, self.raw.find('#')) {
+            (Form::Url, Some(at)) => self.raw.split_at(at),
+            _ => (self.raw.as_str(), ""),
         };
-        let mut url = base.to_owned();
+        let mut url = base.trim_end().to_owned();
         let mut add = |key: &str, value: String| {
-            if query_params(&self.0).any(|(given, _)| given == key) {
+            if self.params().any(|(given, _)| given == key) {
                 return;
             }
-            if !url.ends_with(['?', '&']) {
-                url.push(if url.contains('?') { '&' } else { '?' });
+            match self.form {
+                Form::Url if !url.ends_with(['?', '&']) => {
+                    url.push(if url.contains('?') { '&' } else { '?' });
+                }
+                Form::Url => {}
+                Form::Keywords(_) => url.push(' '),
             }
             url.push_str(key);
             url.push('=');
@@ -122,17 +172,90 @@ impl PostgresUrl {
     /// The passwords as written in the URL: after `user:` in the userinfo, and any `password=`
     /// query parameter. Empty ones are skipped, as replacing "" would mangle the text.
     fn passwords(&self) -> impl Iterator<Item = &str> {
-        let before_query = self.0.split(['?', '#']).next().unwrap_or("");
-        let in_userinfo =
-            userinfo_password_span(before_query).map(|(start, end)| &before_query[start..end]);
-        let in_query = query_params(&self.0)
+        let in_userinfo = match self.form {
+            Form::Url => {
+                let before_query = self.raw.split(['?', '#']).next().unwrap_or("");
+                userinfo_password_span(before_query).map(|(start, end)| &before_query[start..end])
+            }
+            Form::Keywords(_) => None,
+        };
+        let in_params = self
+            .params()
             .filter(|(key, _)| *key == "password")
             .map(|(_, value)| value);
         in_userinfo
             .into_iter()
-            .chain(in_query)
+            .chain(in_params)
             .filter(|secret| !secret.is_empty())
     }
+
+    /// The parameters the operator set: the URL's query, or all the keywords.
+    fn params(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+        match &self.form {
+            Form::Url => Box::new(query_params(&self.raw)),
+            Form::Keywords(pairs) => Box::new(
+                pairs
+                    .iter()
+                    .map(|(key, value)| (key.as_str(), value.as_str())),
+            ),
+        }
+    }
+}
+
+/// libpq's keyword syntax: `key = value` (spaces around `=` allowed), values bare or in single
+/// quotes. Keys are lower-case letters and underscores, as all of libpq's are.
+fn keyword_pairs(raw: &str) -> Result<Vec<(String, String)>, &'static str> {
+    let mut pairs = Vec::new();
+    let mut chars = raw.trim().chars().peekable();
+    let skip_spaces = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+    };
+    while chars.peek().is_some() {
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| c.is_ascii_lowercase() || *c == '_') {
+            key.push(c);
+        }
+        skip_spaces(&mut chars);
+        if key.is_empty() || chars.next() != Some('=') {
+            return Err("libpq keywords are `key=value` pairs separated by spaces");
+        }
+        skip_spaces(&mut chars);
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\'') => break,
+                    Some('\\') => value.push(chars.next().ok_or("a quoted value is not closed")?),
+                    Some(c) => value.push(c),
+                    None => return Err("a quoted value is not closed"),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.push(chars.next().ok_or("a value ends in `\\`")?);
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        if chars.peek().is_some_and(|c| !c.is_whitespace()) {
+            return Err("libpq keywords are `key=value` pairs separated by spaces");
+        }
+        skip_spaces(&mut chars);
+        pairs.push((key, value));
+    }
+    Ok(pairs)
+}
+
+/// A keyword value as libpq reads it back: quoted when empty or holding spaces, quotes or
+/// backslashes.
+fn quote_keyword_value(value: &str) -> String {
+    if !value.is_empty() && !value.contains(|c: char| c.is_whitespace() || c == '\'' || c == '\\') {
+        return value.to_owned();
+    }
+    let escaped = value.replace('\\', "\\\\").replace('\'', "\\'");
+    format!("'{escaped}'")
 }
 
 /// Byte range of the password in `scheme://user:password@host…`. The last `@` before the query

@@ -12,9 +12,10 @@ use crate::{PostgresUrl, StorageError};
 pub enum DatabaseUrl {
     /// `memory:` — kept in the process, gone when it exits.
     Memory,
-    /// `sqlite://PATH`, `sqlite:PATH` or a plain path — a SQLite database file.
+    /// `sqlite://PATH`, `sqlite:PATH` or a plain path (no `=`, no spaces) — a SQLite file.
     Sqlite(PathBuf),
-    /// `postgres://…` or `postgresql://…` — a PostgreSQL server (libpq URL syntax).
+    /// `postgres://…`, `postgresql://…` or libpq keywords (`host=db dbname=pets …`) — a
+    /// PostgreSQL server.
     Postgres(PostgresUrl),
 }
 
@@ -54,6 +55,16 @@ impl FromStr for DatabaseUrl {
             Some(other) => Err(invalid(format!(
                 "the scheme `{other}:` is not supported (write `./{other}:…` for a file of that name)"
             ))),
+            // libpq's keyword form: `host=db port=5432 user=app password=… dbname=pets`.
+            None if raw.contains('=') => PostgresUrl::from_keywords(raw)
+                .map(Self::Postgres)
+                .map_err(|reason| invalid(format!("as libpq keywords: {reason}"))),
+            // A plain path is taken as a SQLite file only when it cannot be anything else
+            // mistyped: a name with spaces is more likely a broken connection string than a file.
+            None if raw.contains(char::is_whitespace) => Err(invalid(
+                "it is neither a URL, libpq keywords nor a plain file path (a file name with \
+                 spaces must be written `sqlite://PATH`)",
+            )),
             None => sqlite_path(raw),
         }
     }
@@ -82,6 +93,17 @@ fn sqlite_path(path: &str) -> Result<DatabaseUrl, StorageError> {
     }
     if path.contains('?') {
         return Err(invalid("SQLite URLs take no `?` parameters"));
+    }
+    // `sqlite://user:password@host/file` is some other database's URL: refused, so that its
+    // password is neither logged as a file name nor used as one.
+    if path
+        .split('/')
+        .next()
+        .is_some_and(|first| first.contains('@'))
+    {
+        return Err(invalid(
+            "a SQLite URL names a file, not a user or a server (`user@host`)",
+        ));
     }
     Ok(DatabaseUrl::Sqlite(PathBuf::from(path)))
 }
@@ -162,7 +184,7 @@ mod tests {
 
     #[test]
     fn sqlite_display_parses_back_to_the_same_url() {
-        for raw in ["/tmp/a b/pets.db", "data/pets.db", "pets.db"] {
+        for raw in ["sqlite:///tmp/a b/pets.db", "data/pets.db", "pets.db"] {
             let url = parse(raw);
             assert_eq!(parse(&url.to_string()), url, "{url}");
         }
@@ -219,6 +241,54 @@ mod tests {
         assert!(err.contains("`mysql:` is not supported"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
         assert_eq!(parse("memory"), DatabaseUrl::Sqlite("memory".into()));
+    }
+
+    #[test]
+    fn libpq_keywords_are_postgres_with_the_password_hidden() {
+        let url = parse("host=db port=5432 user=u password=secret dbname=pets");
+        let DatabaseUrl::Postgres(pg) = &url else {
+            panic!("{url:?} should be PostgreSQL");
+        };
+        assert_eq!(
+            url.to_string(),
+            "host=db port=5432 user=u password=*** dbname=pets"
+        );
+        assert!(!format!("{url:?}").contains("secret"));
+        assert_eq!(pg.scrub("password secret refused"), "password *** refused");
+
+        let quoted = parse(r"host = db  password='it\'s a secret' application_name=''");
+        assert_eq!(
+            quoted.to_string(),
+            "host=db password=*** application_name=''"
+        );
+        assert!(!format!("{quoted:?}").contains("secret"));
+    }
+
+    #[test]
+    fn what_is_neither_url_keywords_nor_plain_path_is_refused_without_echoing_it() {
+        for raw in [
+            "host=db password='unclosed",
+            "host=db password=hunter2=x =y",
+            "Host=db password=hunter2",
+            "host=db password=hunter2 trailing",
+        ] {
+            let err = parse_err(raw);
+            assert!(err.contains("libpq keywords"), "{raw}: {err}");
+            assert!(!err.contains("hunter2"), "{raw}: {err}");
+        }
+        let err = parse_err("db user hunter2");
+        assert!(err.contains("neither a URL"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        let err = parse_err("sqlite://user:hunter2@host/pets.db");
+        assert!(err.contains("not a user or a server"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(parse_err("sqlite:user:hunter2@host").contains("not a user"));
+        // With an explicit scheme, a file name may hold spaces; an `@` past the first `/` is
+        // just part of a file name.
+        assert_eq!(
+            parse("sqlite:///tmp/a b/x@y.db"),
+            DatabaseUrl::Sqlite("/tmp/a b/x@y.db".into())
+        );
     }
 
     #[test]

@@ -125,6 +125,11 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_WORKERS")]
     pub workers: Option<usize>,
 
+    /// How long a request body may take to arrive; a slower one gets 408 and its connection
+    /// is closed.
+    #[arg(long, env = "PETSTORE_BODY_TIMEOUT", default_value = "10s", value_parser = parse_body_timeout)]
+    pub body_timeout: Duration,
+
     #[command(flatten)]
     pub storage: StorageArgs,
 
@@ -171,6 +176,15 @@ pub struct IssueKeyArgs {
 
     #[command(flatten)]
     pub keys: KeySecretArgs,
+}
+
+/// A body deadline: a duration of at least one millisecond (zero would refuse every body).
+fn parse_body_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = parse_duration(text).map_err(|err| err.to_string())?;
+    if timeout < Duration::from_millis(1) {
+        return Err("must be at least 1ms".to_owned());
+    }
+    Ok(timeout)
 }
 
 #[cfg(test)]

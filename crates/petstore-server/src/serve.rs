@@ -54,7 +54,9 @@ impl Application {
                 .unwrap_or_else(|| ServerUrl::for_address(address)),
             args.servers.staging_url.clone(),
         );
-        let state = HttpState::new(service, secret.expose_secret()).with_servers(&servers);
+        let state = HttpState::new(service, secret.expose_secret())
+            .with_servers(&servers)
+            .with_body_timeout(args.body_timeout);
         let mut server = HttpServer::new(move || petstore_http::app(state.clone()))
             .listen(listener)
             .map_err(bind_error)?;

@@ -125,6 +125,19 @@ impl TestDatabase {
         &self.name
     }
 
+    /// This database in libpq's keyword form, `host=... port=... user=... dbname=...`, with
+    /// `password` added (the test cluster trusts local connections and ignores it).
+    pub fn keyword_dsn(&self, password: &str) -> String {
+        let url = url::Url::parse(&self.url).expect("the test database URL parses");
+        format!(
+            "host={} port={} user={} password={password} dbname={}",
+            url.host_str().unwrap_or("localhost"),
+            url.port().unwrap_or(5432),
+            url.username(),
+            self.name
+        )
+    }
+
     /// Runs SQL in this database (as the superuser), e.g. to inspect or tamper with rows.
     ///
     /// # Panics

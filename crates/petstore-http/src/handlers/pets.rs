@@ -79,7 +79,7 @@ pub(crate) async fn list_pets(
     summary = "Add a pet",
     description = "Stores a new pet and answers 201 with it, its assigned `id` and its \
         `Location`. Checked in this order: API key (401), `Content-Type` (415), size (413), \
-        JSON syntax (400 `malformed_json`), fields (400 `validation_failed`, naming every \
+        arrival of the whole body within the body deadline (408, 10 s by default), JSON syntax (400 `malformed_json`), fields (400 `validation_failed`, naming every \
         offending field). The 201 is sent only once the pet is stored.",
     request_body(content = NewPetDto, content_type = "application/json",
         description = "The new pet. `status` omitted or `null` means `available`."),
@@ -94,6 +94,8 @@ pub(crate) async fn list_pets(
             body = ErrorBody, headers(("WWW-Authenticate" = String,
                 description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
                     a key was sent but refused."))),
+        (status = 408, description = "`request_timeout`: the body did not arrive within the \
+            body deadline; the connection is closed.", body = ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 64 KiB.",
             body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: the body is not declared as \
@@ -112,7 +114,7 @@ pub(crate) async fn create_pet(
 ) -> Result<HttpResponse, ApiError> {
     authorize(&req, &state)?;
     require_json_content_type(&req)?;
-    let body = read_limited(&req, payload, HttpState::JSON_LIMIT).await?;
+    let body = read_limited(&req, payload, HttpState::JSON_LIMIT, state.body_timeout()).await?;
     let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
     let pet = state.service().create_pet(new_pet).await?;
 
