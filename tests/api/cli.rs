@@ -67,15 +67,66 @@ fn production_refuses_to_start_without_a_long_enough_secret() {
     );
 }
 
-#[actix_web::test]
-async fn production_serves_with_an_explicit_secret_and_accepts_its_keys() {
+#[test]
+fn production_refuses_a_guessable_secret_or_one_others_can_read() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
+    let serve = |secret_env: (&str, String)| {
+        petstore(dir.path(), &[])
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("PETSTORE_ENV", "production")
+            .env("DATABASE_URL", &database)
+            .env(secret_env.0, secret_env.1)
+            .stdout(Stdio::null())
+            .output()
+            .expect("run petstore")
+    };
+    for weak in [" ".repeat(32), "a".repeat(32), "abcd".repeat(10)] {
+        let output = serve(("PETSTORE_KEY_SECRET", weak.clone()));
+        assert!(!output.status.success(), "started with {weak:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("too guessable"), "{stderr}");
+    }
+
+    let secret_file = dir.path().join("key-secret");
+    std::fs::write(&secret_file, new_secret(dir.path())).expect("write the secret file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let loose = std::fs::Permissions::from_mode(0o644);
+        std::fs::set_permissions(&secret_file, loose).expect("chmod");
+    }
+    let output = serve((
+        "PETSTORE_KEY_SECRET_FILE",
+        secret_file.display().to_string(),
+    ));
+    assert!(
+        !output.status.success(),
+        "started with a world-readable secret file"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("chmod 600"), "{stderr}");
+}
+
+/// `petstore keys secret`: a new secret, alone on stdout.
+fn new_secret(data_dir: &std::path::Path) -> String {
+    let output = run_petstore(data_dir, &[], &["keys", "secret"]);
+    assert!(output.status.success(), "{output:?}");
+    let secret = String::from_utf8(output.stdout).expect("UTF-8");
+    let secret = secret.trim_end_matches('\n').to_owned();
+    assert_eq!(secret.len(), 64, "{secret:?}");
+    assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()), "{secret:?}");
+    secret
+}
+
+#[actix_web::test]
+async fn production_serves_with_a_secret_from_keys_secret_and_accepts_its_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secret = new_secret(dir.path());
+    assert_ne!(secret, new_secret(dir.path()), "every secret is new");
     let env = [
         ("PETSTORE_ENV".to_owned(), "production".to_owned()),
-        (
-            "PETSTORE_KEY_SECRET".to_owned(),
-            "0123456789abcdef0123456789abcdef".to_owned(),
-        ),
+        ("PETSTORE_KEY_SECRET".to_owned(), secret),
     ];
     let database = format!("sqlite://{}", dir.path().join("pets.db").display());
     let (mut server, address) = start_server(dir.path(), &database, &env);

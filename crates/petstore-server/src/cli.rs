@@ -42,6 +42,8 @@ pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 pub enum KeysCommand {
     /// Issue an API key; prints the key alone on stdout.
     Issue(IssueKeyArgs),
+    /// Print a new random key secret (32 bytes, hex) for PETSTORE_KEY_SECRET.
+    Secret,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,6 +1,12 @@
 //! Where the secret that signs API keys comes from. Production takes it only from explicit
 //! configuration; development makes one on first use and keeps it in the data directory, so keys
 //! keep working across restarts and `petstore keys issue` signs with the same secret as `serve`.
+//!
+//! Production refuses a secret that is short, guessable (`strength.rs`) or kept in a file other
+//! users may read or write; development warns about the latter two, except that the secret file
+//! it keeps itself must be strong, since nobody should have written it but petstore.
+
+mod strength;
 
 use secrecy::SecretSlice;
 use std::fs::{self, OpenOptions};
@@ -10,6 +16,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{Environment, KeySecretArgs};
+
+pub use strength::MIN_ESTIMATED_BITS;
 
 /// Shortest secret accepted in production: 256 bits, the size of HS256's hash.
 pub const MIN_PRODUCTION_SECRET_BYTES: usize = 32;
@@ -29,6 +37,17 @@ pub enum KeySecretError {
          {MIN_PRODUCTION_SECRET_BYTES}"
     )]
     TooShortForProduction { actual: usize },
+    #[error(
+        "the API key secret is too guessable: its bytes carry about {estimated_bits:.0} bits \
+         (at least {MIN_ESTIMATED_BITS:.0} are needed); use random bytes, e.g. the output of \
+         `petstore keys secret` or `openssl rand -hex 32`"
+    )]
+    Weak { estimated_bits: f64 },
+    #[error(
+        "the key secret file {} can be read or written by other users (mode {mode:o}); \
+         `chmod 600` it", path.display()
+    )]
+    ExposedFile { path: PathBuf, mode: u32 },
     #[error("the API key secret is empty")]
     Empty,
     #[error("cannot read the key secret file {path}: {source}")]
@@ -45,22 +64,66 @@ pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<SecretSlice<u8>,
 }
 
 fn resolve_bytes(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
+    let environment = args.environment;
     let explicit = match (&args.key_secret, &args.key_secret_file) {
         (Some(secret), _) => Some(secret.clone().into_bytes()),
-        (None, Some(path)) => Some(read_secret_file(path)?),
+        (None, Some(path)) => {
+            check_file_is_private(path, environment)?;
+            Some(read_secret_file(path)?)
+        }
         (None, None) => None,
     };
-    match (explicit, args.environment) {
-        (Some(secret), _) if secret.is_empty() => Err(KeySecretError::Empty),
-        (Some(secret), Environment::Production) if secret.len() < MIN_PRODUCTION_SECRET_BYTES => {
-            Err(KeySecretError::TooShortForProduction {
-                actual: secret.len(),
-            })
-        }
-        (Some(secret), _) => Ok(secret),
-        (None, Environment::Production) => Err(KeySecretError::MissingInProduction),
-        (None, Environment::Development) => load_or_create_dev_secret(data_dir),
+    let Some(secret) = explicit else {
+        return match environment {
+            Environment::Production => Err(KeySecretError::MissingInProduction),
+            Environment::Development => load_or_create_dev_secret(data_dir),
+        };
+    };
+    if secret.is_empty() {
+        return Err(KeySecretError::Empty);
     }
+    if environment == Environment::Production && secret.len() < MIN_PRODUCTION_SECRET_BYTES {
+        return Err(KeySecretError::TooShortForProduction {
+            actual: secret.len(),
+        });
+    }
+    if !strength::is_strong(&secret) {
+        let error = KeySecretError::Weak {
+            estimated_bits: strength::estimated_bits(&secret),
+        };
+        match environment {
+            Environment::Production => return Err(error),
+            Environment::Development => tracing::warn!("{error}"),
+        }
+    }
+    Ok(secret)
+}
+
+/// A secret file anyone else on the machine can read gives away every key; one they can write
+/// lets them mint keys. Refused in production, a warning in development.
+fn check_file_is_private(path: &Path, environment: Environment) -> Result<(), KeySecretError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = match fs::metadata(path) {
+            Ok(metadata) => metadata.permissions().mode() & 0o777,
+            // Reading it will fail with the reason.
+            Err(_) => return Ok(()),
+        };
+        if mode & 0o077 != 0 {
+            let error = KeySecretError::ExposedFile {
+                path: path.to_owned(),
+                mode,
+            };
+            match environment {
+                Environment::Production => return Err(error),
+                Environment::Development => tracing::warn!("{error}"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, environment);
+    Ok(())
 }
 
 fn read_secret_file(path: &Path) -> Result<Vec<u8>, KeySecretError> {
@@ -78,7 +141,18 @@ fn load_or_create_dev_secret(data_dir: &Path) -> Result<Vec<u8>, KeySecretError>
         source,
     };
     match fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().as_bytes().to_vec()),
+        Ok(text) if !text.trim().is_empty() => {
+            check_file_is_private(&path, Environment::Development)?;
+            let secret = text.trim().as_bytes().to_vec();
+            if !strength::is_strong(&secret) {
+                return Err(dev_error(io::Error::other(format!(
+                    "it holds a guessable secret (about {:.0} bits); delete it and a strong one \
+                     is made",
+                    strength::estimated_bits(&secret)
+                ))));
+            }
+            return Ok(secret);
+        }
         Ok(_) => return Err(dev_error(io::Error::other("the file is empty"))),
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(err) => return Err(dev_error(err)),
@@ -128,7 +202,7 @@ mod tests {
     }
 
     #[test]
-    fn production_refuses_a_short_secret_and_accepts_32_bytes() {
+    fn production_refuses_a_short_secret_and_accepts_a_random_one() {
         let dir = tempfile::tempdir().unwrap();
         let short = "x".repeat(31);
         let err =
@@ -137,10 +211,70 @@ mod tests {
             err,
             KeySecretError::TooShortForProduction { actual: 31 }
         ));
-        let long = "y".repeat(32);
+        let long = crate::random::random_hex(32).unwrap();
         let secret =
             resolve_bytes(&args(Some(&long), Environment::Production), dir.path()).unwrap();
         assert_eq!(secret, long.into_bytes());
+    }
+
+    #[test]
+    fn production_refuses_a_long_but_guessable_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        for weak in [" ".repeat(32), "a".repeat(32), "secret".repeat(8)] {
+            let err =
+                resolve_bytes(&args(Some(&weak), Environment::Production), dir.path()).unwrap_err();
+            assert!(
+                matches!(err, KeySecretError::Weak { .. }),
+                "{weak:?}: {err}"
+            );
+            assert!(err.to_string().contains("petstore keys secret"), "{err}");
+        }
+        // Development accepts it (with a warning): local experiments may use anything.
+        let weak = "a".repeat(32);
+        let secret =
+            resolve_bytes(&args(Some(&weak), Environment::Development), dir.path()).unwrap();
+        assert_eq!(secret, weak.into_bytes());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_file_others_can_access_is_refused_in_production_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        let secret = crate::random::random_hex(32).unwrap();
+        fs::write(&path, &secret).unwrap();
+        for mode in [0o640, 0o604, 0o620, 0o666] {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+            let mut file_args = args(None, Environment::Production);
+            file_args.key_secret_file = Some(path.clone());
+            let err = resolve_bytes(&file_args, dir.path()).unwrap_err();
+            assert!(
+                matches!(err, KeySecretError::ExposedFile { .. }),
+                "{mode:o}: {err}"
+            );
+            assert!(err.to_string().contains("chmod 600"), "{err}");
+            file_args.environment = Environment::Development;
+            assert_eq!(
+                resolve_bytes(&file_args, dir.path()).unwrap(),
+                secret.as_bytes()
+            );
+        }
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o400)).unwrap();
+        let mut file_args = args(None, Environment::Production);
+        file_args.key_secret_file = Some(path);
+        assert_eq!(
+            resolve_bytes(&file_args, dir.path()).unwrap(),
+            secret.as_bytes()
+        );
+    }
+
+    #[test]
+    fn a_weak_development_secret_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(DEV_SECRET_FILE_NAME), "a".repeat(64)).unwrap();
+        let err = resolve_bytes(&args(None, Environment::Development), dir.path()).unwrap_err();
+        assert!(err.to_string().contains("guessable"), "{err}");
     }
 
     #[test]
@@ -166,12 +300,18 @@ mod tests {
     fn a_secret_file_is_read_without_its_trailing_newline() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("secret");
-        fs::write(&path, format!("{}\n", "z".repeat(40))).unwrap();
+        let secret = crate::random::random_hex(20).unwrap();
+        fs::write(&path, format!("{secret}\n")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        }
         let mut file_args = args(None, Environment::Production);
         file_args.key_secret_file = Some(path);
         assert_eq!(
             resolve_bytes(&file_args, dir.path()).unwrap(),
-            "z".repeat(40).into_bytes()
+            secret.into_bytes()
         );
     }
 }

@@ -85,6 +85,14 @@ pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
     Ok(())
 }
 
+/// `petstore keys secret`: a new key secret, 32 random bytes as 64 hex digits, alone on stdout.
+pub fn print_secret() -> Result<(), AppError> {
+    let secret = crate::random::random_hex(key_secret::MIN_PRODUCTION_SECRET_BYTES)
+        .map_err(|err| key_secret::KeySecretError::Random(err.to_string()))?;
+    println!("{secret}");
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
