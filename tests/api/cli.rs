@@ -2,6 +2,7 @@
 //! to start without a real secret, and migrations that can be run ahead of a deploy.
 
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use petstore_test_support::TestDatabase;
 
@@ -119,29 +120,116 @@ fn new_secret(data_dir: &std::path::Path) -> String {
     secret
 }
 
+/// GET /v1/pets with `key`, retried for up to `within` until the status is `expected`.
+async fn status_becomes(address: &str, key: &str, expected: u16, within: Duration) -> u16 {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut response = crate::helpers::client()
+            .get(format!("{address}/v1/pets"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request");
+        let _ = response.body().await;
+        let status = response.status().as_u16();
+        if status == expected || Instant::now() >= deadline {
+            return status;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The README's walk-through, as an operator runs it against a production server: a secret
+/// from `keys secret`, a write key and a read key, `keys list`, `keys revoke`.
 #[actix_web::test]
-async fn production_serves_with_a_secret_from_keys_secret_and_accepts_its_keys() {
+async fn an_operator_issues_lists_and_revokes_keys_on_a_production_server() {
     let dir = tempfile::tempdir().expect("tempdir");
     let secret = new_secret(dir.path());
     assert_ne!(secret, new_secret(dir.path()), "every secret is new");
+    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
     let env = [
         ("PETSTORE_ENV".to_owned(), "production".to_owned()),
         ("PETSTORE_KEY_SECRET".to_owned(), secret),
+        ("DATABASE_URL".to_owned(), database.clone()),
     ];
-    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
     let (mut server, address) = start_server(dir.path(), &database, &env);
-    let key = issue_key(dir.path(), &env, &["--name", "ops"]);
-    let mut response = crate::helpers::client()
-        .get(format!("{address}/v1/pets"))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .expect("request");
-    let status = response.status();
-    let _ = response.body().await;
+
+    let ops = issue_key(dir.path(), &env, &["--name", "ops"]);
+    let dashboard = issue_key(
+        dir.path(),
+        &env,
+        &["--name", "dashboard", "--scope", "read"],
+    );
+    let second = Duration::from_secs(1);
+    assert_eq!(status_becomes(&address, &ops, 200, second).await, 200);
+    assert_eq!(status_becomes(&address, &dashboard, 200, second).await, 200);
+
+    let listed = run_petstore(dir.path(), &env, &["keys", "list", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let mut summary: Vec<(&str, &str, &str)> = keys
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|key| {
+            (
+                key["name"].as_str().unwrap_or_default(),
+                key["scope"].as_str().unwrap_or_default(),
+                key["state"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    summary.sort_unstable();
+    assert_eq!(
+        summary,
+        vec![("dashboard", "read", "active"), ("ops", "write", "active")]
+    );
+    assert!(
+        keys[0]["expiresAt"].is_string(),
+        "keys expire by default: {keys}"
+    );
+    assert!(
+        keys[1]["expiresAt"].is_string(),
+        "keys expire by default: {keys}"
+    );
+    let table = run_petstore(dir.path(), &env, &["keys", "list"]);
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(table.starts_with("ID "), "{table}");
+    assert!(
+        table.contains("dashboard") && table.contains("read"),
+        "{table}"
+    );
+
+    let dashboard_entry = keys
+        .as_array()
+        .expect("an array")
+        .iter()
+        .find(|key| key["name"] == "dashboard")
+        .expect("the dashboard key");
+    let dashboard_id = dashboard_entry["id"].as_str().expect("id").to_owned();
+    let revoked = run_petstore(dir.path(), &env, &["keys", "revoke", &dashboard_id]);
+    assert!(revoked.status.success(), "{revoked:?}");
+    assert_eq!(status_becomes(&address, &dashboard, 401, second).await, 401);
+    assert_eq!(status_becomes(&address, &ops, 200, second).await, 200);
+    let unknown = run_petstore(dir.path(), &env, &["keys", "revoke", &"0".repeat(32)]);
+    assert!(!unknown.status.success(), "{unknown:?}");
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no key"),
+        "{unknown:?}"
+    );
+
     server.kill().expect("kill");
     let _ = server.wait();
-    assert_eq!(status.as_u16(), 200);
+}
+
+#[test]
+fn key_commands_on_a_memory_database_say_where_the_key_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [("DATABASE_URL".to_owned(), "memory:".to_owned())];
+    let output = run_petstore(dir.path(), &env, &["keys", "issue", "--name", "x"]);
+    assert!(!output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("printed a key at start-up"), "{stderr}");
 }
 
 #[test]

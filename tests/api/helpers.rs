@@ -21,7 +21,8 @@ use awc::http::StatusCode;
 use clap::Parser as _;
 use petstore_persistence::PoolSettings;
 use petstore_server::cli::{Cli, Command, KeysCommand, ServeArgs};
-use petstore_server::{keys, Application};
+use petstore_server::keys::KeyIssuer;
+use petstore_server::Application;
 use petstore_test_support::TestDatabase;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -127,7 +128,7 @@ impl TestApp {
             server: Server::InProcess(server),
             _database: database,
         };
-        app.api_key = app.issue_key(&["--name", "tests"]);
+        app.api_key = app.issue_key(&["--name", "tests"]).await;
         app
     }
 
@@ -144,19 +145,24 @@ impl TestApp {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
-        let (server, address) = start_server(data_dir.path(), &database_url, &extra_env);
-        let api_key = issue_key(data_dir.path(), &extra_env, &["--name", "tests"]);
-        Self {
+        let started =
+            start_server_logging_to(data_dir.path(), &database_url, &extra_env, log_sink());
+        let mut app = Self {
             backend,
-            address,
-            api_key,
+            address: started.address,
+            api_key: String::new(),
             data_dir,
             database_url,
             client: client(),
             extra_env,
-            server: Server::Process(server),
+            server: Server::Process(started.child),
             _database: database,
-        }
+        };
+        app.api_key = match started.startup_key {
+            Some(key) => key,
+            None => app.issue_key(&["--name", "tests"]).await,
+        };
+        app
     }
 
     fn process(&mut self) -> &mut Child {
@@ -190,10 +196,18 @@ impl TestApp {
     /// data.
     pub fn restart(&mut self) {
         self.process().wait().expect("reap the server");
-        let (server, address) =
-            start_server(self.data_dir.path(), &self.database_url, &self.extra_env);
-        self.server = Server::Process(server);
-        self.address = address;
+        let started = start_server_logging_to(
+            self.data_dir.path(),
+            &self.database_url,
+            &self.extra_env,
+            log_sink(),
+        );
+        self.server = Server::Process(started.child);
+        self.address = started.address;
+        // A `memory:` server forgot its keys with everything else.
+        if let Some(key) = started.startup_key {
+            self.api_key = key;
+        }
     }
 
     /// The server's process id, e.g. to read its memory use from `/proc`.
@@ -226,26 +240,61 @@ impl TestApp {
         }
     }
 
-    /// A key this server accepts: `petstore keys issue ARGS`, run the way the server runs.
-    pub fn issue_key(&self, args: &[&str]) -> String {
+    /// A key this server accepts, issued as `petstore keys issue ARGS` would: in process
+    /// through the server's own issuer (which knows it at once); for a process, by the command
+    /// itself, then waited for until the server knows it (its directory refreshes every 250 ms).
+    pub async fn issue_key(&self, args: &[&str]) -> String {
         match &self.server {
-            Server::Process(_) => issue_key(self.data_dir.path(), &self.extra_env, args),
-            Server::InProcess(_) => {
-                let dir = self.data_dir.path().to_str().expect("UTF-8 directory");
-                let argv = [
-                    &["petstore", "keys", "issue"][..],
-                    args,
-                    &["--data-dir", dir, "--key-secret", IN_PROCESS_KEY_SECRET],
-                ]
-                .concat();
+            Server::Process(_) => {
+                let mut env = self.extra_env.clone();
+                env.push(("DATABASE_URL".to_owned(), self.database_url.clone()));
+                let key = issue_key(self.data_dir.path(), &env, args);
+                self.wait_until_accepted(&key).await;
+                key
+            }
+            Server::InProcess(server) => {
+                let argv = [&["petstore", "keys", "issue"][..], args].concat();
                 let Command::Keys(KeysCommand::Issue(args)) = Cli::try_parse_from(argv)
                     .expect("valid keys issue arguments")
                     .command
                 else {
                     unreachable!("parsed `keys issue` as another command");
                 };
-                keys::issue_key(&args).expect("issue a key")
+                server
+                    .key_issuer
+                    .issue(&args.name, args.scope, args.expires_in.duration())
+                    .expect("issue a key")
+                    .token
             }
+        }
+    }
+
+    /// Runs `petstore keys ARGS` against this server's database.
+    pub fn run_keys_command(&self, args: &[&str]) -> Output {
+        let mut env = self.extra_env.clone();
+        env.push(("DATABASE_URL".to_owned(), self.database_url.clone()));
+        run_petstore(self.data_dir.path(), &env, &[&["keys"], args].concat())
+    }
+
+    /// Waits (up to 5 s) until `key` gets anything but 401 from this server.
+    pub async fn wait_until_accepted(&self, key: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let response = send(
+                self.client
+                    .get(self.url("/v1/pets?limit=1"))
+                    .bearer_auth(key),
+                None,
+            )
+            .await;
+            if response.status != StatusCode::UNAUTHORIZED {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server never accepted the new key"
+            );
+            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -347,6 +396,7 @@ impl Drop for TestApp {
 struct InProcessServer {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    key_issuer: KeyIssuer,
 }
 
 impl InProcessServer {
@@ -364,7 +414,7 @@ impl InProcessServer {
                     }
                 };
                 let handle = application.handle();
-                let _ = ready.send(Ok(application.address()));
+                let _ = ready.send(Ok((application.address(), application.key_issuer())));
                 actix_web::rt::spawn(async move {
                     let _ = stopped.await;
                     handle.stop(false).await;
@@ -372,14 +422,15 @@ impl InProcessServer {
                 let _ = application.run_until_stopped().await;
             });
         });
-        let address = match started.recv_timeout(Duration::from_secs(60)) {
-            Ok(Ok(address)) => format!("http://{address}"),
+        let (address, key_issuer) = match started.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok((address, key_issuer))) => (format!("http://{address}"), key_issuer),
             Ok(Err(error)) => panic!("the service did not start: {error}"),
             Err(_) => panic!("the service did not start within a minute"),
         };
         let server = Self {
             stop: Some(stop),
             thread: Some(thread),
+            key_issuer,
         };
         (server, address)
     }
@@ -520,16 +571,26 @@ pub fn start_server(
     database_url: &str,
     extra_env: &[(String, String)],
 ) -> (Child, String) {
-    start_server_logging_to(data_dir, database_url, extra_env, log_sink())
+    let started = start_server_logging_to(data_dir, database_url, extra_env, log_sink());
+    (started.child, started.address)
 }
 
-/// [`start_server`], its log (stderr) going to `log`.
+/// A `petstore serve` process that said where it listens.
+pub struct StartedServer {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`
+    pub address: String,
+    /// The key a `memory:` server prints at start-up.
+    pub startup_key: Option<String>,
+}
+
+/// [`start_server`], its log (stderr) going to `log`, with the start-up key if it printed one.
 pub fn start_server_logging_to(
     data_dir: &Path,
     database_url: &str,
     extra_env: &[(String, String)],
     log: Stdio,
-) -> (Child, String) {
+) -> StartedServer {
     let mut child = petstore(data_dir, extra_env)
         .args(["serve", "--bind", "127.0.0.1:0", "--workers"])
         .arg(SERVER_WORKERS.to_string())
@@ -543,15 +604,26 @@ pub fn start_server_logging_to(
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         // Keep draining stdout for the server's whole life so it never blocks on a full pipe.
+        // The key line (or the hint to issue one) is the last of the start-up lines.
+        let mut address = None;
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if let Some(rest) = line.strip_prefix("petstore listening on ") {
-                let _ = sender.send(rest.trim_end_matches("/v1").to_owned());
+                address = Some(rest.trim_end_matches("/v1").to_owned());
+            } else if let Some(key) = line.split_once("API key (write").map(|(_, rest)| rest) {
+                let key = key.rsplit(' ').next().unwrap_or_default().to_owned();
+                let _ = sender.send((address.clone(), Some(key)));
+            } else if line.starts_with("issue an API key with") {
+                let _ = sender.send((address.clone(), None));
             }
         }
     });
     match receiver.recv_timeout(Duration::from_secs(60)) {
-        Ok(address) => (child, address),
-        Err(_) => {
+        Ok((Some(address), startup_key)) => StartedServer {
+            child,
+            address,
+            startup_key,
+        },
+        Ok((None, _)) | Err(_) => {
             let _ = child.kill();
             let status = child.wait().expect("reap the server");
             panic!("petstore serve did not start ({status}); rerun with TEST_LOG=1 to see why");

@@ -222,3 +222,120 @@ fn start_up_gives_up_on_an_unreachable_database_with_a_clear_message() {
     );
     assert!(!stderr.contains("hunter2"), "the password leaked: {stderr}");
 }
+
+/// A `serve` process of its own on `app`'s database, with `env`.
+fn sibling_with(app: &TestApp, env: &[(&str, &str)]) -> Sibling {
+    let data_dir = tempfile::tempdir().expect("temporary data directory");
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect();
+    let (server, address) = start_server(data_dir.path(), &app.database_url, &env);
+    Sibling {
+        server,
+        address,
+        _data_dir: data_dir,
+    }
+}
+
+/// The status of `GET /v1/pets` on `address` with `key`, polled until it is `expected` or
+/// `within` has passed; returns the last status and how long it took.
+async fn poll_status(
+    app: &TestApp,
+    address: &str,
+    key: &str,
+    expected: u16,
+    within: Duration,
+) -> (u16, Duration) {
+    let started = Instant::now();
+    loop {
+        let request = app
+            .client
+            .get(format!("{address}/v1/pets"))
+            .bearer_auth(key);
+        let status = send(request, None).await.status.as_u16();
+        if status == expected || started.elapsed() >= within {
+            return (status, started.elapsed());
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn jti(key: &str) -> String {
+    use base64::Engine as _;
+    let payload = key.split('.').nth(1).expect("a JWT has a payload");
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .expect("base64url"),
+    )
+    .expect("JSON");
+    claims["jti"].as_str().expect("jti").to_owned()
+}
+
+#[actix_web::test]
+async fn a_key_revoked_through_the_registry_is_refused_by_every_instance_within_a_second() {
+    let (app, other) = two_instances().await;
+    let key = app.issue_key(&["--name", "leaked"]).await;
+    let (status, _) = poll_status(&app, &other.address, &key, 200, Duration::from_secs(2)).await;
+    assert_eq!(status, 200, "the other instance learns of a new key");
+
+    let output = app.run_keys_command(&["revoke", &jti(&key)]);
+    assert!(output.status.success(), "{output:?}");
+    let (on_other, took) =
+        poll_status(&app, &other.address, &key, 401, Duration::from_secs(1)).await;
+    assert_eq!(
+        on_other, 401,
+        "the other instance still accepted it after {took:?}"
+    );
+    let (on_first, took) = poll_status(&app, &app.address, &key, 401, Duration::from_secs(1)).await;
+    assert_eq!(
+        on_first, 401,
+        "the first instance still accepted it after {took:?}"
+    );
+    let (status, _) = poll_status(&app, &other.address, &app.api_key, 200, Duration::ZERO).await;
+    assert_eq!(status, 200, "other keys are untouched");
+}
+
+/// Rolling the secret: instances configured with the new secret and the old one as previous
+/// accept keys signed with either; an instance without the old one refuses the old keys.
+#[actix_web::test]
+async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
+    const NEW_SECRET: &str = "the-rotated-in-secret-of-at-least-32-bytes-long";
+    let (app, _) = two_instances().await;
+    let old_key = app.api_key.clone();
+    let rolled = sibling_with(
+        &app,
+        &[
+            ("PETSTORE_KEY_SECRET", NEW_SECRET),
+            ("PETSTORE_KEY_SECRET_PREVIOUS", SHARED_SECRET),
+        ],
+    );
+    let (status, _) = poll_status(&app, &rolled.address, &old_key, 200, Duration::ZERO).await;
+    assert_eq!(status, 200, "a key of the previous secret still works");
+
+    let env = [
+        ("PETSTORE_KEY_SECRET".to_owned(), NEW_SECRET.to_owned()),
+        ("DATABASE_URL".to_owned(), app.database_url.clone()),
+    ];
+    let new_key = crate::helpers::issue_key(app.data_dir.path(), &env, &["--name", "reissued"]);
+    let (status, _) =
+        poll_status(&app, &rolled.address, &new_key, 200, Duration::from_secs(2)).await;
+    assert_eq!(status, 200, "a key of the new secret works");
+
+    let retired = sibling_with(&app, &[("PETSTORE_KEY_SECRET", NEW_SECRET)]);
+    let (status, _) = poll_status(&app, &retired.address, &old_key, 401, Duration::ZERO).await;
+    assert_eq!(
+        status, 401,
+        "once the old secret is retired, its keys stop working"
+    );
+    let (status, _) = poll_status(
+        &app,
+        &retired.address,
+        &new_key,
+        200,
+        Duration::from_secs(2),
+    )
+    .await;
+    assert_eq!(status, 200);
+}

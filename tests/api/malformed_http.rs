@@ -25,9 +25,9 @@ fn malformed_requests_are_refused_without_error_lines_in_the_log() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log_path = dir.path().join("server.log");
     let log = std::fs::File::create(&log_path).expect("log file");
-    let (mut child, address) =
-        start_server_logging_to(dir.path(), "memory:", &[], Stdio::from(log));
-    let address = address.trim_start_matches("http://").to_owned();
+    let started = start_server_logging_to(dir.path(), "memory:", &[], Stdio::from(log));
+    let mut child = started.child;
+    let address = started.address.trim_start_matches("http://").to_owned();
 
     for _ in 0..20 {
         let answer = exchange(&address, b"NOT HTTP AT ALL\r\n\r\n");

@@ -48,6 +48,9 @@ test_server_start() {
     fi
     TEST_SERVER_ORIGIN="http://$addr"
     TEST_SERVER_KEY=$("$bin" keys issue --name "$name" 2>"$TEST_SERVER_DIR/keys.log")
+    # The server learns of a key issued by another process at its next registry refresh
+    # (every 250 ms); give it four of them.
+    sleep 1
     echo "petstore serving at $TEST_SERVER_ORIGIN/v1 (data in $TEST_SERVER_DIR)" >&2
 }
 

@@ -1,7 +1,8 @@
-//! The pet store's domain: the values a pet is made of, the rules that keep them valid, and the
-//! status life cycle. Nothing here knows about HTTP, SQL or async runtimes; adapters turn their
+//! The pet store's domain: the values a pet is made of, the rules that keep them valid, the
+//! status life cycle, and the API keys that give access to them. Nothing here knows about HTTP, SQL or async runtimes; adapters turn their
 //! own representations into these types with each type's `parse`/`new` and get a typed error back.
 
+mod api_key;
 mod category_id;
 mod decimal;
 mod listing;
@@ -10,6 +11,9 @@ mod pet_id;
 mod pet_name;
 mod pet_status;
 
+pub use api_key::{
+    ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
+};
 pub use category_id::{CategoryId, CategoryIdError};
 pub use listing::{PetLimit, PetLimitError, PetListQuery};
 pub use pet::{NewPet, Pet};

@@ -1,9 +1,12 @@
 //! API keys: JWTs the service signs itself (HS256) and checks on every `/v1` request.
 //!
-//! A key is self-contained (no key table): `sub` names the key, `jti` identifies it (so a later
-//! revocation list has something to point at), `iat` says when it was issued and `exp`, when
-//! present, when it stops working. The accepted algorithm is pinned to HS256 so a token cannot
-//! choose how it is checked (`alg: none`, HS384 with the same secret, ... are all refused).
+//! A key is checked twice. First the token itself ([`ApiKeys::verify`]): its header's `kid`
+//! names the secret it was signed with (the current one or a previous one still honoured during
+//! a rotation), the signature must match with HS256 exactly (`alg: none`, HS384 with the same
+//! secret, ... are all refused) and `exp`, `iat` and `nbf` must hold. Then its `jti` in the key
+//! directory (`petstore_application::KeyDirectory`): the registry must have issued it, not
+//! revoked it, and its scope must allow the operation. Every refusal is the same 401
+//! `invalid_token` to the client; the reason goes to the debug log.
 
 mod verified;
 
@@ -16,6 +19,11 @@ use actix_web::HttpRequest;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
+
+use hmac::{Hmac, Mac};
+use petstore_application::KeyDirectory;
+use petstore_domain::KeyScope;
+use sha2::Sha256;
 
 use crate::error::{ApiError, ErrorCode};
 use verified::VerifiedKeys;
@@ -34,6 +42,25 @@ pub const KEY_ALGORITHM: Algorithm = Algorithm::HS256;
 
 /// The `realm` of the `WWW-Authenticate` challenge on every 401.
 pub const REALM: &str = "petstore";
+
+/// Longest `Authorization` token looked at: the keys this service issues are about 300 bytes;
+/// anything far longer is refused before it is decoded.
+pub const MAX_TOKEN_BYTES: usize = 2048;
+
+/// What the `kid` of a secret is derived for (domain separation from signatures and cursors).
+const KID_LABEL: &[u8] = b"petstore/api-key/kid/v1";
+
+/// The `kid` header of keys signed with `secret`: the first 8 bytes of an HMAC-SHA-256 keyed
+/// with the secret over a fixed label, as hex. It names the secret without revealing it.
+pub fn key_id(secret: &[u8]) -> String {
+    let mut mac =
+        <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length");
+    mac.update(KID_LABEL);
+    mac.finalize().into_bytes()[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
 
 /// What a key says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,11 +89,12 @@ pub enum KeyError {
     Invalid(String),
 }
 
-/// Verifies API keys signed with one shared secret (the server's `keys issue` signs them).
-/// Clones share what was verified.
+/// Verifies API keys signed with the current secret or a previous one (the server's
+/// `keys issue` signs them). Clones share what was verified.
 #[derive(Clone)]
 pub struct ApiKeys {
-    decoding: DecodingKey,
+    /// `(kid, key)` of the current secret, then of each previous one.
+    decoding: Vec<(String, DecodingKey)>,
     validation: Validation,
     verified: Arc<VerifiedKeys>,
 }
@@ -81,23 +109,35 @@ impl fmt::Debug for ApiKeys {
 }
 
 impl ApiKeys {
-    /// Checks keys signed with `secret` (HMAC-SHA-256). Whoever has the secret can mint keys, so
-    /// it must be long and random in production (the server enforces that, not this type).
-    pub fn new(secret: &[u8]) -> Self {
+    /// Checks keys signed with `secret` or one of `previous` (HMAC-SHA-256). Whoever has a secret
+    /// can mint keys, so each must be long and random in production (the server enforces that,
+    /// not this type); the key registry refuses keys it never issued all the same.
+    pub fn new(secret: &[u8], previous: &[&[u8]]) -> Self {
         let mut validation = Validation::new(KEY_ALGORITHM);
         // jsonwebtoken requires `exp` by default; keys without one are meant to never expire.
         validation.set_required_spec_claims(&["sub"]);
         validation.validate_exp = true;
         validation.leeway = EXP_LEEWAY.as_secs();
+        let decoding = std::iter::once(secret)
+            .chain(previous.iter().copied())
+            .map(|secret| (key_id(secret), DecodingKey::from_secret(secret)))
+            .collect();
         Self {
-            decoding: DecodingKey::from_secret(secret),
+            decoding,
             validation,
             verified: Arc::default(),
         }
     }
 
-    /// The claims of `token` when it was signed by this secret with HS256 and has not expired.
+    /// The claims of `token` when it names a known secret in its `kid`, was signed by it with
+    /// HS256 and has not expired.
     pub fn verify(&self, token: &str) -> Result<KeyClaims, KeyError> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(KeyError::Invalid(format!(
+                "{} bytes long, more than any key",
+                token.len()
+            )));
+        }
         if let Some(claims) = self.verified.get(token, unix_now(), self.validation.leeway) {
             return Ok(claims);
         }
@@ -110,7 +150,15 @@ impl ApiKeys {
                 "critical header extensions are not understood".into(),
             ));
         }
-        let claims = jsonwebtoken::decode::<KeyClaims>(token, &self.decoding, &self.validation)
+        let kid = header
+            .kid
+            .ok_or_else(|| KeyError::Invalid("no `kid` header".into()))?;
+        let (_, decoding) = self
+            .decoding
+            .iter()
+            .find(|(known, _)| *known == kid)
+            .ok_or_else(|| KeyError::Invalid(format!("unknown `kid` {kid:?}")))?;
+        let claims = jsonwebtoken::decode::<KeyClaims>(token, decoding, &self.validation)
             .map(|data| data.claims)
             .map_err(|err| match err.kind() {
                 ErrorKind::ExpiredSignature => KeyError::Expired,
@@ -136,9 +184,28 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Checks the request's `Authorization: Bearer <key>` header. Called first by every `/v1`
-/// handler, so nothing about the request is looked at before the caller is known.
-pub(crate) fn authenticate(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, ApiError> {
+/// Checks the request's `Authorization: Bearer <key>` header, then that the registry knows the
+/// key as usable and that its scope allows `needed`. Called first by every `/v1` handler, so
+/// nothing about the request is looked at before the caller is known.
+pub(crate) fn authenticate(
+    req: &HttpRequest,
+    keys: &ApiKeys,
+    directory: &KeyDirectory,
+    needed: KeyScope,
+) -> Result<KeyClaims, ApiError> {
+    let claims = verify_bearer(req, keys)?;
+    let scope = directory.check(&claims.jti).map_err(|refusal| {
+        tracing::debug!(key = %claims.sub, reason = %refusal, "rejected an API key");
+        invalid_token()
+    })?;
+    if !scope.allows(needed) {
+        return Err(insufficient_scope(needed));
+    }
+    Ok(claims)
+}
+
+/// The claims of the request's bearer token, or the 401 for its absence or invalidity.
+fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, ApiError> {
     // RFC 6750 3.1: more than one way of sending a token is a malformed request. Taking the
     // first header would let a valid key vouch for a request that also carries another.
     if req
@@ -179,11 +246,27 @@ pub(crate) fn authenticate(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaim
     }
     keys.verify(token).map_err(|err| {
         tracing::debug!(reason = %err, "rejected an API key");
-        match err {
-            KeyError::Expired => unauthorized("API key expired", true),
-            KeyError::Invalid(_) => unauthorized("invalid API key", true),
-        }
+        invalid_token()
     })
+}
+
+/// The one answer to every presented key that is refused, whatever check it failed (malformed,
+/// forged, expired, revoked, never issued): telling them apart would help only an attacker.
+fn invalid_token() -> ApiError {
+    unauthorized("invalid or expired API key", true)
+}
+
+/// A 403 for a valid key whose scope does not cover the operation (RFC 6750 3.1
+/// `insufficient_scope`, naming the scope needed).
+fn insufficient_scope(needed: KeyScope) -> ApiError {
+    ApiError::new(
+        ErrorCode::Forbidden,
+        format!("this API key may not do this: it needs the `{needed}` scope"),
+    )
+    .with_header(
+        header::WWW_AUTHENTICATE,
+        &format!("Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"{needed}\""),
+    )
 }
 
 /// A 401 for a request that is not a well-formed bearer request (RFC 6750 3.1
@@ -206,22 +289,53 @@ fn unauthorized(message: &str, token_presented: bool) -> ApiError {
         .with_header(header::WWW_AUTHENTICATE, &challenge)
 }
 
+/// The `jti` of [`test_key`]s.
+#[cfg(test)]
+pub(crate) const TEST_KEY_ID: &str = "0123456789abcdef0123456789abcdef";
+
 /// A key signed with `secret`, for this crate's tests (the server signs real ones).
 #[cfg(test)]
 pub(crate) fn test_key(secret: &[u8], name: &str) -> String {
     let claims = KeyClaims {
         sub: name.to_owned(),
-        jti: "0123456789abcdef0123456789abcdef".to_owned(),
+        jti: TEST_KEY_ID.to_owned(),
         iat: unix_now(),
         exp: None,
         nbf: None,
     };
+    let mut header = jsonwebtoken::Header::new(KEY_ALGORITHM);
+    header.kid = Some(key_id(secret));
     jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(KEY_ALGORITHM),
+        &header,
         &claims,
         &jsonwebtoken::EncodingKey::from_secret(secret),
     )
     .expect("HS256 signs anything")
+}
+
+/// A key directory that knows the [`test_key`]s, with `scope`, for this crate's tests.
+#[cfg(test)]
+pub(crate) fn test_directory(scope: KeyScope) -> KeyDirectory {
+    use petstore_application::{KeyChanges, MockKeyRepository, SystemClock};
+    use petstore_domain::{ApiKey, KeyId, KeyName};
+
+    let key = ApiKey {
+        id: KeyId::parse(TEST_KEY_ID).expect("a key id"),
+        name: KeyName::parse("tests").expect("a name"),
+        scope,
+        created_at: 0,
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    let mut registry = MockKeyRepository::new();
+    registry.expect_changes_since().returning(move |_| {
+        Ok(KeyChanges {
+            keys: vec![key.clone()],
+            revision: 1,
+        })
+    });
+    KeyDirectory::load(Arc::new(registry), Arc::new(SystemClock)).expect("load the keys")
 }
 
 #[cfg(test)]

@@ -32,10 +32,12 @@ const CURSOR_LEN: usize = 1 + 8 + TAG_LEN;
 /// What the cursor key is derived for (domain separation from the key signatures).
 const KEY_LABEL: &[u8] = b"petstore/listPets/cursor/v1";
 
-/// Issues and checks cursors with a key derived from the API key secret.
+/// Issues cursors with a key derived from the current API key secret, and checks them with that
+/// key or one derived from a previous secret (so pagination survives a secret rotation).
 #[derive(Clone)]
 pub struct CursorCodec {
     key: [u8; 32],
+    previous_keys: Vec<[u8; 32]>,
 }
 
 impl fmt::Debug for CursorCodec {
@@ -47,11 +49,16 @@ impl fmt::Debug for CursorCodec {
 
 impl CursorCodec {
     pub fn new(key_secret: &[u8]) -> Self {
-        let mut mac = mac_with_key(key_secret);
-        mac.update(KEY_LABEL);
         Self {
-            key: mac.finalize().into_bytes().into(),
+            key: derive_key(key_secret),
+            previous_keys: Vec::new(),
         }
+    }
+
+    /// Also accepts cursors issued under these previous secrets.
+    pub fn with_previous_secrets(mut self, previous: &[&[u8]]) -> Self {
+        self.previous_keys = previous.iter().map(|secret| derive_key(secret)).collect();
+        self
     }
 
     /// The cursor of the page after `after`, valid only with the same `status` filter.
@@ -59,7 +66,7 @@ impl CursorCodec {
         let mut bytes = [0_u8; CURSOR_LEN];
         bytes[0] = VERSION;
         bytes[1..9].copy_from_slice(&after.get().to_be_bytes());
-        let tag = self.mac(after, status).finalize().into_bytes();
+        let tag = Self::mac(&self.key, after, status).finalize().into_bytes();
         bytes[9..].copy_from_slice(&tag[..TAG_LEN]);
         URL_SAFE_NO_PAD.encode(bytes)
     }
@@ -77,19 +84,32 @@ impl CursorCodec {
         let mut id = [0_u8; 8];
         id.copy_from_slice(&bytes[1..9]);
         let after = PetId::new(i64::from_be_bytes(id));
-        self.mac(after, status)
-            .verify_truncated_left(&bytes[9..])
-            .map_err(|_| invalid())?;
-        Ok(after)
+        let tag = &bytes[9..];
+        let signed_by = |key: &[u8; 32]| {
+            Self::mac(key, after, status)
+                .verify_truncated_left(tag)
+                .is_ok()
+        };
+        if signed_by(&self.key) || self.previous_keys.iter().any(signed_by) {
+            Ok(after)
+        } else {
+            Err(invalid())
+        }
     }
 
-    fn mac(&self, after: PetId, status: Option<PetStatus>) -> HmacSha256 {
-        let mut mac = mac_with_key(&self.key);
+    fn mac(key: &[u8; 32], after: PetId, status: Option<PetStatus>) -> HmacSha256 {
+        let mut mac = mac_with_key(key);
         mac.update(&[VERSION]);
         mac.update(&after.get().to_be_bytes());
         mac.update(&[status_byte(status)]);
         mac
     }
+}
+
+fn derive_key(key_secret: &[u8]) -> [u8; 32] {
+    let mut mac = mac_with_key(key_secret);
+    mac.update(KEY_LABEL);
+    mac.finalize().into_bytes().into()
 }
 
 fn mac_with_key(key: &[u8]) -> HmacSha256 {
@@ -177,6 +197,21 @@ mod tests {
             let cursor = codec().encode(PetId::new(7), issued);
             assert_refused(codec().decode(&cursor, used));
         }
+    }
+
+    #[test]
+    fn cursors_of_a_previous_secret_are_accepted_during_a_rotation() {
+        let old = CursorCodec::new(b"the secret before the rotation!!").encode(PetId::new(7), None);
+        let rotated = codec().with_previous_secrets(&[b"the secret before the rotation!!"]);
+        assert_eq!(rotated.decode(&old, None).unwrap(), PetId::new(7));
+        assert_refused(rotated.decode(&old, Some(PetStatus::Sold)));
+        assert_refused(codec().decode(&old, None));
+        let fresh = rotated.encode(PetId::new(9), None);
+        assert_eq!(
+            codec().decode(&fresh, None).unwrap(),
+            PetId::new(9),
+            "signed with the current"
+        );
     }
 
     #[test]

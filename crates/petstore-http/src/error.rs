@@ -43,8 +43,10 @@ pub enum ErrorCode {
     MalformedJson,
     /// 400: a query or path parameter is invalid.
     InvalidParameter,
-    /// 401: the API key is missing, malformed, wrongly signed or expired.
+    /// 401: the API key is missing, malformed, wrongly signed, expired, revoked or unknown.
     Unauthorized,
+    /// 403: the API key is valid but its scope does not allow the operation.
+    Forbidden,
     /// 404: no such route or no such pet.
     NotFound,
     /// 405: the path exists but not with this method.
@@ -76,6 +78,7 @@ impl ErrorCode {
                 StatusCode::BAD_REQUEST
             }
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web::Bytes;
-use petstore_application::PetService;
+use petstore_application::{KeyDirectory, PetService};
 
 use crate::auth::ApiKeys;
 use crate::cursor::CursorCodec;
@@ -16,6 +16,7 @@ use crate::openapi::{document_json, ApiServers};
 #[derive(Debug, Clone)]
 pub struct HttpState {
     service: PetService,
+    key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
     openapi_json: Bytes,
@@ -32,15 +33,23 @@ impl HttpState {
     /// 50 kbit/s to make it; a client that stalls gets 408 and its connection closed.
     pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
-    /// The state for a service whose API keys are signed with `key_secret`. Listing cursors are
-    /// signed with a key derived from the same secret, so that every instance sharing it accepts
-    /// the others' keys and cursors. The OpenAPI document gets [`ApiServers::default`] until
-    /// [`with_servers`](Self::with_servers) says otherwise.
-    pub fn new(service: PetService, key_secret: &[u8]) -> Self {
+    /// The state for a service whose API keys are signed with `key_secret` (and, during a
+    /// rotation, may still be signed with one of `previous_secrets`) and recorded in
+    /// `key_directory`'s registry. Listing cursors are signed with a key derived from the same
+    /// secret, so that every instance sharing it accepts the others' keys and cursors. The
+    /// OpenAPI document gets [`ApiServers::default`] until [`with_servers`](Self::with_servers)
+    /// says otherwise.
+    pub fn new(
+        service: PetService,
+        key_directory: KeyDirectory,
+        key_secret: &[u8],
+        previous_secrets: &[&[u8]],
+    ) -> Self {
         Self {
             service,
-            keys: Arc::new(ApiKeys::new(key_secret)),
-            cursors: Arc::new(CursorCodec::new(key_secret)),
+            key_directory,
+            keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
+            cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
             openapi_json: Bytes::from(document_json(&ApiServers::default())),
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
         }
@@ -68,6 +77,10 @@ impl HttpState {
 
     pub fn keys(&self) -> &ApiKeys {
         &self.keys
+    }
+
+    pub fn key_directory(&self) -> &KeyDirectory {
+        &self.key_directory
     }
 
     pub(crate) fn cursors(&self) -> &CursorCodec {

@@ -1,15 +1,18 @@
-//! Storage adapters for the pet repository port.
+//! Storage adapters for the pet repository and key registry ports.
 //!
-//! - [`DieselPetRepository`]: one diesel implementation serving SQLite files and PostgreSQL
-//!   servers through an r2d2 pool, with migrations embedded from the top-level `migrations/`.
-//! - [`memory::InMemoryPetRepository`]: pets kept in the process, for `memory:` and tests.
+//! - [`DieselPetRepository`] and [`DieselKeyRegistry`]: one diesel implementation serving
+//!   SQLite files and PostgreSQL servers through an r2d2 pool, with migrations embedded from
+//!   the top-level `migrations/`.
+//! - [`InMemoryPetRepository`] and [`InMemoryKeyRegistry`]: kept in the process, for `memory:`
+//!   and tests.
 //!
 //! The composition root needs two blocking calls: [`open`] (connect, migrate, hand back the
-//! port) and [`migrate`]. Both fail with a [`StorageError`] worded for an operator's terminal;
+//! ports) and [`migrate`]. Both fail with a [`StorageError`] worded for an operator's terminal;
 //! [`StorageError::is_transient`] tells a start-up loop whether retrying can help.
 
 mod error;
 pub mod memory;
+mod memory_key_registry;
 mod postgres_url;
 mod settings;
 mod sql;
@@ -17,30 +20,47 @@ mod url;
 
 use std::sync::Arc;
 
-use petstore_application::PetRepository;
+use petstore_application::{KeyRepository, PetRepository};
 
 pub use error::StorageError;
 pub use memory::InMemoryPetRepository;
+pub use memory_key_registry::InMemoryKeyRegistry;
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
-pub use sql::DieselPetRepository;
+pub use sql::{DieselKeyRegistry, DieselPetRepository};
 pub use url::DatabaseUrl;
+
+/// The ports on one store: its pets and its key registry.
+#[derive(Clone)]
+pub struct Storage {
+    pub pets: Arc<dyn PetRepository>,
+    pub keys: Arc<dyn KeyRepository>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage").finish_non_exhaustive()
+    }
+}
 
 /// Opens the storage behind `url`: an empty in-memory store for `memory:`, otherwise a pool on
 /// the database with every pending migration applied. Blocking; call it off the async workers.
-pub fn open(
-    url: &DatabaseUrl,
-    settings: &PoolSettings,
-) -> Result<Arc<dyn PetRepository>, StorageError> {
+pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, StorageError> {
     if let DatabaseUrl::Memory = url {
-        return Ok(Arc::new(InMemoryPetRepository::new()));
+        return Ok(Storage {
+            pets: Arc::new(InMemoryPetRepository::new()),
+            keys: Arc::new(InMemoryKeyRegistry::new()),
+        });
     }
     let repository = DieselPetRepository::new(url, settings)?;
     let applied = repository.run_migrations()?;
     if !applied.is_empty() {
         tracing::info!(database = %url, versions = ?applied, "applied migrations");
     }
-    Ok(Arc::new(repository))
+    Ok(Storage {
+        keys: Arc::new(repository.key_registry()),
+        pets: Arc::new(repository),
+    })
 }
 
 /// Applies the pending migrations of the database behind `url` and returns their versions, in

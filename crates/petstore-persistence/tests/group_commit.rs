@@ -225,8 +225,9 @@ async fn a_create_finding_the_queue_full_is_refused_at_once() {
         queue_size: 2,
         ..PoolSettings::default()
     };
-    let repo: Arc<dyn PetRepository> =
-        petstore_persistence::open(&parse(&file.url()), &settings).expect("open");
+    let repo: Arc<dyn PetRepository> = petstore_persistence::open(&parse(&file.url()), &settings)
+        .expect("open")
+        .pets;
     let lock = WriteLock::sqlite(&file);
     let committing = spawn_create(&repo, "First");
     tokio::time::sleep(SETTLE).await;

@@ -28,7 +28,10 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
     let database = TestDatabase::create();
     let url = parse(database.url());
     let applied = migrate(&url, &PoolSettings::default()).expect("first run");
-    assert_eq!(applied, vec!["20261122000000".to_owned()]);
+    assert_eq!(
+        applied,
+        vec!["20261122000000".to_owned(), "20261123000000".to_owned()]
+    );
     assert!(migrate(&url, &PoolSettings::default())
         .expect("second run")
         .is_empty());
@@ -59,7 +62,7 @@ async fn two_instances_migrating_a_fresh_database_at_once_both_succeed() {
         }
         assert_eq!(
             applied,
-            vec!["20261122000000".to_owned()],
+            vec!["20261122000000".to_owned(), "20261123000000".to_owned()],
             "exactly one run applies it"
         );
         let repo = open(database.url());
@@ -119,9 +122,8 @@ async fn an_unreachable_server_is_unavailable_within_the_configured_time() {
 fn opening_an_unreachable_server_fails_in_bounded_time_as_transient_without_the_password() {
     let url = unreachable_postgres_url().replace("petstore@", "petstore:hunter2@");
     let started = Instant::now();
-    let err = petstore_persistence::open(&parse(&url), &ONE_SECOND)
-        .err()
-        .expect("nothing listens there");
+    let err =
+        petstore_persistence::open(&parse(&url), &ONE_SECOND).expect_err("nothing listens there");
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
@@ -143,9 +145,7 @@ fn a_wrong_database_name_is_reported_by_name() {
     let url = database
         .url()
         .replace(database.name(), "petstore_no_such_database");
-    let err = petstore_persistence::open(&parse(&url), &ONE_SECOND)
-        .err()
-        .expect("no such database");
+    let err = petstore_persistence::open(&parse(&url), &ONE_SECOND).expect_err("no such database");
     assert!(
         err.to_string().contains("petstore_no_such_database"),
         "{err}"
@@ -229,7 +229,9 @@ fn check_answers_when_the_server_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_statement_past_the_statement_timeout_is_unavailable_and_stores_nothing() {
     let database = TestDatabase::create();
-    let repo = petstore_persistence::open(&parse(database.url()), &ONE_SECOND).expect("open");
+    let repo = petstore_persistence::open(&parse(database.url()), &ONE_SECOND)
+        .expect("open")
+        .pets;
     // A server that takes the insert but does not finish it in time.
     database.execute(
         "CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS \

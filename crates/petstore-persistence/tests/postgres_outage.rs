@@ -22,7 +22,9 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
         statement_timeout: Duration::from_secs(1),
         ..PoolSettings::default()
     };
-    let repo = petstore_persistence::open(&parse(database.url()), &settings).expect("open");
+    let repo = petstore_persistence::open(&parse(database.url()), &settings)
+        .expect("open")
+        .pets;
     let before = repo.create(new_pet("Rex", 1, None)).await.expect("create");
 
     let stopped = cluster.stop();
@@ -78,7 +80,9 @@ async fn after_a_restart_the_first_create_and_the_first_read_succeed_on_new_conn
         connect_timeout: Duration::from_secs(2),
         ..PoolSettings::default()
     };
-    let repo = petstore_persistence::open(&parse(database.url()), &settings).expect("open");
+    let repo = petstore_persistence::open(&parse(database.url()), &settings)
+        .expect("open")
+        .pets;
     let rex = repo.create(new_pet("Rex", 1, None)).await.expect("create");
     let warm = futures_util::future::join_all((0..4).map(|_| repo.find(rex.id))).await;
     assert!(warm.iter().all(Result::is_ok), "{warm:?}");

@@ -48,7 +48,10 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
     let url = parse(&file.url());
     let settings = PoolSettings::default();
     let applied = migrate(&url, &settings).expect("first run");
-    assert_eq!(applied, vec!["20261122000000".to_owned()]);
+    assert_eq!(
+        applied,
+        vec!["20261122000000".to_owned(), "20261123000000".to_owned()]
+    );
     assert!(migrate(&url, &settings).expect("second run").is_empty());
     let _repo = open(&file.url());
 }
@@ -77,8 +80,7 @@ fn a_path_that_cannot_be_created_is_a_clear_permanent_error() {
         file.dir().display()
     ));
     let err = petstore_persistence::open(&url, &PoolSettings::default())
-        .err()
-        .expect("cannot put a database under a file");
+        .expect_err("cannot put a database under a file");
     assert!(!err.is_transient());
     assert!(
         err.to_string().contains("cannot create the directory"),
@@ -134,7 +136,10 @@ fn two_processes_migrating_a_new_file_at_once_both_succeed() {
                     .unwrap_or_else(|err| panic!("a concurrent migration failed: {err}")),
             );
         }
-        assert_eq!(applied, vec!["20261122000000".to_owned()]);
+        assert_eq!(
+            applied,
+            vec!["20261122000000".to_owned(), "20261123000000".to_owned()]
+        );
     }
 }
 

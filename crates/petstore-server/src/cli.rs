@@ -1,12 +1,13 @@
 //! The `petstore` command line. Every flag has an environment fallback, so the same settings
-//! work from a shell, a Makefile or a container; `serve`, `migrate` and `keys issue` share the
-//! storage and key settings so a key issued from the CLI is accepted by the server.
+//! work from a shell, a Makefile or a container; `serve`, `migrate` and the `keys` commands share
+//! the storage and key settings, so a key issued from the CLI is one the server knows.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use petstore_domain::{KeyScope, KeyScopeError};
 use petstore_http::ServerUrl;
 
 use humantime::parse_duration;
@@ -40,8 +41,12 @@ pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
-    /// Issue an API key; prints the key alone on stdout.
+    /// Issue an API key and record it in the registry; prints the key alone on stdout.
     Issue(IssueKeyArgs),
+    /// List the keys in the registry.
+    List(ListKeysArgs),
+    /// Revoke a key: every instance refuses it within a second. Revoking twice is harmless.
+    Revoke(RevokeKeyArgs),
     /// Print a new random key secret (32 bytes, hex) for PETSTORE_KEY_SECRET.
     Secret,
 }
@@ -107,6 +112,21 @@ pub struct KeySecretArgs {
     #[arg(long, env = "PETSTORE_KEY_SECRET_FILE")]
     pub key_secret_file: Option<PathBuf>,
 
+    /// Previous key secrets, comma-separated: keys signed with them are still accepted while a
+    /// rotation is under way. New keys are always signed with the current secret.
+    #[arg(
+        long,
+        env = "PETSTORE_KEY_SECRET_PREVIOUS",
+        hide_env_values = true,
+        value_delimiter = ','
+    )]
+    pub key_secret_previous: Vec<String>,
+
+    /// Files holding previous key secrets, comma-separated, instead of or besides
+    /// `--key-secret-previous`.
+    #[arg(long, env = "PETSTORE_KEY_SECRET_PREVIOUS_FILE", value_delimiter = ',')]
+    pub key_secret_previous_file: Vec<PathBuf>,
+
     /// `development` or `production`.
     #[arg(
         long = "env",
@@ -168,16 +188,68 @@ pub struct IssueKeyArgs {
     #[arg(long)]
     pub name: String,
 
-    /// Lifetime of the key, e.g. `90d`, `12h`; without it the key does not expire.
-    #[arg(long, value_parser = parse_duration)]
-    pub expires_in: Option<Duration>,
+    /// What the key may do: `read` (list and get pets) or `write` (also create them).
+    #[arg(long, value_parser = parse_scope, default_value = "write")]
+    pub scope: KeyScope,
 
-    /// Directory holding the development key secret.
-    #[arg(long, env = "PETSTORE_DATA_DIR", default_value = "data")]
-    pub data_dir: PathBuf,
+    /// Lifetime of the key, e.g. `90d`, `12h`, at least `1m`; `never` for a key that does not
+    /// expire.
+    #[arg(long, value_parser = parse_lifetime, default_value = "90d")]
+    pub expires_in: KeyLifetime,
+
+    #[command(flatten)]
+    pub storage: StorageArgs,
 
     #[command(flatten)]
     pub keys: KeySecretArgs,
+}
+
+/// How long a key works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyLifetime {
+    For(Duration),
+    Never,
+}
+
+impl KeyLifetime {
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            Self::For(duration) => Some(duration),
+            Self::Never => None,
+        }
+    }
+}
+
+fn parse_lifetime(text: &str) -> Result<KeyLifetime, String> {
+    if text == "never" {
+        return Ok(KeyLifetime::Never);
+    }
+    parse_duration(text)
+        .map(KeyLifetime::For)
+        .map_err(|err| format!("{err} (or `never`)"))
+}
+
+fn parse_scope(text: &str) -> Result<KeyScope, String> {
+    text.parse().map_err(|err: KeyScopeError| err.to_string())
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListKeysArgs {
+    /// One JSON array instead of a table, for scripts.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub storage: StorageArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RevokeKeyArgs {
+    /// The key's id (its `jti`, as `keys list` shows it).
+    pub id: String,
+
+    #[command(flatten)]
+    pub storage: StorageArgs,
 }
 
 /// A body deadline: a duration of at least one millisecond (zero would refuse every body).
@@ -200,23 +272,43 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    #[test]
-    fn keys_issue_takes_a_name_and_a_lifetime() {
-        let cli = Cli::try_parse_from([
-            "petstore",
-            "keys",
-            "issue",
-            "--name",
-            "me",
-            "--expires-in",
-            "90d",
-        ])
-        .unwrap();
-        let Command::Keys(KeysCommand::Issue(args)) = cli.command else {
+    fn issue_args(extra: &[&str]) -> IssueKeyArgs {
+        let argv = [&["petstore", "keys", "issue", "--name", "me"][..], extra].concat();
+        let Command::Keys(KeysCommand::Issue(args)) = Cli::try_parse_from(argv).unwrap().command
+        else {
             panic!("parsed as another command");
         };
+        args
+    }
+
+    #[test]
+    fn keys_issue_takes_a_name_a_scope_and_a_lifetime() {
+        let args = issue_args(&["--expires-in", "30d", "--scope", "read"]);
         assert_eq!(args.name, "me");
-        assert_eq!(args.expires_in, Some(Duration::from_secs(90 * 86_400)));
+        assert_eq!(args.scope, KeyScope::Read);
+        assert_eq!(
+            args.expires_in,
+            KeyLifetime::For(Duration::from_secs(30 * 86_400))
+        );
+    }
+
+    #[test]
+    fn keys_are_write_keys_for_90_days_unless_told_and_never_must_be_asked_for() {
+        let args = issue_args(&[]);
+        assert_eq!(args.scope, KeyScope::Write);
+        assert_eq!(
+            args.expires_in,
+            KeyLifetime::For(Duration::from_secs(90 * 86_400))
+        );
+        assert_eq!(
+            issue_args(&["--expires-in", "never"]).expires_in,
+            KeyLifetime::Never
+        );
+        let argv = [
+            "petstore", "keys", "issue", "--name", "me", "--scope", "admin",
+        ];
+        let err = Cli::try_parse_from(argv).unwrap_err();
+        assert!(err.to_string().contains("`read` or `write`"), "{err}");
     }
 
     #[test]

@@ -58,9 +58,32 @@ pub enum KeySecretError {
     Random(String),
 }
 
-/// The secret bytes for the configured environment, wiped from memory when dropped.
-pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<SecretSlice<u8>, KeySecretError> {
-    resolve_bytes(args, data_dir).map(SecretSlice::from)
+/// The secret new keys are signed with, and the previous ones still accepted during a rotation;
+/// all wiped from memory when dropped.
+pub struct KeySecrets {
+    pub current: SecretSlice<u8>,
+    pub previous: Vec<SecretSlice<u8>>,
+}
+
+/// The secrets for the configured environment. Previous secrets pass the same checks as the
+/// current one: a weak one would let anyone mint keys just the same.
+pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<KeySecrets, KeySecretError> {
+    let current = resolve_bytes(args, data_dir).map(SecretSlice::from)?;
+    let mut previous = Vec::new();
+    for secret in &args.key_secret_previous {
+        previous.push(check_explicit(
+            secret.clone().into_bytes(),
+            args.environment,
+        )?);
+    }
+    for path in &args.key_secret_previous_file {
+        check_file_is_private(path, args.environment)?;
+        previous.push(check_explicit(read_secret_file(path)?, args.environment)?);
+    }
+    Ok(KeySecrets {
+        current,
+        previous: previous.into_iter().map(SecretSlice::from).collect(),
+    })
 }
 
 fn resolve_bytes(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
@@ -79,6 +102,12 @@ fn resolve_bytes(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySe
             Environment::Development => load_or_create_dev_secret(data_dir),
         };
     };
+    check_explicit(secret, environment)
+}
+
+/// A configured secret as the environment demands it: never empty; in production long and not
+/// guessable (development only warns about the latter).
+fn check_explicit(secret: Vec<u8>, environment: Environment) -> Result<Vec<u8>, KeySecretError> {
     if secret.is_empty() {
         return Err(KeySecretError::Empty);
     }
@@ -188,8 +217,33 @@ mod tests {
         KeySecretArgs {
             key_secret: secret.map(str::to_owned),
             key_secret_file: None,
+            key_secret_previous: Vec::new(),
+            key_secret_previous_file: Vec::new(),
             environment,
         }
+    }
+
+    #[test]
+    fn previous_secrets_are_kept_in_order_and_checked_like_the_current_one() {
+        use secrecy::ExposeSecret as _;
+        let dir = tempfile::tempdir().unwrap();
+        let current = crate::random::random_hex(32).unwrap();
+        let (old, older) = (
+            crate::random::random_hex(32).unwrap(),
+            crate::random::random_hex(32).unwrap(),
+        );
+        let mut rotating = args(Some(&current), Environment::Production);
+        rotating.key_secret_previous = vec![old.clone(), older.clone()];
+        let secrets = resolve(&rotating, dir.path()).unwrap();
+        assert_eq!(secrets.current.expose_secret(), current.as_bytes());
+        let previous: Vec<&[u8]> = secrets.previous.iter().map(|s| s.expose_secret()).collect();
+        assert_eq!(previous, vec![old.as_bytes(), older.as_bytes()]);
+
+        rotating.key_secret_previous = vec!["a".repeat(40)];
+        assert!(matches!(
+            resolve(&rotating, dir.path()),
+            Err(KeySecretError::Weak { .. })
+        ));
     }
 
     #[test]

@@ -1,24 +1,32 @@
-//! API keys: `petstore keys issue` signs a new one and prints it, and nothing else, on stdout.
+//! API keys, issued: a JWT signed with the current key secret (HS256, its `kid` in the header),
+//! recorded in the key registry before it is handed out. `petstore_http::ApiKeys` checks the
+//! token and `petstore_application::KeyDirectory` the registry on every request.
 //!
-//! A key is a JWT signed with the key secret (HS256; `petstore_http::ApiKeys` checks it on every
-//! request): `sub` names the key, `jti` identifies it (16 random bytes, hex), `iat` says when it
-//! was issued and `exp`, when present, when it stops working.
+//! Claims: `sub` names the key, `jti` is its registry id (16 random bytes, hex), `iat` says
+//! when it was issued and `exp` when it stops working (keys expire after 90 days unless issued
+//! with `never`).
 
+mod commands;
+mod refresher;
+
+pub use commands::{issue, list, print_secret, revoke};
+pub use refresher::{spawn_refresher, Refresher};
+
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{EncodingKey, Header};
-use petstore_http::auth::KEY_ALGORITHM;
+use petstore_application::{KeyDirectory, RepositoryError};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyNameError, KeyScope};
+use petstore_http::auth::{key_id, KEY_ALGORITHM};
 use petstore_http::KeyClaims;
-use secrecy::ExposeSecret as _;
-
-use crate::cli::IssueKeyArgs;
-use crate::{key_secret, AppError};
+use secrecy::{ExposeSecret as _, SecretSlice};
 
 /// Why a key could not be issued.
 #[derive(Debug, thiserror::Error)]
 pub enum IssueError {
-    #[error("--name must not be blank")]
-    BlankName,
+    #[error("--name {0}")]
+    Name(#[from] KeyNameError),
     #[error("the expiry is too far in the future")]
     ExpiryTooFar,
     #[error("--expires-in must be at least {}s: a shorter key would outlive it by the {}s of clock leeway every check allows", MIN_TTL.as_secs(), petstore_http::EXP_LEEWAY.as_secs())]
@@ -27,145 +35,178 @@ pub enum IssueError {
     Random(String),
     #[error("signing the key failed: {0}")]
     Sign(#[from] jsonwebtoken::errors::Error),
+    #[error("the key registry could not record the key: {0}")]
+    Registry(#[source] RepositoryError),
 }
 
 /// Shortest lifetime a key may be issued with.
 pub const MIN_TTL: Duration = Duration::from_secs(60);
 
-/// A new key for `name`, signed with `secret`, expiring `ttl` from now (never when `None`).
-pub fn sign(secret: &[u8], name: &str, ttl: Option<Duration>) -> Result<String, IssueError> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(IssueError::BlankName);
+/// Issues keys: records them in the registry (through the directory, which then knows them at
+/// once) and signs them with the current secret. Cheap to clone.
+#[derive(Clone)]
+pub struct KeyIssuer {
+    directory: KeyDirectory,
+    secret: Arc<SecretSlice<u8>>,
+}
+
+impl std::fmt::Debug for KeyIssuer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyIssuer").finish_non_exhaustive()
     }
-    if ttl.is_some_and(|ttl| ttl < MIN_TTL) {
-        return Err(IssueError::TooShort);
+}
+
+/// A key just issued: its registry record and the token to hand to its holder.
+#[derive(Debug)]
+pub struct IssuedKey {
+    pub key: ApiKey,
+    pub token: String,
+}
+
+impl KeyIssuer {
+    pub fn new(directory: KeyDirectory, secret: Arc<SecretSlice<u8>>) -> Self {
+        Self { directory, secret }
     }
-    // A clock before 1970 is a broken machine; 0 is no worse than the clock itself.
-    let iat = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    let exp = ttl
-        .map(|ttl| {
-            iat.checked_add(ttl.as_secs())
-                .ok_or(IssueError::ExpiryTooFar)
-        })
-        .transpose()?;
+
+    /// A new key for `name` with `scope`, working for `lifetime` (for ever when `None`).
+    pub fn issue(
+        &self,
+        name: &str,
+        scope: KeyScope,
+        lifetime: Option<Duration>,
+    ) -> Result<IssuedKey, IssueError> {
+        let name = KeyName::parse(name)?;
+        if lifetime.is_some_and(|lifetime| lifetime < MIN_TTL) {
+            return Err(IssueError::TooShort);
+        }
+        if lifetime.is_some_and(|lifetime| i64::try_from(lifetime.as_secs()).is_err()) {
+            return Err(IssueError::ExpiryTooFar);
+        }
+        let id = crate::random::random_hex(16)
+            .map_err(|err| IssueError::Random(err.to_string()))
+            .and_then(|hex| {
+                KeyId::parse(&hex).map_err(|err| IssueError::Random(err.to_string()))
+            })?;
+        let key = self
+            .directory
+            .issue(id, name, scope, lifetime)
+            .map_err(IssueError::Registry)?;
+        let token = sign(self.secret.expose_secret(), &key)?;
+        Ok(IssuedKey { key, token })
+    }
+}
+
+/// The token of `key`, signed with `secret`.
+fn sign(secret: &[u8], key: &ApiKey) -> Result<String, IssueError> {
+    let to_u64 = |seconds: i64| u64::try_from(seconds).map_err(|_| IssueError::ExpiryTooFar);
     let claims = KeyClaims {
-        sub: name.to_owned(),
-        jti: crate::random::random_hex(16).map_err(|err| IssueError::Random(err.to_string()))?,
-        iat,
-        exp,
+        sub: key.name.as_str().to_owned(),
+        jti: key.id.as_str().to_owned(),
+        iat: to_u64(key.created_at)?,
+        exp: key.expires_at.map(to_u64).transpose()?,
         nbf: None,
     };
+    let mut header = Header::new(KEY_ALGORITHM);
+    header.kid = Some(key_id(secret));
     Ok(jsonwebtoken::encode(
-        &Header::new(KEY_ALGORITHM),
+        &header,
         &claims,
         &EncodingKey::from_secret(secret),
     )?)
 }
 
-/// A new API key as `args` ask for it, signed with the configured secret.
-pub fn issue_key(args: &IssueKeyArgs) -> Result<String, AppError> {
-    let secret = key_secret::resolve(&args.keys, &args.data_dir)?;
-    Ok(sign(secret.expose_secret(), &args.name, args.expires_in)?)
-}
-
-pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
-    let key = issue_key(&args)?;
-    println!("{key}");
-    let name = args.name.trim();
-    match args.expires_in {
-        Some(ttl) => eprintln!(
-            "issued an API key for `{name}`, valid for {}s",
-            ttl.as_secs()
-        ),
-        None => eprintln!("issued an API key for `{name}` that does not expire"),
-    }
-    Ok(())
-}
-
-/// `petstore keys secret`: a new key secret, 32 random bytes as 64 hex digits, alone on stdout.
-pub fn print_secret() -> Result<(), AppError> {
-    let secret = crate::random::random_hex(key_secret::MIN_PRODUCTION_SECRET_BYTES)
-        .map_err(|err| key_secret::KeySecretError::Random(err.to_string()))?;
-    println!("{secret}");
-    Ok(())
+/// Seconds since the Unix epoch, now (0 on a clock before 1970, a broken machine anyway).
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use base64::Engine as _;
+    use petstore_application::SystemClock;
     use petstore_http::ApiKeys;
+    use petstore_persistence::InMemoryKeyRegistry;
 
     use super::*;
 
     const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
 
+    fn issuer() -> KeyIssuer {
+        let directory =
+            KeyDirectory::load(Arc::new(InMemoryKeyRegistry::new()), Arc::new(SystemClock))
+                .expect("load");
+        KeyIssuer::new(directory, Arc::new(SecretSlice::from(SECRET.to_vec())))
+    }
+
+    fn payload(token: &str) -> serde_json::Value {
+        let payload = token.split('.').nth(1).expect("three parts");
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("JSON")
+    }
+
     #[test]
-    fn a_signed_key_verifies_with_its_claims() {
-        let claims = ApiKeys::new(SECRET)
-            .verify(&sign(SECRET, "alice", None).expect("sign"))
+    fn an_issued_key_is_recorded_and_its_token_carries_its_id_and_kid() {
+        let issuer = issuer();
+        let issued = issuer
+            .issue(
+                " alice ",
+                KeyScope::Read,
+                Some(Duration::from_secs(90 * 86_400)),
+            )
+            .expect("issue");
+        let claims = ApiKeys::new(SECRET, &[])
+            .verify(&issued.token)
             .expect("verify");
         assert_eq!(claims.sub, "alice");
-        assert_eq!(claims.jti.len(), 32);
-        assert!(claims.jti.chars().all(|c| c.is_ascii_hexdigit()));
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("clock after 1970")
-            .as_secs();
-        assert!(claims.iat.abs_diff(now) <= 5);
-        assert_eq!(claims.exp, None);
-    }
-
-    #[test]
-    fn a_key_without_ttl_has_no_exp_claim() {
-        let token = sign(SECRET, "forever", None).expect("sign");
-        let payload = token.split('.').nth(1).expect("three parts");
-        let json: serde_json::Value =
-            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url"))
-                .expect("JSON");
-        assert!(json.get("exp").is_none(), "{json}");
-    }
-
-    #[test]
-    fn ttl_sets_exp_after_iat() {
-        let token = sign(SECRET, "ci", Some(Duration::from_secs(90 * 86_400))).expect("sign");
-        let claims = ApiKeys::new(SECRET).verify(&token).expect("verify");
+        assert_eq!(claims.jti, issued.key.id.as_str());
+        assert!(claims.iat.abs_diff(u64::try_from(unix_now()).unwrap()) <= 5);
         assert_eq!(claims.exp, Some(claims.iat + 90 * 86_400));
+        let header = jsonwebtoken::decode_header(&issued.token).expect("header");
+        assert_eq!(header.kid, Some(key_id(SECRET)));
+        assert_eq!(issuer.directory.check(&claims.jti), Ok(KeyScope::Read));
+        assert_eq!(issuer.directory.list().expect("list"), vec![issued.key]);
+    }
+
+    #[test]
+    fn a_key_issued_for_ever_has_no_exp_claim() {
+        let issued = issuer()
+            .issue("forever", KeyScope::Write, None)
+            .expect("issue");
+        assert!(payload(&issued.token).get("exp").is_none());
+        assert_eq!(issued.key.expires_at, None);
     }
 
     #[test]
     fn each_key_gets_its_own_id() {
-        let keys = ApiKeys::new(SECRET);
-        let a = keys
-            .verify(&sign(SECRET, "a", None).expect("sign"))
-            .expect("verify");
-        let b = keys
-            .verify(&sign(SECRET, "a", None).expect("sign"))
-            .expect("verify");
-        assert_ne!(a.jti, b.jti);
+        let issuer = issuer();
+        let a = issuer.issue("a", KeyScope::Read, None).expect("issue");
+        let b = issuer.issue("a", KeyScope::Read, None).expect("issue");
+        assert_ne!(a.key.id, b.key.id);
     }
 
     #[test]
-    fn a_lifetime_under_a_minute_is_refused() {
+    fn a_lifetime_under_a_minute_a_bad_name_or_an_endless_ttl_is_refused() {
+        let issuer = issuer();
+        let refused = |name: &str, ttl: Option<Duration>| issuer.issue(name, KeyScope::Read, ttl);
         assert!(matches!(
-            sign(SECRET, "x", Some(Duration::from_secs(59))),
+            refused("x", Some(Duration::from_secs(59))),
             Err(IssueError::TooShort)
         ));
-        assert!(sign(SECRET, "x", Some(MIN_TTL)).is_ok());
-    }
-
-    #[test]
-    fn a_blank_name_or_an_endless_ttl_is_refused() {
+        assert!(refused("x", Some(MIN_TTL)).is_ok());
+        assert!(matches!(refused("  ", None), Err(IssueError::Name(_))));
+        assert!(matches!(refused("a\nb", None), Err(IssueError::Name(_))));
         assert!(matches!(
-            sign(SECRET, "  ", None),
-            Err(IssueError::BlankName)
-        ));
-        assert!(matches!(
-            sign(SECRET, "x", Some(Duration::from_secs(u64::MAX))),
+            refused("x", Some(Duration::from_secs(u64::MAX))),
             Err(IssueError::ExpiryTooFar)
         ));
+        assert_eq!(
+            issuer.directory.list().expect("list").len(),
+            1,
+            "only the valid one"
+        );
     }
 }

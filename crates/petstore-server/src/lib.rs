@@ -34,6 +34,10 @@ pub enum AppError {
     Usage(String),
     #[error(transparent)]
     IssueKey(#[from] keys::IssueError),
+    #[error("the key registry failed: {0}")]
+    KeyRegistry(#[source] petstore_application::RepositoryError),
+    #[error("cannot start a thread: {0}")]
+    Thread(#[source] std::io::Error),
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
 }

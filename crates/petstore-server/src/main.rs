@@ -14,6 +14,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(args)),
         Command::Migrate(args) => actix_web::rt::System::new().block_on(migrate::run(args)),
         Command::Keys(KeysCommand::Issue(args)) => keys::issue(args),
+        Command::Keys(KeysCommand::List(args)) => keys::list(args),
+        Command::Keys(KeysCommand::Revoke(args)) => keys::revoke(args),
         Command::Keys(KeysCommand::Secret) => keys::print_secret(),
         Command::Openapi(args) => openapi::print(args),
     };

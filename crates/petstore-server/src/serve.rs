@@ -3,16 +3,22 @@
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::HttpServer;
-use petstore_application::{PetService, SystemClock};
+use petstore_application::{KeyDirectory, PetService, SystemClock};
+use petstore_domain::KeyScope;
 use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH};
-
+use petstore_persistence::DatabaseUrl;
 use secrecy::ExposeSecret as _;
 
 use crate::cli::ServeArgs;
+use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
 use crate::{key_secret, AppError};
+
+/// Lifetime of the key a `memory:` server issues itself at start-up.
+const STARTUP_KEY_LIFETIME: Duration = Duration::from_secs(90 * 86_400);
 
 /// The service, bound and ready: built by [`Application::build`], served by
 /// [`Application::run_until_stopped`]. `petstore serve` and the in-process tests both use it.
@@ -20,6 +26,9 @@ pub struct Application {
     address: SocketAddr,
     servers: ApiServers,
     server: Server,
+    key_issuer: KeyIssuer,
+    startup_key: Option<IssuedKey>,
+    refresher: Refresher,
 }
 
 impl std::fmt::Debug for Application {
@@ -36,9 +45,17 @@ impl Application {
     pub async fn build(args: &ServeArgs) -> Result<Self, AppError> {
         // The secret is checked before the database so a misconfigured production start fails
         // fast.
-        let secret = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
-        let repository = crate::storage::open_repository(&args.storage).await?;
-        let service = PetService::new(repository, Arc::new(SystemClock));
+        let secrets = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
+        let storage = crate::storage::open_storage(&args.storage).await?;
+        let registry = Arc::clone(&storage.keys);
+        let directory = tokio::task::spawn_blocking(move || {
+            KeyDirectory::load(registry, Arc::new(SystemClock))
+        })
+        .await
+        .map_err(|err| AppError::Thread(std::io::Error::other(err)))?
+        .map_err(AppError::KeyRegistry)?;
+        let refresher = keys::spawn_refresher(directory.clone()).map_err(AppError::Thread)?;
+        let service = PetService::new(storage.pets, Arc::new(SystemClock));
 
         let bind_error = |source| AppError::Bind {
             address: args.bind,
@@ -54,9 +71,27 @@ impl Application {
                 .unwrap_or_else(|| ServerUrl::for_address(address)),
             args.servers.staging_url.clone(),
         );
-        let state = HttpState::new(service, secret.expose_secret())
-            .with_servers(&servers)
-            .with_body_timeout(args.body_timeout);
+        let previous: Vec<&[u8]> = secrets
+            .previous
+            .iter()
+            .map(|secret| secret.expose_secret())
+            .collect();
+        let state = HttpState::new(
+            service,
+            directory.clone(),
+            secrets.current.expose_secret(),
+            &previous,
+        )
+        .with_servers(&servers)
+        .with_body_timeout(args.body_timeout);
+        let key_issuer = KeyIssuer::new(directory, Arc::new(secrets.current));
+        // No command can reach a registry that lives in this process: it issues the first key.
+        let startup_key = match args.storage.database_url()? {
+            DatabaseUrl::Memory => {
+                Some(key_issuer.issue("startup", KeyScope::Write, Some(STARTUP_KEY_LIFETIME))?)
+            }
+            DatabaseUrl::Sqlite(_) | DatabaseUrl::Postgres(_) => None,
+        };
         let mut server = HttpServer::new(move || petstore_http::app(state.clone()))
             .listen(listener)
             .map_err(bind_error)?;
@@ -67,7 +102,21 @@ impl Application {
             address,
             servers,
             server: server.run(),
+            key_issuer,
+            startup_key,
+            refresher,
         })
+    }
+
+    /// Issues keys this server knows at once (the `keys issue` command reaches only a
+    /// database's registry; this also reaches a `memory:` one).
+    pub fn key_issuer(&self) -> KeyIssuer {
+        self.key_issuer.clone()
+    }
+
+    /// The key a `memory:` server issued itself at start-up.
+    pub fn startup_key(&self) -> Option<&IssuedKey> {
+        self.startup_key.as_ref()
     }
 
     /// Where the service listens.
@@ -83,7 +132,10 @@ impl Application {
     /// Serves until the server is stopped (a signal, or [`handle`](Self::handle)).
     pub async fn run_until_stopped(self) -> Result<(), AppError> {
         tracing::info!(address = %self.address, servers = ?self.servers, "serving");
-        self.server.await.map_err(AppError::Serve)
+        let served = self.server.await.map_err(AppError::Serve);
+        // Stops refreshing keys only once no request can need them.
+        drop(self.refresher);
+        served
     }
 }
 
@@ -94,10 +146,16 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
     // stdout carries exactly what a person (or a test) needs to start using the service.
     println!("petstore listening on http://{address}/v1");
     println!("API documentation on http://{address}{DOCS_PATH}");
-    println!(
-        "issue an API key with: {}",
-        key_command(&args.storage.data_dir)
-    );
+    match application.startup_key() {
+        Some(issued) => println!(
+            "API key (write, in-memory registry, valid 90 days): {}",
+            issued.token
+        ),
+        None => println!(
+            "issue an API key with: {}",
+            key_command(&args.storage.data_dir)
+        ),
+    }
     application.run_until_stopped().await
 }
 

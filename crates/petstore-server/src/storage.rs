@@ -1,11 +1,9 @@
 //! Turns the storage flags into an opened repository: picks the backend from the database URL
 //! and keeps retrying an unreachable database for a bounded time at start-up.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use petstore_application::PetRepository;
-use petstore_persistence::{DatabaseUrl, PoolSettings, StorageError};
+use petstore_persistence::{DatabaseUrl, PoolSettings, Storage, StorageError};
 
 use crate::cli::StorageArgs;
 
@@ -58,8 +56,8 @@ where
     }
 }
 
-/// Opens the repository behind `args`, applying pending migrations.
-pub async fn open_repository(args: &StorageArgs) -> Result<Arc<dyn PetRepository>, StorageError> {
+/// Opens the storage behind `args`, applying pending migrations.
+pub async fn open_storage(args: &StorageArgs) -> Result<Storage, StorageError> {
     let url = args.database_url()?;
     let settings = args.pool_settings();
     tracing::info!(database = %url, "opening storage");

@@ -13,10 +13,11 @@ use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{MockClock, MockPetRepository, PetService, RepositoryError};
-use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
+use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
 
 use super::app;
+use crate::auth::test_directory;
 use crate::state::HttpState;
 
 const SECRET: &[u8] = b"test secret, thirty-two bytes...";
@@ -91,7 +92,7 @@ fn pet(id: i64, name: &str, status: PetStatus) -> Pet {
 /// expect, so a test also proves which calls did not happen) and `clock`.
 async fn send(repository: MockPetRepository, clock: MockClock, req: TestRequest) -> Reply {
     let service = PetService::new(Arc::new(repository), Arc::new(clock));
-    let state = HttpState::new(service, SECRET);
+    let state = HttpState::new(service, test_directory(KeyScope::Write), SECRET, &[]);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {
@@ -151,7 +152,7 @@ async fn a_bad_key_gets_invalid_token_even_after_the_sunset() {
         .insert_header((header::AUTHORIZATION, "Bearer nope.nope.nope"));
     let reply = send(MockPetRepository::new(), MockClock::new(), req).await;
     let message = reply.assert_error(StatusCode::UNAUTHORIZED, "unauthorized");
-    assert_eq!(message, "invalid API key");
+    assert_eq!(message, "invalid or expired API key");
     assert_eq!(
         reply.header("www-authenticate"),
         Some(r#"Bearer realm="petstore", error="invalid_token""#)

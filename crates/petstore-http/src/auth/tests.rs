@@ -14,16 +14,71 @@ use super::*;
 const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
 
 fn keys() -> ApiKeys {
-    ApiKeys::new(SECRET)
+    ApiKeys::new(SECRET, &[])
 }
 
-/// A token with arbitrary claims signed by `secret` with `alg`, for cases `issue` cannot make.
+/// A token with arbitrary claims signed by `secret` with `alg` (and `secret`'s `kid`), for cases
+/// `issue` cannot make.
 fn signed(alg: Algorithm, secret: &[u8], claims: &serde_json::Value) -> String {
-    jsonwebtoken::encode(&Header::new(alg), claims, &EncodingKey::from_secret(secret)).unwrap()
+    let mut header = Header::new(alg);
+    header.kid = Some(key_id(secret));
+    jsonwebtoken::encode(&header, claims, &EncodingKey::from_secret(secret)).unwrap()
 }
 
 fn claims_expiring_at(exp: u64) -> serde_json::Value {
-    serde_json::json!({"sub": "ci", "jti": "00", "iat": exp.saturating_sub(3600), "exp": exp})
+    serde_json::json!({"sub": "ci", "jti": TEST_KEY_ID, "iat": exp.saturating_sub(3600), "exp": exp})
+}
+
+#[test]
+fn the_kid_names_the_secret_without_revealing_it() {
+    let kid = key_id(SECRET);
+    assert_eq!(kid.len(), 16);
+    assert_eq!(kid, key_id(SECRET), "stable");
+    assert_ne!(kid, key_id(b"another secret of enough length!!"));
+    assert!(!kid.contains("0123"), "{kid}");
+}
+
+#[test]
+fn a_token_without_a_kid_or_with_an_unknown_one_is_refused() {
+    let claims = serde_json::json!({"sub": "ci", "jti": TEST_KEY_ID, "iat": unix_now()});
+    let bare = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(SECRET),
+    )
+    .unwrap();
+    assert!(matches!(keys().verify(&bare), Err(KeyError::Invalid(_))));
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = Some("0000000000000000".into());
+    let unknown =
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(SECRET)).unwrap();
+    assert!(matches!(keys().verify(&unknown), Err(KeyError::Invalid(_))));
+}
+
+#[test]
+fn keys_of_a_previous_secret_are_accepted_during_a_rotation_only() {
+    const OLD: &[u8] = b"the secret before the rotation!!";
+    let token = test_key(OLD, "legacy");
+    assert!(keys().verify(&token).is_err(), "not without the old secret");
+    let rotating = ApiKeys::new(SECRET, &[OLD]);
+    assert_eq!(rotating.verify(&token).unwrap().sub, "legacy");
+    assert_eq!(
+        rotating.verify(&test_key(SECRET, "new")).unwrap().sub,
+        "new"
+    );
+}
+
+#[test]
+fn a_huge_token_is_refused_before_it_is_decoded() {
+    let huge = format!(
+        "{}.{}.{}",
+        "a".repeat(1000),
+        "b".repeat(1000),
+        "c".repeat(100)
+    );
+    assert!(
+        matches!(keys().verify(&huge), Err(KeyError::Invalid(reason)) if reason.contains("bytes long"))
+    );
 }
 
 #[test]
@@ -121,7 +176,40 @@ fn authenticate_with(value: Option<&str>) -> Result<KeyClaims, ApiError> {
     if let Some(value) = value {
         req = req.insert_header((header::AUTHORIZATION, value));
     }
-    authenticate(&req.to_http_request(), &keys())
+    authenticate(
+        &req.to_http_request(),
+        &keys(),
+        &test_directory(KeyScope::Write),
+        KeyScope::Read,
+    )
+}
+
+#[test]
+fn a_valid_token_the_registry_does_not_know_is_refused() {
+    let claims = serde_json::json!({"sub": "ci", "jti": "ffffffffffffffffffffffffffffffff", "iat": unix_now()});
+    let token = signed(Algorithm::HS256, SECRET, &claims);
+    assert!(keys().verify(&token).is_ok(), "the token itself is fine");
+    let err = authenticate_with(Some(&format!("Bearer {token}"))).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
+    assert_eq!(err.message(), "invalid or expired API key");
+}
+
+#[test]
+fn a_read_key_may_read_but_not_write() {
+    let req = TestRequest::get()
+        .insert_header((
+            header::AUTHORIZATION,
+            format!("Bearer {}", test_key(SECRET, "r")),
+        ))
+        .to_http_request();
+    let directory = test_directory(KeyScope::Read);
+    assert!(authenticate(&req, &keys(), &directory, KeyScope::Read).is_ok());
+    let err = authenticate(&req, &keys(), &directory, KeyScope::Write).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Forbidden);
+    assert_eq!(
+        challenge(&err),
+        r#"Bearer realm="petstore", error="insufficient_scope", scope="write""#
+    );
 }
 
 fn challenge(err: &ApiError) -> String {
@@ -159,7 +247,7 @@ fn no_token_gets_a_plain_challenge() {
 fn bad_token_gets_an_invalid_token_challenge() {
     let err = authenticate_with(Some("Bearer not-a-jwt")).unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized);
-    assert_eq!(err.message(), "invalid API key");
+    assert_eq!(err.message(), "invalid or expired API key");
     assert_eq!(
         challenge(&err),
         r#"Bearer realm="petstore", error="invalid_token""#
@@ -167,14 +255,14 @@ fn bad_token_gets_an_invalid_token_challenge() {
 }
 
 #[test]
-fn expired_key_says_so() {
+fn an_expired_key_gets_the_same_answer_as_any_refused_key() {
     let token = signed(
         Algorithm::HS256,
         SECRET,
         &claims_expiring_at(unix_now() - 3600),
     );
     let err = authenticate_with(Some(&format!("Bearer {token}"))).unwrap_err();
-    assert_eq!(err.message(), "API key expired");
+    assert_eq!(err.message(), "invalid or expired API key");
     assert!(challenge(&err).contains(r#"error="invalid_token""#));
 }
 
@@ -186,7 +274,13 @@ fn two_authorization_headers_are_an_invalid_request_whatever_they_hold() {
             .append_header((header::AUTHORIZATION, valid.as_str()))
             .append_header((header::AUTHORIZATION, second))
             .to_http_request();
-        let err = authenticate(&req, &keys()).unwrap_err();
+        let err = authenticate(
+            &req,
+            &keys(),
+            &test_directory(KeyScope::Write),
+            KeyScope::Read,
+        )
+        .unwrap_err();
         assert_eq!(err.status(), actix_web::http::StatusCode::UNAUTHORIZED);
         assert_eq!(
             challenge(&err),

@@ -9,7 +9,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use petstore_application::deprecation::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
-use petstore_domain::Pet;
+use petstore_domain::{KeyScope, Pet};
 
 use super::authorize;
 use crate::dto::PetDto;
@@ -45,7 +45,8 @@ pub fn successor_link() -> String {
         (status = 200, description = "The pet.", body = PetDto),
         (status = 400, description = "`invalid_parameter`: `petId` is not an int64 integer.",
             body = ErrorBody),
-        (status = 401, description = "`unauthorized`: the API key is missing or invalid.",
+        (status = 401, description = "`unauthorized`: the API key is missing, invalid, expired, \
+            revoked or unknown to the key registry (all answered alike).",
             body = ErrorBody, headers(("WWW-Authenticate" = String,
                 description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
                     a key was sent but refused."))),
@@ -93,7 +94,7 @@ fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 3] {
 }
 
 async fn find_pet(state: &HttpState, req: &HttpRequest) -> Result<Pet, ApiError> {
-    authorize(req, state)?;
+    authorize(req, state, KeyScope::Read)?;
     let raw = req.match_info().get("petId").unwrap_or_default();
     let id = parse_pet_id(raw)?;
     Ok(state.service().get_pet(id).await?)

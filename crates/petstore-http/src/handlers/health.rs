@@ -1,5 +1,8 @@
 //! Health endpoints for orchestrators and load balancers, outside `/v1` and without a key:
-//! `/healthz` says the process answers, `/readyz` that it can also reach storage.
+//! `/healthz` says the process answers, `/readyz` that it can also reach storage and that its
+//! view of the key registry is current.
+
+use std::time::Duration;
 
 use actix_web::web::Data;
 use actix_web::HttpResponse;
@@ -19,11 +22,28 @@ pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health { status: "ok" })
 }
 
-/// 200 `{"status":"ready"}` when storage answers, else 503 `service_unavailable`. Any storage
-/// failure counts as "not ready", whether the repository called it unavailable or unexpected.
+/// How long the key registry may go unread before the instance reports itself not ready: it
+/// keeps honouring the keys it knew, but would miss a revocation made since.
+pub const KEY_REGISTRY_STALE_AFTER: Duration = Duration::from_secs(5);
+
+/// Why the key view counts as stale, for the log.
+#[derive(Debug, thiserror::Error)]
+#[error("the key registry was last read {0:?} ago")]
+struct StaleKeys(Duration);
+
+/// 200 `{"status":"ready"}` when storage answers and the key registry was read within
+/// [`KEY_REGISTRY_STALE_AFTER`], else 503 `service_unavailable`. Any storage failure counts as
+/// "not ready", whether the repository called it unavailable or unexpected.
 pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiError> {
-    match state.service().check_storage().await {
-        Ok(()) => Ok(HttpResponse::Ok().json(Health { status: "ready" })),
-        Err(err) => Err(ApiError::unavailable("storage is not reachable", &err)),
+    if let Err(err) = state.service().check_storage().await {
+        return Err(ApiError::unavailable("storage is not reachable", &err));
     }
+    let stale_for = state.key_directory().stale_for();
+    if stale_for > KEY_REGISTRY_STALE_AFTER {
+        return Err(ApiError::unavailable(
+            "the key registry is not being read; revocations may be missed",
+            &StaleKeys(stale_for),
+        ));
+    }
+    Ok(HttpResponse::Ok().json(Health { status: "ready" }))
 }

@@ -8,15 +8,16 @@ pub(crate) mod health;
 pub(crate) mod pets;
 
 use actix_web::{HttpMessage, HttpRequest};
+use petstore_domain::KeyScope;
 
 use crate::auth::authenticate;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
-/// Authenticates the request and keeps the key's claims in its extensions, where the request
-/// log picks up the key's name.
-fn authorize(req: &HttpRequest, state: &HttpState) -> Result<(), ApiError> {
-    let claims = authenticate(req, state.keys())?;
+/// Authenticates the request, checks that the key's scope allows `needed`, and keeps the key's
+/// claims in its extensions, where the request log picks up the key's name.
+fn authorize(req: &HttpRequest, state: &HttpState, needed: KeyScope) -> Result<(), ApiError> {
+    let claims = authenticate(req, state.keys(), state.key_directory(), needed)?;
     req.extensions_mut().insert(claims);
     Ok(())
 }

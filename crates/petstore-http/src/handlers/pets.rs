@@ -8,6 +8,8 @@ use actix_web::http::header;
 use actix_web::web::{Data, Payload};
 use actix_web::{HttpRequest, HttpResponse};
 
+use petstore_domain::KeyScope;
+
 use super::authorize;
 use crate::body::{read_limited, require_json_content_type};
 use crate::dto::{NewPetDto, PetDto, PetsDto};
@@ -38,7 +40,8 @@ use crate::state::HttpState;
                 `</v1/pets?limit=20&status=sold&cursor=...>; rel=\"next\"`, the next page."))),
         (status = 400, description = "`invalid_parameter`: `limit`, `status` or `cursor` is \
             invalid or given twice.", body = ErrorBody),
-        (status = 401, description = "`unauthorized`: the API key is missing or invalid.",
+        (status = 401, description = "`unauthorized`: the API key is missing, invalid, expired, \
+            revoked or unknown to the key registry (all answered alike).",
             body = ErrorBody, headers(("WWW-Authenticate" = String,
                 description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
                     a key was sent but refused."))),
@@ -53,7 +56,7 @@ pub(crate) async fn list_pets(
     state: Data<HttpState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&req, &state)?;
+    authorize(&req, &state, KeyScope::Read)?;
     let query = parse_list_query(req.query_string(), state.cursors())?;
     let page = state.service().list_pets(query).await?;
 
@@ -90,10 +93,15 @@ pub(crate) async fn list_pets(
         (status = 400, description = "`malformed_json`: the body is empty, not JSON or not an \
             object; `validation_failed`: a field is missing, unknown, given twice or invalid.",
             body = ErrorBody),
-        (status = 401, description = "`unauthorized`: the API key is missing or invalid.",
+        (status = 401, description = "`unauthorized`: the API key is missing, invalid, expired, \
+            revoked or unknown to the key registry (all answered alike).",
             body = ErrorBody, headers(("WWW-Authenticate" = String,
                 description = "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when \
                     a key was sent but refused."))),
+        (status = 403, description = "`forbidden`: the API key is valid but read-only; \
+            creating needs a `write` key.", body = ErrorBody,
+            headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"petstore\", \
+                error=\"insufficient_scope\", scope=\"write\"`"))),
         (status = 408, description = "`request_timeout`: the body did not arrive within the \
             body deadline; the connection is closed.", body = ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 64 KiB.",
@@ -112,7 +120,7 @@ pub(crate) async fn create_pet(
     req: HttpRequest,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&req, &state)?;
+    authorize(&req, &state, KeyScope::Write)?;
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, state.body_timeout()).await?;
     let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;

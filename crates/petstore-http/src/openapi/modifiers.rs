@@ -22,8 +22,11 @@ impl Modify for BearerAuth {
             .scheme(HttpAuthScheme::Bearer)
             .bearer_format("JWT")
             .description(Some(
-                "An API key issued with `petstore keys issue --name NAME`, sent as \
-                 `Authorization: Bearer <key>`. Keys are HS256 JWTs signed by the service.",
+                "An API key issued with `petstore keys issue --name NAME [--scope read|write]`, \
+                 sent as `Authorization: Bearer <key>`. Keys are HS256 JWTs signed by the \
+                 service and recorded in its key registry; they expire (90 days by default) \
+                 and can be revoked. A `read` key may list and get pets; creating needs a \
+                 `write` key (403 otherwise).",
             ))
             .build();
         openapi

@@ -3,10 +3,8 @@
 //! stored all the same.
 
 use diesel::backend::Backend;
-use diesel::connection::TransactionManager;
 use diesel::prelude::*;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
-use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
 use petstore_application::RepositoryError;
@@ -16,40 +14,11 @@ use super::connection::AnyConnection;
 use super::errors::{self, Detail};
 use super::pet_row::PetRow;
 use super::schema::pets;
-
-/// How often a write that failed to serialize is tried in all.
-const WRITE_ATTEMPTS: u32 = 3;
+use super::write_transaction::{in_write_transaction, WriteFailure};
 
 /// Key of the PostgreSQL advisory lock inserts take turns on: "pets_ids" in ASCII, distinct from
 /// the migration lock's key.
 const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
-
-/// Why a write transaction failed, by how far it got.
-#[derive(Debug)]
-pub(crate) enum WriteFailure {
-    /// Before anything was written: beginning the transaction or taking the insert turn failed.
-    /// Trying again on another connection cannot store anything twice.
-    NotStarted(DieselError),
-    /// A statement of the transaction failed; it was rolled back.
-    Statement(DieselError),
-    /// The commit failed; nothing was stored (or, if the connection broke during it, the
-    /// outcome is unknown, which is what "unavailable" tells the client).
-    Commit(DieselError),
-}
-
-impl WriteFailure {
-    pub(crate) fn error(&self) -> &DieselError {
-        match self {
-            Self::NotStarted(error) | Self::Statement(error) | Self::Commit(error) => error,
-        }
-    }
-
-    pub(crate) fn into_error(self) -> DieselError {
-        match self {
-            Self::NotStarted(error) | Self::Statement(error) | Self::Commit(error) => error,
-        }
-    }
-}
 
 /// What each pet of a batch became, in the batch's order.
 pub(crate) type Outcomes = Vec<Result<Pet, RepositoryError>>;
@@ -61,7 +30,7 @@ pub(crate) fn insert_batch(
     conn: &mut AnyConnection,
     batch: &[NewPet],
 ) -> Result<Outcomes, WriteFailure> {
-    match in_write_transaction(conn, |conn| insert_all(conn, batch)) {
+    match in_write_transaction(conn, take_turn_to_insert, |conn| insert_all(conn, batch)) {
         Ok(rows) => Ok(assign(batch, rows)),
         Err(WriteFailure::Statement(error)) if !errors::is_unavailable(&error) => {
             if batch.len() == 1 {
@@ -69,7 +38,7 @@ pub(crate) fn insert_batch(
             }
             // Some row was refused, but which one the database does not say: store them one
             // by one, each behind a savepoint, so only the refused ones fail.
-            in_write_transaction(conn, |conn| {
+            in_write_transaction(conn, take_turn_to_insert, |conn| {
                 Ok(batch
                     .iter()
                     .map(|new_pet| {
@@ -181,62 +150,6 @@ fn assign(batch: &[NewPet], rows: Vec<PetRow>) -> Outcomes {
                 .and_then(PetRow::into_pet)
         })
         .collect()
-}
-
-/// Runs `work` as one transaction that holds the write lock from its first statement, after
-/// taking the turn to insert. A transaction that fails to serialize is tried again.
-///
-/// On SQLite, a plain (deferred) `BEGIN` takes the write lock only at the first write, and a
-/// transaction that then finds the lock taken can fail with "database is locked" without
-/// waiting; `BEGIN IMMEDIATE` waits for the lock (up to the busy timeout) before doing anything.
-/// PostgreSQL locks rows, not the database, so a plain `BEGIN` does.
-fn in_write_transaction<T>(
-    conn: &mut AnyConnection,
-    work: impl Fn(&mut AnyConnection) -> QueryResult<T>,
-) -> Result<T, WriteFailure> {
-    let mut attempt = 1;
-    loop {
-        match write_once(conn, &work) {
-            Err(failure)
-                if errors::is_serialization_failure(failure.error())
-                    && attempt < WRITE_ATTEMPTS =>
-            {
-                attempt += 1;
-            }
-            outcome => return outcome,
-        }
-    }
-}
-
-fn write_once<T>(
-    conn: &mut AnyConnection,
-    work: &impl Fn(&mut AnyConnection) -> QueryResult<T>,
-) -> Result<T, WriteFailure> {
-    type Transactions = <AnyConnection as Connection>::TransactionManager;
-    match conn {
-        AnyConnection::Sqlite(sqlite) => {
-            diesel::connection::AnsiTransactionManager::begin_transaction_sql(
-                sqlite,
-                "BEGIN IMMEDIATE",
-            )
-        }
-        AnyConnection::Postgresql(_) => Transactions::begin_transaction(conn),
-    }
-    .map_err(WriteFailure::NotStarted)?;
-    let outcome = take_turn_to_insert(conn)
-        .map_err(WriteFailure::NotStarted)
-        .and_then(|()| work(conn).map_err(WriteFailure::Statement));
-    match outcome {
-        Ok(value) => {
-            Transactions::commit_transaction(conn).map_err(WriteFailure::Commit)?;
-            Ok(value)
-        }
-        Err(failure) => match Transactions::rollback_transaction(conn) {
-            // The original error says more than a rollback on a connection already broken.
-            Ok(()) | Err(DieselError::BrokenTransactionManager) => Err(failure),
-            Err(rollback_error) => Err(WriteFailure::Statement(rollback_error)),
-        },
-    }
 }
 
 /// Makes ids become visible in the order they are handed out, so paging by "ids after the last

@@ -16,11 +16,12 @@ use petstore_application::RepositoryError;
 use petstore_domain::{NewPet, Pet};
 use tokio::sync::mpsc;
 
-use super::batch_insert::{self, Outcomes, WriteFailure};
+use super::batch_insert::{self, Outcomes};
 use super::checkpointer::WriterGate;
 use super::connection::Generations;
 use super::errors::{self, Detail};
 use super::queue::{self, Reply};
+use super::write_transaction::WriteFailure;
 use super::Pool;
 use crate::DatabaseUrl;
 

@@ -9,12 +9,15 @@ mod connection;
 mod errors;
 mod group_commit;
 mod group_read;
+mod key_registry;
 mod migrations;
 mod pet_row;
 mod queue;
 mod repository;
 mod schema;
+mod write_transaction;
 
+pub use key_registry::DieselKeyRegistry;
 pub use repository::{run_migrations, DieselPetRepository};
 
 type Pool = r2d2::Pool<connection::Manager>;

@@ -150,6 +150,11 @@ impl DieselPetRepository {
         run_migrations(&self.url, &self.settings)
     }
 
+    /// The key registry in the same database, on the same pool.
+    pub fn key_registry(&self) -> super::DieselKeyRegistry {
+        super::DieselKeyRegistry::new(self.pool.clone(), self.url.clone())
+    }
+
     /// Whether the database answers within the checkout timeout. Blocking; for start-up loops.
     pub fn check(&self) -> Result<(), StorageError> {
         let mut conn = self

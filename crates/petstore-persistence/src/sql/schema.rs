@@ -1,4 +1,4 @@
-//! The `pets` table as diesel sees it; must match both dialects under `migrations/`.
+//! The tables as diesel sees them; must match both dialects under `migrations/`.
 
 diesel::table! {
     pets (id) {
@@ -6,5 +6,18 @@ diesel::table! {
         name -> Text,
         category_id -> BigInt,
         status -> Text,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Text,
+        name -> Text,
+        scope -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+        last_used_at -> Nullable<BigInt>,
+        revision -> BigInt,
     }
 }

@@ -5,9 +5,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use petstore_application::PetRepository;
+use petstore_application::{KeyRepository, PetRepository};
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
-use petstore_persistence::{DatabaseUrl, PoolSettings};
+use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
 use petstore_test_support::{TestDatabase, TestSqliteFile};
 
 /// A repository under test. The storage behind it (temporary file, test database) is removed
@@ -15,6 +15,7 @@ use petstore_test_support::{TestDatabase, TestSqliteFile};
 pub struct Fixture {
     name: &'static str,
     repo: Arc<dyn PetRepository>,
+    keys: Arc<dyn KeyRepository>,
     _storage: Box<dyn Any + Send>,
 }
 
@@ -30,6 +31,15 @@ impl Fixture {
     pub fn name(&self) -> &'static str {
         self.name
     }
+
+    /// The key registry in the same store.
+    pub fn keys(&self) -> &dyn KeyRepository {
+        self.keys.as_ref()
+    }
+
+    pub fn keys_arc(&self) -> Arc<dyn KeyRepository> {
+        Arc::clone(&self.keys)
+    }
 }
 
 /// The fixture of the backend called `name`, for `petstore_test_support::on_backends!`.
@@ -43,20 +53,12 @@ pub async fn fixture(name: &str) -> Fixture {
 }
 
 pub fn memory() -> Fixture {
-    Fixture {
-        name: "memory",
-        repo: open("memory:"),
-        _storage: Box::new(()),
-    }
+    Fixture::new("memory", "memory:", Box::new(()))
 }
 
 pub fn sqlite() -> Fixture {
     let file = TestSqliteFile::new();
-    Fixture {
-        name: "sqlite",
-        repo: open(&file.url()),
-        _storage: Box::new(file),
-    }
+    Fixture::new("sqlite", &file.url(), Box::new(file))
 }
 
 pub fn postgres() -> Fixture {
@@ -64,11 +66,8 @@ pub fn postgres() -> Fixture {
         petstore_persistence::migrate(&parse(url), &PoolSettings::default())
             .unwrap_or_else(|err| panic!("cannot migrate the template {url}: {err}"));
     });
-    Fixture {
-        name: "postgres",
-        repo: open(database.url()),
-        _storage: Box::new(database),
-    }
+    let url = database.url().to_owned();
+    Fixture::new("postgres", &url, Box::new(database))
 }
 
 pub fn parse(url: &str) -> DatabaseUrl {
@@ -76,10 +75,29 @@ pub fn parse(url: &str) -> DatabaseUrl {
         .unwrap_or_else(|err| panic!("{url} should parse: {err}"))
 }
 
+impl Fixture {
+    fn new(name: &'static str, url: &str, storage: Box<dyn Any + Send>) -> Self {
+        let Storage { pets, keys } = open_storage(url);
+        Self {
+            name,
+            repo: pets,
+            keys,
+            _storage: storage,
+        }
+    }
+}
+
+/// Opens both ports (migrations included) the way the server does.
+pub fn open_storage(url: &str) -> Storage {
+    petstore_persistence::open(&parse(url), &PoolSettings::default())
+        .unwrap_or_else(|err| panic!("cannot open {url}: {err}"))
+}
+
 /// Opens the repository (migrations included) the way the server does.
 pub fn open(url: &str) -> Arc<dyn PetRepository> {
     petstore_persistence::open(&parse(url), &PoolSettings::default())
         .unwrap_or_else(|err| panic!("cannot open {url}: {err}"))
+        .pets
 }
 
 pub fn new_pet(name: &str, category: i64, status: Option<PetStatus>) -> NewPet {

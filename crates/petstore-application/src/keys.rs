@@ -1,0 +1,280 @@
+//! The key directory: each instance's in-process view of the key registry, consulted on every
+//! request without a database round trip.
+//!
+//! The directory holds every key the registry has recorded (id, scope, expiry, revoked or not).
+//! [`refresh`](KeyDirectory::refresh) brings it up to date incrementally, from the last registry
+//! revision it saw; the composition root calls it every quarter second, which is how a key
+//! revoked on one instance stops working on all of them within a second. A key the directory
+//! does not know is refused: one issued for another database, or minted with a leaked secret
+//! but never issued. When the registry cannot be read, the directory keeps what it knew and
+//! [`stale_for`](KeyDirectory::stale_for) says for how long (readiness reports it); it never
+//! falls back to accepting every key.
+//!
+//! Last use is tracked in memory (an atomic per key, touched at most once a minute per key) and
+//! written by [`record_uses`](KeyDirectory::record_uses), off the request path.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+
+use crate::ports::{Clock, KeyRepository, RepositoryError, Revocation};
+
+/// Why a verified token's key may not be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KeyRefusal {
+    #[error("the key is not in the registry")]
+    Unknown,
+    #[error("the key was revoked")]
+    Revoked,
+    #[error("the key has expired")]
+    Expired,
+}
+
+/// The in-process view of the key registry. Cheap to clone; clones share it.
+#[derive(Clone)]
+pub struct KeyDirectory {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    repository: Arc<dyn KeyRepository>,
+    clock: Arc<dyn Clock>,
+    entries: RwLock<HashMap<String, Arc<Entry>>>,
+    /// The registry revision the entries reflect; only refreshes read and move it.
+    revision: Mutex<i64>,
+    /// When the registry was last read successfully.
+    refreshed_at: Mutex<SystemTime>,
+}
+
+/// What a request needs to know about a key, plus its last use.
+struct Entry {
+    id: KeyId,
+    scope: KeyScope,
+    state: EntryState,
+    /// The minute (Unix seconds / 60) of the key's latest use seen here.
+    used_minute: AtomicI64,
+    /// The latest minute written to the registry.
+    recorded_minute: AtomicI64,
+}
+
+#[derive(Clone, Copy)]
+enum EntryState {
+    Revoked,
+    ExpiresAt(Option<i64>),
+}
+
+impl std::fmt::Debug for KeyDirectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyDirectory")
+            .field("keys", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn unix_seconds(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+        i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+    })
+}
+
+impl KeyDirectory {
+    /// A directory over `repository`, loaded with every key it holds now.
+    pub fn load(
+        repository: Arc<dyn KeyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, RepositoryError> {
+        let now = clock.now();
+        let directory = Self {
+            inner: Arc::new(Inner {
+                repository,
+                clock,
+                entries: RwLock::default(),
+                revision: Mutex::new(0),
+                refreshed_at: Mutex::new(now),
+            }),
+        };
+        directory.refresh()?;
+        Ok(directory)
+    }
+
+    /// Whether the key `id` (a token's `jti`) may be used now, and with which scope. Marks it
+    /// used. The request path's only call: a read lock and a hash lookup.
+    pub fn check(&self, id: &str) -> Result<KeyScope, KeyRefusal> {
+        let entries = self
+            .inner
+            .entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = entries.get(id).ok_or(KeyRefusal::Unknown)?;
+        let now = unix_seconds(self.inner.clock.now());
+        match entry.state {
+            EntryState::Revoked => return Err(KeyRefusal::Revoked),
+            EntryState::ExpiresAt(Some(expires)) if now >= expires => {
+                return Err(KeyRefusal::Expired)
+            }
+            EntryState::ExpiresAt(_) => {}
+        }
+        let minute = now / 60;
+        if entry.used_minute.load(Ordering::Relaxed) < minute {
+            entry.used_minute.fetch_max(minute, Ordering::Relaxed);
+        }
+        Ok(entry.scope)
+    }
+
+    /// Reads the registry's changes since the last refresh into the directory; returns how many
+    /// keys changed. On failure the directory keeps what it knew.
+    pub fn refresh(&self) -> Result<usize, RepositoryError> {
+        let mut revision = self
+            .inner
+            .revision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let changes = self.inner.repository.changes_since(*revision)?;
+        let changed = changes.keys.len();
+        if changed > 0 {
+            let mut entries = self
+                .inner
+                .entries
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            for key in changes.keys {
+                let previous = entries.get(key.id.as_str());
+                let entry = Entry::new(&key, previous.map(Arc::as_ref));
+                entries.insert(key.id.as_str().to_owned(), Arc::new(entry));
+            }
+        }
+        *revision = changes.revision.max(*revision);
+        *self
+            .inner
+            .refreshed_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = self.inner.clock.now();
+        Ok(changed)
+    }
+
+    /// How long since the registry was last read successfully.
+    pub fn stale_for(&self) -> Duration {
+        let refreshed_at = *self
+            .inner
+            .refreshed_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.inner
+            .clock
+            .now()
+            .duration_since(refreshed_at)
+            .unwrap_or_default()
+    }
+
+    /// Writes the last-use minutes not yet recorded to the registry; returns how many keys.
+    pub fn record_uses(&self) -> Result<usize, RepositoryError> {
+        let pending: Vec<(Arc<Entry>, i64)> = {
+            let entries = self
+                .inner
+                .entries
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            entries
+                .values()
+                .filter_map(|entry| {
+                    let used = entry.used_minute.load(Ordering::Relaxed);
+                    (used > entry.recorded_minute.load(Ordering::Relaxed))
+                        .then(|| (Arc::clone(entry), used))
+                })
+                .collect()
+        };
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let uses: Vec<(KeyId, i64)> = pending
+            .iter()
+            .map(|(entry, minute)| (entry.id.clone(), minute * 60))
+            .collect();
+        self.inner.repository.record_use(&uses)?;
+        for (entry, minute) in &pending {
+            entry.recorded_minute.fetch_max(*minute, Ordering::Relaxed);
+        }
+        Ok(pending.len())
+    }
+
+    /// Records a new key for `name` and makes it usable here at once (other instances see it
+    /// at their next refresh). `lifetime` `None` means it never expires.
+    pub fn issue(
+        &self,
+        id: KeyId,
+        name: KeyName,
+        scope: KeyScope,
+        lifetime: Option<Duration>,
+    ) -> Result<ApiKey, RepositoryError> {
+        let created_at = unix_seconds(self.inner.clock.now());
+        let expires_at = lifetime.map(|lifetime| {
+            let seconds = i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX);
+            created_at.saturating_add(seconds)
+        });
+        let key = ApiKey {
+            id,
+            name,
+            scope,
+            created_at,
+            expires_at,
+            revoked_at: None,
+            last_used_at: None,
+        };
+        self.inner.repository.insert(&key)?;
+        self.refresh()?;
+        Ok(key)
+    }
+
+    /// Revokes the key `id` (idempotent) and stops accepting it here at once.
+    pub fn revoke(&self, id: &KeyId) -> Result<Revocation, RepositoryError> {
+        let now = unix_seconds(self.inner.clock.now());
+        let revocation = self.inner.repository.revoke(id, now)?;
+        self.refresh()?;
+        Ok(revocation)
+    }
+
+    /// Every key in the registry, oldest first (read from the registry, not the directory).
+    pub fn list(&self) -> Result<Vec<ApiKey>, RepositoryError> {
+        self.inner.repository.list()
+    }
+
+    /// How many keys the directory knows.
+    pub fn len(&self) -> usize {
+        self.inner
+            .entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Entry {
+    fn new(key: &ApiKey, previous: Option<&Entry>) -> Self {
+        let state = if key.revoked_at.is_some() {
+            EntryState::Revoked
+        } else {
+            EntryState::ExpiresAt(key.expires_at)
+        };
+        let recorded = key.last_used_at.map_or(i64::MIN, |at| at / 60);
+        let used = previous.map_or(recorded, |entry| {
+            entry.used_minute.load(Ordering::Relaxed).max(recorded)
+        });
+        Self {
+            id: key.id.clone(),
+            scope: key.scope,
+            state,
+            used_minute: AtomicI64::new(used),
+            recorded_minute: AtomicI64::new(recorded),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

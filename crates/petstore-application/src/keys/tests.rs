@@ -1,0 +1,263 @@
+//! The key directory against a mocked registry and clock.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mockall::predicate::eq;
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+
+use super::{KeyDirectory, KeyRefusal};
+use crate::ports::{KeyChanges, MockClock, MockKeyRepository, Revocation};
+use crate::RepositoryError;
+
+const START: u64 = 1_800_000_000;
+
+/// A clock the test moves by hand.
+fn clock() -> (Arc<MockClock>, Arc<Mutex<SystemTime>>) {
+    let now = Arc::new(Mutex::new(UNIX_EPOCH + Duration::from_secs(START)));
+    let mut clock = MockClock::new();
+    let shared = Arc::clone(&now);
+    clock
+        .expect_now()
+        .returning(move || *shared.lock().expect("clock"));
+    (Arc::new(clock), now)
+}
+
+fn id(n: u8) -> KeyId {
+    KeyId::parse(&format!("{n:032x}")).expect("a key id")
+}
+
+fn key(n: u8, scope: KeyScope) -> ApiKey {
+    ApiKey {
+        id: id(n),
+        name: KeyName::parse(&format!("key {n}")).expect("a name"),
+        scope,
+        created_at: START as i64,
+        expires_at: Some(START as i64 + 3600),
+        revoked_at: None,
+        last_used_at: None,
+    }
+}
+
+fn changes(keys: Vec<ApiKey>, revision: i64) -> Result<KeyChanges, RepositoryError> {
+    Ok(KeyChanges { keys, revision })
+}
+
+fn unavailable() -> RepositoryError {
+    RepositoryError::Unavailable("the database is down".into())
+}
+
+#[test]
+fn known_keys_pass_with_their_scope_and_unknown_ones_are_refused() {
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .with(eq(0))
+        .return_once(|_| changes(vec![key(1, KeyScope::Read), key(2, KeyScope::Write)], 2));
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Read));
+    assert_eq!(directory.check(id(2).as_str()), Ok(KeyScope::Write));
+    assert_eq!(directory.check(id(3).as_str()), Err(KeyRefusal::Unknown));
+    assert_eq!(directory.check("not even an id"), Err(KeyRefusal::Unknown));
+}
+
+#[test]
+fn a_refresh_reads_only_changes_and_applies_revocations() {
+    let mut registry = MockKeyRepository::new();
+    let mut sequence = mockall::Sequence::new();
+    registry
+        .expect_changes_since()
+        .with(eq(0))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![key(1, KeyScope::Write)], 7));
+    let mut revoked = key(1, KeyScope::Write);
+    revoked.revoked_at = Some(START as i64 + 1);
+    registry
+        .expect_changes_since()
+        .with(eq(7))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(move |_| changes(vec![revoked], 8));
+    registry
+        .expect_changes_since()
+        .with(eq(8))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![], 8));
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Write));
+
+    assert_eq!(directory.refresh().expect("refresh"), 1);
+    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+    assert_eq!(directory.refresh().expect("refresh"), 0);
+    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+}
+
+#[test]
+fn a_key_stops_working_when_it_expires() {
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
+    let (clock, now) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+    *now.lock().unwrap() += Duration::from_secs(3599);
+    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Read));
+    *now.lock().unwrap() += Duration::from_secs(1);
+    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Expired));
+}
+
+#[test]
+fn an_unreadable_registry_keeps_the_last_known_keys_and_grows_stale() {
+    let mut registry = MockKeyRepository::new();
+    let mut sequence = mockall::Sequence::new();
+    registry
+        .expect_changes_since()
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
+    registry
+        .expect_changes_since()
+        .times(2)
+        .in_sequence(&mut sequence)
+        .returning(|_| Err(unavailable()));
+    registry
+        .expect_changes_since()
+        .with(eq(1))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![], 1));
+    let (clock, now) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+    assert_eq!(directory.stale_for(), Duration::ZERO);
+
+    *now.lock().unwrap() += Duration::from_secs(3);
+    assert!(directory.refresh().is_err());
+    *now.lock().unwrap() += Duration::from_secs(3);
+    assert!(directory.refresh().is_err());
+    assert_eq!(directory.stale_for(), Duration::from_secs(6));
+    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Read));
+    assert_eq!(directory.check(id(2).as_str()), Err(KeyRefusal::Unknown));
+
+    directory.refresh().expect("the registry is back");
+    assert_eq!(directory.stale_for(), Duration::ZERO);
+}
+
+#[test]
+fn uses_are_recorded_at_most_once_a_minute_per_key() {
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .return_once(|_| changes(vec![key(1, KeyScope::Read), key(2, KeyScope::Read)], 2));
+    let recorded = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&recorded);
+    registry.expect_record_use().returning(move |uses| {
+        sink.lock().unwrap().push(uses.to_vec());
+        Ok(())
+    });
+    let (clock, now) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    assert_eq!(
+        directory.record_uses().expect("record"),
+        0,
+        "nothing used yet"
+    );
+    for _ in 0..1000 {
+        directory.check(id(1).as_str()).expect("usable");
+    }
+    assert_eq!(directory.record_uses().expect("record"), 1);
+    directory.check(id(1).as_str()).expect("usable");
+    assert_eq!(directory.record_uses().expect("record"), 0, "same minute");
+    *now.lock().unwrap() += Duration::from_secs(60);
+    directory.check(id(1).as_str()).expect("usable");
+    assert_eq!(directory.record_uses().expect("record"), 1);
+
+    let minute = |offset: i64| ((START as i64 + offset) / 60) * 60;
+    assert_eq!(
+        *recorded.lock().unwrap(),
+        vec![vec![(id(1), minute(0))], vec![(id(1), minute(60))]]
+    );
+}
+
+#[test]
+fn issuing_records_the_key_with_its_expiry_and_makes_it_usable_at_once() {
+    let mut registry = MockKeyRepository::new();
+    let mut sequence = mockall::Sequence::new();
+    registry
+        .expect_changes_since()
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![], 0));
+    let expected = ApiKey {
+        expires_at: Some(START as i64 + 90 * 86_400),
+        scope: KeyScope::Read,
+        ..key(5, KeyScope::Read)
+    };
+    let stored = expected.clone();
+    registry
+        .expect_insert()
+        .withf(move |key| *key == stored)
+        .times(1)
+        .in_sequence(&mut sequence)
+        .returning(|_| Ok(()));
+    let inserted = expected.clone();
+    registry
+        .expect_changes_since()
+        .with(eq(0))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(move |_| changes(vec![inserted], 1));
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    let key = directory
+        .issue(
+            id(5),
+            KeyName::parse("key 5").unwrap(),
+            KeyScope::Read,
+            Some(Duration::from_secs(90 * 86_400)),
+        )
+        .expect("issue");
+    assert_eq!(key, expected);
+    assert_eq!(directory.check(id(5).as_str()), Ok(KeyScope::Read));
+}
+
+#[test]
+fn revoking_passes_the_registry_answer_through_and_applies_it_at_once() {
+    let mut registry = MockKeyRepository::new();
+    let mut sequence = mockall::Sequence::new();
+    registry
+        .expect_changes_since()
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![key(1, KeyScope::Write)], 1));
+    let mut revoked = key(1, KeyScope::Write);
+    revoked.revoked_at = Some(START as i64);
+    let answer = revoked.clone();
+    registry
+        .expect_revoke()
+        .with(eq(id(1)), eq(START as i64))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(move |_, _| Ok(Revocation::Revoked(answer)));
+    let change = revoked.clone();
+    registry
+        .expect_changes_since()
+        .with(eq(1))
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(move |_| changes(vec![change], 2));
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    assert_eq!(
+        directory.revoke(&id(1)).expect("revoke"),
+        Revocation::Revoked(revoked)
+    );
+    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+}

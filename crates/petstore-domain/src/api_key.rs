@@ -1,0 +1,237 @@
+//! API keys as the store's registry knows them: who holds one (`KeyName`), what it may do
+//! (`KeyScope`), and whether it works at a given instant (`ApiKey::state_at`). The signed token a
+//! client presents is the HTTP adapter's business; here a key is its registry record.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A key's id: the token's `jti`, 16 random bytes as 32 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyId(String);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a key id is {len} lowercase hex digits", len = KeyId::LEN)]
+pub struct KeyIdError;
+
+impl KeyId {
+    pub const LEN: usize = 32;
+
+    pub fn parse(text: &str) -> Result<Self, KeyIdError> {
+        let valid = text.len() == Self::LEN
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if valid {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(KeyIdError)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for KeyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Who a key was issued to: 1 to 100 characters after trimming, no control characters (it is
+/// printed in tables and logs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyName(String);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyNameError {
+    #[error("must not be blank")]
+    Blank,
+    #[error("must be at most {max} characters", max = KeyName::MAX_CHARS)]
+    TooLong,
+    #[error("must not contain control characters")]
+    ControlCharacter,
+}
+
+impl KeyName {
+    pub const MAX_CHARS: usize = 100;
+
+    pub fn parse(text: &str) -> Result<Self, KeyNameError> {
+        let name = text.trim();
+        if name.is_empty() {
+            return Err(KeyNameError::Blank);
+        }
+        if name.chars().count() > Self::MAX_CHARS {
+            return Err(KeyNameError::TooLong);
+        }
+        if name.chars().any(char::is_control) {
+            return Err(KeyNameError::ControlCharacter);
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for KeyName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a key may do. `Write` includes everything `Read` may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyScope {
+    /// List and get pets.
+    Read,
+    /// Read, and create pets (and every later write).
+    Write,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a scope is `read` or `write`")]
+pub struct KeyScopeError;
+
+impl KeyScope {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+        }
+    }
+
+    /// Whether a key of this scope may do what needs `needed`.
+    pub const fn allows(self, needed: KeyScope) -> bool {
+        matches!((self, needed), (Self::Write, _) | (Self::Read, Self::Read))
+    }
+}
+
+impl FromStr for KeyScope {
+    type Err = KeyScopeError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "read" => Ok(Self::Read),
+            "write" => Ok(Self::Write),
+            _ => Err(KeyScopeError),
+        }
+    }
+}
+
+impl fmt::Display for KeyScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A key's registry record. Times are whole seconds since the Unix epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    pub id: KeyId,
+    pub name: KeyName,
+    pub scope: KeyScope,
+    pub created_at: i64,
+    /// `None`: never expires (only when asked for explicitly).
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    /// Coarse: recorded at most once a minute.
+    pub last_used_at: Option<i64>,
+}
+
+/// Whether a key works at some instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyState {
+    Active,
+    Expired,
+    Revoked,
+}
+
+impl ApiKey {
+    /// The key's state at `now`. Revocation wins over expiry: it is what an operator did.
+    pub fn state_at(&self, now: i64) -> KeyState {
+        if self.revoked_at.is_some() {
+            KeyState::Revoked
+        } else if self.expires_at.is_some_and(|expires| now >= expires) {
+            KeyState::Expired
+        } else {
+            KeyState::Active
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(expires_at: Option<i64>, revoked_at: Option<i64>) -> ApiKey {
+        ApiKey {
+            id: KeyId::parse(&"a".repeat(32)).unwrap(),
+            name: KeyName::parse("ops").unwrap(),
+            scope: KeyScope::Read,
+            created_at: 100,
+            expires_at,
+            revoked_at,
+            last_used_at: None,
+        }
+    }
+
+    #[test]
+    fn key_ids_are_32_lowercase_hex_digits() {
+        assert!(KeyId::parse("0123456789abcdef0123456789abcdef").is_ok());
+        for bad in [
+            "",
+            "0123",
+            &"A".repeat(32),
+            &"g".repeat(32),
+            &"a".repeat(33),
+        ] {
+            assert_eq!(KeyId::parse(bad), Err(KeyIdError), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn key_names_are_trimmed_bounded_and_printable() {
+        assert_eq!(
+            KeyName::parse("  partner a ").unwrap().as_str(),
+            "partner a"
+        );
+        assert_eq!(KeyName::parse(" \t"), Err(KeyNameError::Blank));
+        assert_eq!(
+            KeyName::parse(&"é".repeat(100))
+                .unwrap()
+                .as_str()
+                .chars()
+                .count(),
+            100
+        );
+        assert_eq!(KeyName::parse(&"é".repeat(101)), Err(KeyNameError::TooLong));
+        assert_eq!(
+            KeyName::parse("a\u{1b}[31m"),
+            Err(KeyNameError::ControlCharacter)
+        );
+    }
+
+    #[test]
+    fn write_allows_everything_read_only_reading() {
+        assert!(KeyScope::Write.allows(KeyScope::Write));
+        assert!(KeyScope::Write.allows(KeyScope::Read));
+        assert!(KeyScope::Read.allows(KeyScope::Read));
+        assert!(!KeyScope::Read.allows(KeyScope::Write));
+        assert_eq!("read".parse(), Ok(KeyScope::Read));
+        assert_eq!("write".parse(), Ok(KeyScope::Write));
+        assert_eq!("admin".parse::<KeyScope>(), Err(KeyScopeError));
+        assert_eq!("Read".parse::<KeyScope>(), Err(KeyScopeError));
+    }
+
+    #[test]
+    fn a_key_works_until_it_expires_or_is_revoked() {
+        assert_eq!(key(None, None).state_at(i64::MAX), KeyState::Active);
+        assert_eq!(key(Some(200), None).state_at(199), KeyState::Active);
+        assert_eq!(key(Some(200), None).state_at(200), KeyState::Expired);
+        assert_eq!(key(Some(200), Some(150)).state_at(300), KeyState::Revoked);
+        assert_eq!(key(None, Some(150)).state_at(120), KeyState::Revoked);
+    }
+}

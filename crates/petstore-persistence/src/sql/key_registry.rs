@@ -1,0 +1,234 @@
+//! `DieselKeyRegistry`: the key registry port on the `api_keys` table, sharing the pet
+//! repository's pool. Every call is blocking (the port says so).
+//!
+//! Inserts and revocations take the next `revision` inside a write transaction that writers take
+//! turns on (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a table lock readers do not wait for), so a
+//! revision is only ever visible after every smaller one: a reader asking for the changes past
+//! the last revision it saw cannot miss one.
+
+use diesel::prelude::*;
+use petstore_application::{KeyChanges, KeyRepository, RepositoryError, Revocation};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+
+use super::connection::AnyConnection;
+use super::errors::{self, Detail};
+use super::schema::api_keys;
+use super::write_transaction::in_write_transaction;
+use super::Pool;
+use crate::DatabaseUrl;
+
+/// The registry in the database behind a pool.
+#[derive(Clone)]
+pub struct DieselKeyRegistry {
+    pool: Pool,
+    url: DatabaseUrl,
+}
+
+type KeyColumns = (
+    api_keys::id,
+    api_keys::name,
+    api_keys::scope,
+    api_keys::created_at,
+    api_keys::expires_at,
+    api_keys::revoked_at,
+    api_keys::last_used_at,
+);
+
+const COLUMNS: KeyColumns = (
+    api_keys::id,
+    api_keys::name,
+    api_keys::scope,
+    api_keys::created_at,
+    api_keys::expires_at,
+    api_keys::revoked_at,
+    api_keys::last_used_at,
+);
+
+/// A row as stored; turned into an [`ApiKey`] by checking every field again.
+#[derive(Queryable)]
+struct KeyRow {
+    id: String,
+    name: String,
+    scope: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+    last_used_at: Option<i64>,
+}
+
+impl KeyRow {
+    fn into_key(self) -> Result<ApiKey, RepositoryError> {
+        let corrupt = |what: &str| {
+            RepositoryError::Unexpected(Box::new(Detail(format!(
+                "the api_keys row {} holds an invalid {what}",
+                self.id
+            ))))
+        };
+        Ok(ApiKey {
+            id: KeyId::parse(&self.id).map_err(|_| corrupt("id"))?,
+            name: KeyName::parse(&self.name).map_err(|_| corrupt("name"))?,
+            scope: self
+                .scope
+                .parse::<KeyScope>()
+                .map_err(|_| corrupt("scope"))?,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            revoked_at: self.revoked_at,
+            last_used_at: self.last_used_at,
+        })
+    }
+}
+
+/// Lets one registry writer at a time through on PostgreSQL, across instances; SQLite's
+/// `BEGIN IMMEDIATE` already does.
+fn take_turn_to_write(conn: &mut AnyConnection) -> QueryResult<()> {
+    match conn {
+        AnyConnection::Postgresql(pg) => {
+            diesel::sql_query("LOCK TABLE api_keys IN SHARE ROW EXCLUSIVE MODE").execute(pg)?;
+            Ok(())
+        }
+        AnyConnection::Sqlite(_) => Ok(()),
+    }
+}
+
+/// Record-keeping writes (last use) need no ordering.
+fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
+    Ok(())
+}
+
+fn next_revision(conn: &mut AnyConnection) -> QueryResult<i64> {
+    let latest: Option<i64> = api_keys::table
+        .select(diesel::dsl::max(api_keys::revision))
+        .first(conn)?;
+    Ok(latest.unwrap_or(0) + 1)
+}
+
+impl std::fmt::Debug for DieselKeyRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DieselKeyRegistry")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DieselKeyRegistry {
+    pub(crate) fn new(pool: Pool, url: DatabaseUrl) -> Self {
+        Self { pool, url }
+    }
+
+    fn with_connection<T>(
+        &self,
+        work: impl FnOnce(&mut AnyConnection) -> Result<T, RepositoryError>,
+    ) -> Result<T, RepositoryError> {
+        let mut conn = self
+            .pool
+            .get()
+            .map_err(|error| errors::from_checkout(&error, &self.url))?;
+        work(&mut conn)
+    }
+}
+
+impl KeyRepository for DieselKeyRegistry {
+    fn insert(&self, key: &ApiKey) -> Result<(), RepositoryError> {
+        self.with_connection(|conn| {
+            in_write_transaction(conn, take_turn_to_write, |conn| {
+                let revision = next_revision(conn)?;
+                diesel::insert_into(api_keys::table)
+                    .values((
+                        api_keys::id.eq(key.id.as_str()),
+                        api_keys::name.eq(key.name.as_str()),
+                        api_keys::scope.eq(key.scope.as_str()),
+                        api_keys::created_at.eq(key.created_at),
+                        api_keys::expires_at.eq(key.expires_at),
+                        api_keys::revoked_at.eq(key.revoked_at),
+                        api_keys::last_used_at.eq(key.last_used_at),
+                        api_keys::revision.eq(revision),
+                    ))
+                    .execute(conn)
+            })
+            .map(|_| ())
+            .map_err(|failure| errors::from_query(failure.into_error()))
+        })
+    }
+
+    fn list(&self) -> Result<Vec<ApiKey>, RepositoryError> {
+        let rows = self.with_connection(|conn| {
+            api_keys::table
+                .select(COLUMNS)
+                .order((api_keys::created_at, api_keys::id))
+                .load::<KeyRow>(conn)
+                .map_err(errors::from_query)
+        })?;
+        rows.into_iter().map(KeyRow::into_key).collect()
+    }
+
+    fn revoke(&self, id: &KeyId, at: i64) -> Result<Revocation, RepositoryError> {
+        let row = self.with_connection(|conn| {
+            in_write_transaction(conn, take_turn_to_write, |conn| {
+                let Some(mut row) = api_keys::table
+                    .find(id.as_str())
+                    .select(COLUMNS)
+                    .first::<KeyRow>(conn)
+                    .optional()?
+                else {
+                    return Ok(None);
+                };
+                if row.revoked_at.is_some() {
+                    return Ok(Some((row, false)));
+                }
+                let revision = next_revision(conn)?;
+                diesel::update(api_keys::table.find(id.as_str()))
+                    .set((api_keys::revoked_at.eq(at), api_keys::revision.eq(revision)))
+                    .execute(conn)?;
+                row.revoked_at = Some(at);
+                Ok(Some((row, true)))
+            })
+            .map_err(|failure| errors::from_query(failure.into_error()))
+        })?;
+        Ok(match row {
+            None => Revocation::NotFound,
+            Some((row, true)) => Revocation::Revoked(row.into_key()?),
+            Some((row, false)) => Revocation::AlreadyRevoked(row.into_key()?),
+        })
+    }
+
+    fn changes_since(&self, revision: i64) -> Result<KeyChanges, RepositoryError> {
+        let rows = self.with_connection(|conn| {
+            api_keys::table
+                .filter(api_keys::revision.gt(revision))
+                .select((COLUMNS, api_keys::revision))
+                .order(api_keys::revision)
+                .load::<(KeyRow, i64)>(conn)
+                .map_err(errors::from_query)
+        })?;
+        let latest = rows.last().map_or(revision, |(_, latest)| *latest);
+        let keys = rows
+            .into_iter()
+            .map(|(row, _)| row.into_key())
+            .collect::<Result<_, _>>()?;
+        Ok(KeyChanges {
+            keys,
+            revision: latest,
+        })
+    }
+
+    fn record_use(&self, uses: &[(KeyId, i64)]) -> Result<(), RepositoryError> {
+        self.with_connection(|conn| {
+            in_write_transaction(conn, no_turn, |conn| {
+                for (id, at) in uses {
+                    diesel::update(
+                        api_keys::table.find(id.as_str()).filter(
+                            api_keys::last_used_at
+                                .is_null()
+                                .or(api_keys::last_used_at.lt(*at)),
+                        ),
+                    )
+                    .set(api_keys::last_used_at.eq(*at))
+                    .execute(conn)?;
+                }
+                Ok(())
+            })
+            .map_err(|failure| errors::from_query(failure.into_error()))
+        })
+    }
+}

@@ -1,0 +1,98 @@
+//! Write transactions: the write lock from the first statement, ordered across instances by a
+//! lock the caller names, rolled back on any failure, retried when they fail to serialize.
+
+use diesel::connection::TransactionManager;
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+
+use super::connection::AnyConnection;
+use super::errors;
+
+/// How often a write that failed to serialize is tried in all.
+const WRITE_ATTEMPTS: u32 = 3;
+
+/// Why a write transaction failed, by how far it got.
+#[derive(Debug)]
+pub(crate) enum WriteFailure {
+    /// Before anything was written: beginning the transaction or taking the insert turn failed.
+    /// Trying again on another connection cannot store anything twice.
+    NotStarted(DieselError),
+    /// A statement of the transaction failed; it was rolled back.
+    Statement(DieselError),
+    /// The commit failed; nothing was stored (or, if the connection broke during it, the
+    /// outcome is unknown, which is what "unavailable" tells the client).
+    Commit(DieselError),
+}
+
+impl WriteFailure {
+    pub(crate) fn error(&self) -> &DieselError {
+        match self {
+            Self::NotStarted(error) | Self::Statement(error) | Self::Commit(error) => error,
+        }
+    }
+
+    pub(crate) fn into_error(self) -> DieselError {
+        match self {
+            Self::NotStarted(error) | Self::Statement(error) | Self::Commit(error) => error,
+        }
+    }
+}
+
+/// Runs `work` as one transaction that holds the write lock from its first statement, after
+/// `take_turn` (a lock that orders this kind of write across instances). A transaction that
+/// fails to serialize is tried again.
+///
+/// On SQLite, a plain (deferred) `BEGIN` takes the write lock only at the first write, and a
+/// transaction that then finds the lock taken can fail with "database is locked" without
+/// waiting; `BEGIN IMMEDIATE` waits for the lock (up to the busy timeout) before doing anything.
+/// PostgreSQL locks rows, not the database, so a plain `BEGIN` does.
+pub(crate) fn in_write_transaction<T>(
+    conn: &mut AnyConnection,
+    take_turn: fn(&mut AnyConnection) -> QueryResult<()>,
+    work: impl Fn(&mut AnyConnection) -> QueryResult<T>,
+) -> Result<T, WriteFailure> {
+    let mut attempt = 1;
+    loop {
+        match write_once(conn, take_turn, &work) {
+            Err(failure)
+                if errors::is_serialization_failure(failure.error())
+                    && attempt < WRITE_ATTEMPTS =>
+            {
+                attempt += 1;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+fn write_once<T>(
+    conn: &mut AnyConnection,
+    take_turn: fn(&mut AnyConnection) -> QueryResult<()>,
+    work: &impl Fn(&mut AnyConnection) -> QueryResult<T>,
+) -> Result<T, WriteFailure> {
+    type Transactions = <AnyConnection as Connection>::TransactionManager;
+    match conn {
+        AnyConnection::Sqlite(sqlite) => {
+            diesel::connection::AnsiTransactionManager::begin_transaction_sql(
+                sqlite,
+                "BEGIN IMMEDIATE",
+            )
+        }
+        AnyConnection::Postgresql(_) => Transactions::begin_transaction(conn),
+    }
+    .map_err(WriteFailure::NotStarted)?;
+    let outcome = take_turn(conn)
+        .map_err(WriteFailure::NotStarted)
+        .and_then(|()| work(conn).map_err(WriteFailure::Statement));
+    match outcome {
+        Ok(value) => {
+            Transactions::commit_transaction(conn).map_err(WriteFailure::Commit)?;
+            Ok(value)
+        }
+        Err(failure) => match Transactions::rollback_transaction(conn) {
+            // The original error says more than a rollback on a connection already broken.
+            Ok(()) | Err(DieselError::BrokenTransactionManager) => Err(failure),
+            Err(rollback_error) => Err(WriteFailure::Statement(rollback_error)),
+        },
+    }
+}

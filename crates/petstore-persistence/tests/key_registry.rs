@@ -1,0 +1,153 @@
+//! The key registry contract, written once and run against every adapter (memory, a SQLite
+//! file, a PostgreSQL database of its own per test).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::Fixture;
+use petstore_application::{KeyRepository, Revocation};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+
+petstore_test_support::on_backends!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)] crate::common::fixture,
+    [memory, sqlite, postgres]
+    an_inserted_key_is_listed_as_it_was_given,
+    changes_since_returns_inserts_and_revocations_once_each_in_order,
+    revoking_is_idempotent_and_says_what_it_did,
+    last_use_only_moves_forward,
+    concurrent_writers_never_let_a_reader_miss_a_change,
+);
+
+fn id(n: u32) -> KeyId {
+    KeyId::parse(&format!("{n:032x}")).expect("a key id")
+}
+
+fn key(n: u32, scope: KeyScope) -> ApiKey {
+    ApiKey {
+        id: id(n),
+        name: KeyName::parse(&format!("partner {n} — ünïcode")).expect("a name"),
+        scope,
+        created_at: 1_800_000_000 + i64::from(n),
+        expires_at: (n % 2 == 0).then_some(1_900_000_000),
+        revoked_at: None,
+        last_used_at: None,
+    }
+}
+
+async fn an_inserted_key_is_listed_as_it_was_given(fixture: Fixture) {
+    let keys = fixture.keys();
+    assert_eq!(keys.list().expect("list"), vec![]);
+    keys.insert(&key(1, KeyScope::Read)).expect("insert");
+    keys.insert(&key(2, KeyScope::Write)).expect("insert");
+    assert_eq!(
+        keys.list().expect("list"),
+        vec![key(1, KeyScope::Read), key(2, KeyScope::Write)]
+    );
+    assert!(
+        keys.insert(&key(1, KeyScope::Write)).is_err(),
+        "an id is recorded once"
+    );
+}
+
+async fn changes_since_returns_inserts_and_revocations_once_each_in_order(fixture: Fixture) {
+    let keys = fixture.keys();
+    let start = keys.changes_since(0).expect("changes");
+    assert_eq!(start.keys, vec![]);
+
+    keys.insert(&key(1, KeyScope::Read)).expect("insert");
+    keys.insert(&key(2, KeyScope::Write)).expect("insert");
+    let first = keys.changes_since(start.revision).expect("changes");
+    assert_eq!(
+        first.keys,
+        vec![key(1, KeyScope::Read), key(2, KeyScope::Write)]
+    );
+    assert!(first.revision > start.revision);
+    assert_eq!(
+        keys.changes_since(first.revision).expect("changes").keys,
+        vec![]
+    );
+
+    keys.revoke(&id(1), 1_800_000_100).expect("revoke");
+    let second = keys.changes_since(first.revision).expect("changes");
+    let mut revoked = key(1, KeyScope::Read);
+    revoked.revoked_at = Some(1_800_000_100);
+    assert_eq!(second.keys, vec![revoked]);
+    assert!(second.revision > first.revision);
+}
+
+async fn revoking_is_idempotent_and_says_what_it_did(fixture: Fixture) {
+    let keys = fixture.keys();
+    keys.insert(&key(7, KeyScope::Write)).expect("insert");
+    let mut revoked = key(7, KeyScope::Write);
+    revoked.revoked_at = Some(1_800_000_500);
+    assert_eq!(
+        keys.revoke(&id(7), 1_800_000_500).expect("revoke"),
+        Revocation::Revoked(revoked.clone())
+    );
+    let after = keys.changes_since(0).expect("changes").revision;
+    assert_eq!(
+        keys.revoke(&id(7), 1_800_000_900).expect("revoke again"),
+        Revocation::AlreadyRevoked(revoked.clone()),
+        "the first revocation time stays"
+    );
+    assert_eq!(
+        keys.changes_since(after).expect("changes").keys,
+        vec![],
+        "revoking again changes nothing"
+    );
+    assert_eq!(
+        keys.revoke(&id(8), 1).expect("revoke"),
+        Revocation::NotFound
+    );
+    assert_eq!(keys.list().expect("list"), vec![revoked]);
+}
+
+async fn last_use_only_moves_forward(fixture: Fixture) {
+    let keys = fixture.keys();
+    keys.insert(&key(1, KeyScope::Read)).expect("insert");
+    let before = keys.changes_since(0).expect("changes").revision;
+    keys.record_use(&[(id(1), 1_800_000_600), (id(99), 5)])
+        .expect("record");
+    keys.record_use(&[(id(1), 1_800_000_540)]).expect("record");
+    assert_eq!(
+        keys.list().expect("list")[0].last_used_at,
+        Some(1_800_000_600)
+    );
+    assert_eq!(
+        keys.changes_since(before).expect("changes").keys,
+        vec![],
+        "use is bookkeeping, not a change instances must read"
+    );
+}
+
+/// Several writers at once: a reader that follows `changes_since` from revision to revision
+/// ends up having seen every key.
+async fn concurrent_writers_never_let_a_reader_miss_a_change(fixture: Fixture) {
+    let keys: Arc<dyn KeyRepository> = fixture.keys_arc();
+    let writers: Vec<_> = (0..4_u32)
+        .map(|writer| {
+            let keys = Arc::clone(&keys);
+            std::thread::spawn(move || {
+                for n in 0..10 {
+                    keys.insert(&key(1 + writer * 100 + n, KeyScope::Read))
+                        .expect("insert");
+                }
+            })
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut revision = 0;
+    let mut rounds = 0;
+    while seen.len() < 40 {
+        let changes = keys.changes_since(revision).expect("changes");
+        seen.extend(changes.keys.into_iter().map(|key| key.id));
+        revision = changes.revision;
+        rounds += 1;
+        assert!(rounds < 100_000, "saw {} of 40", seen.len());
+    }
+    for writer in writers {
+        writer.join().expect("writer");
+    }
+    assert_eq!(keys.changes_since(revision).expect("changes").keys, vec![]);
+}

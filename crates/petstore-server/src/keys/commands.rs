@@ -1,0 +1,214 @@
+//! The `petstore keys` commands, run by an operator against the registry of the configured
+//! database: what they print on stdout is for scripts (a key, a table, JSON), what they print on
+//! stderr is for the person.
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use petstore_application::{KeyDirectory, Revocation, SystemClock};
+use petstore_domain::{ApiKey, KeyId, KeyState};
+use petstore_persistence::DatabaseUrl;
+
+use super::{unix_now, KeyIssuer};
+use crate::cli::{IssueKeyArgs, ListKeysArgs, RevokeKeyArgs, StorageArgs};
+use crate::{key_secret, AppError};
+
+/// `petstore keys issue`: records a key and prints its token alone on stdout.
+pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
+    let secrets = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
+    let directory = open_directory(&args.storage)?;
+    let issuer = KeyIssuer::new(directory, Arc::new(secrets.current));
+    let issued = issuer.issue(&args.name, args.scope, args.expires_in.duration())?;
+    println!("{}", issued.token);
+    let key = &issued.key;
+    eprintln!(
+        "issued {} key {} for `{}`, {}",
+        key.scope,
+        key.id,
+        key.name,
+        match key.expires_at {
+            Some(at) => format!("valid until {}", timestamp(at)),
+            None => "that never expires".to_owned(),
+        }
+    );
+    Ok(())
+}
+
+/// `petstore keys list`: every key, as a table or (`--json`) one JSON array.
+pub fn list(args: ListKeysArgs) -> Result<(), AppError> {
+    let keys = open_directory(&args.storage)?
+        .list()
+        .map_err(AppError::KeyRegistry)?;
+    let now = unix_now();
+    if args.json {
+        let json: Vec<_> = keys.iter().map(|key| key_json(key, now)).collect();
+        println!("{}", serde_json::Value::Array(json));
+    } else {
+        print!("{}", table(&keys, now));
+    }
+    Ok(())
+}
+
+/// `petstore keys revoke ID`: revokes once; again is harmless and says so.
+pub fn revoke(args: RevokeKeyArgs) -> Result<(), AppError> {
+    let id = KeyId::parse(args.id.trim())
+        .map_err(|err| AppError::Usage(format!("`{}` is not a key id: {err}", args.id)))?;
+    let directory = open_directory(&args.storage)?;
+    match directory.revoke(&id).map_err(AppError::KeyRegistry)? {
+        Revocation::Revoked(key) => println!(
+            "revoked key {} (`{}`); every instance refuses it within a second",
+            key.id, key.name
+        ),
+        Revocation::AlreadyRevoked(key) => println!(
+            "key {} (`{}`) was already revoked at {}; nothing changed",
+            key.id,
+            key.name,
+            key.revoked_at.map_or_else(String::new, timestamp)
+        ),
+        Revocation::NotFound => {
+            return Err(AppError::Usage(format!("no key has the id {id}")));
+        }
+    }
+    Ok(())
+}
+
+/// `petstore keys secret`: a new key secret, 32 random bytes as 64 hex digits, alone on stdout.
+pub fn print_secret() -> Result<(), AppError> {
+    let secret = crate::random::random_hex(key_secret::MIN_PRODUCTION_SECRET_BYTES)
+        .map_err(|err| key_secret::KeySecretError::Random(err.to_string()))?;
+    println!("{secret}");
+    Ok(())
+}
+
+/// The directory over the configured database's registry (migrated first, as `serve` does).
+fn open_directory(args: &StorageArgs) -> Result<KeyDirectory, AppError> {
+    let url = args.database_url()?;
+    if url == DatabaseUrl::Memory {
+        return Err(AppError::Usage(
+            "with DATABASE_URL=memory: the key registry lives inside the `petstore serve` \
+             process, which printed a key at start-up; use that one"
+                .to_owned(),
+        ));
+    }
+    let storage = petstore_persistence::open(&url, &args.pool_settings())?;
+    KeyDirectory::load(storage.keys, Arc::new(SystemClock)).map_err(AppError::KeyRegistry)
+}
+
+fn timestamp(unix_seconds: i64) -> String {
+    let seconds = u64::try_from(unix_seconds).unwrap_or(0);
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(seconds)).to_string()
+}
+
+fn state(key: &ApiKey, now: i64) -> &'static str {
+    match key.state_at(now) {
+        KeyState::Active => "active",
+        KeyState::Expired => "expired",
+        KeyState::Revoked => "revoked",
+    }
+}
+
+fn key_json(key: &ApiKey, now: i64) -> serde_json::Value {
+    let time = |at: Option<i64>| at.map(timestamp);
+    serde_json::json!({
+        "id": key.id.as_str(),
+        "name": key.name.as_str(),
+        "scope": key.scope.as_str(),
+        "state": state(key, now),
+        "createdAt": timestamp(key.created_at),
+        "expiresAt": time(key.expires_at),
+        "revokedAt": time(key.revoked_at),
+        "lastUsedAt": time(key.last_used_at),
+    })
+}
+
+/// Aligned columns, one key per line, a header first.
+fn table(keys: &[ApiKey], now: i64) -> String {
+    let time = |at: Option<i64>| at.map_or_else(|| "-".to_owned(), timestamp);
+    let mut rows = vec![[
+        "ID",
+        "NAME",
+        "SCOPE",
+        "STATE",
+        "CREATED",
+        "EXPIRES",
+        "REVOKED",
+        "LAST USED",
+    ]
+    .map(str::to_owned)];
+    rows.extend(keys.iter().map(|key| {
+        [
+            key.id.to_string(),
+            key.name.to_string(),
+            key.scope.to_string(),
+            state(key, now).to_owned(),
+            timestamp(key.created_at),
+            time(key.expires_at),
+            time(key.revoked_at),
+            time(key.last_used_at),
+        ]
+    }));
+    let widths: Vec<usize> = (0..8)
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use petstore_domain::{KeyName, KeyScope};
+
+    use super::*;
+
+    fn key(revoked_at: Option<i64>) -> ApiKey {
+        ApiKey {
+            id: KeyId::parse("0123456789abcdef0123456789abcdef").unwrap(),
+            name: KeyName::parse("partner a").unwrap(),
+            scope: KeyScope::Read,
+            created_at: 1_800_000_000,
+            expires_at: Some(1_900_000_000),
+            revoked_at,
+            last_used_at: None,
+        }
+    }
+
+    #[test]
+    fn the_table_has_a_header_and_aligned_columns() {
+        let table = table(&[key(None), key(Some(1_800_000_100))], 1_800_000_200);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        assert!(lines[0].starts_with("ID "), "{table}");
+        let column = lines[0].find("SCOPE").unwrap();
+        assert_eq!(&lines[1][column..column + 4], "read", "{table}");
+        assert!(
+            lines[1].contains("active") && lines[1].contains("2027-01-15T08:00:00Z"),
+            "{table}"
+        );
+        assert!(lines[2].contains("revoked"), "{table}");
+    }
+
+    #[test]
+    fn json_has_one_object_per_key_with_null_for_what_did_not_happen() {
+        let json = key_json(&key(None), 1_800_000_200);
+        assert_eq!(json["id"], "0123456789abcdef0123456789abcdef");
+        assert_eq!(json["scope"], "read");
+        assert_eq!(json["state"], "active");
+        assert_eq!(json["createdAt"], "2027-01-15T08:00:00Z");
+        assert!(json["revokedAt"].is_null());
+        assert!(json["lastUsedAt"].is_null());
+    }
+}

@@ -1,0 +1,2 @@
+DROP INDEX api_keys_revision;
+DROP TABLE api_keys;
