@@ -12,7 +12,10 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
-use petstore_application::{MockClock, MockPetRepository, PetService, RepositoryError};
+use petstore_application::{
+    KeyChanges, KeyDirectory, MockClock, MockKeyRepository, MockPetRepository, PetService,
+    RepositoryError,
+};
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
 
@@ -91,8 +94,17 @@ fn pet(id: i64, name: &str, status: PetStatus) -> Pet {
 /// Sends `req` to an app over `repository` (which panics on any call it was not told to
 /// expect, so a test also proves which calls did not happen) and `clock`.
 async fn send(repository: MockPetRepository, clock: MockClock, req: TestRequest) -> Reply {
+    send_with_keys(repository, clock, test_directory(KeyScope::Write), req).await
+}
+
+async fn send_with_keys(
+    repository: MockPetRepository,
+    clock: MockClock,
+    key_directory: KeyDirectory,
+    req: TestRequest,
+) -> Reply {
     let service = PetService::new(Arc::new(repository), Arc::new(clock));
-    let state = HttpState::new(service, test_directory(KeyScope::Write), SECRET, &[]);
+    let state = HttpState::new(service, key_directory, SECRET, &[]);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {
@@ -571,6 +583,49 @@ async fn readyz_follows_storage() {
     .await;
     reply.assert_error(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable");
     assert_eq!(reply.header("retry-after"), Some("1"));
+}
+
+/// An instance that cannot read the key registry keeps serving the keys it knew, but says it is
+/// not ready once the registry has gone unread for longer than the bound (it would miss
+/// revocations).
+#[actix_web::test]
+async fn readyz_fails_once_the_key_registry_has_gone_unread_too_long() {
+    let now = Arc::new(std::sync::Mutex::new(SystemTime::now()));
+    let mut registry = MockKeyRepository::new();
+    let mut reads = 0;
+    registry.expect_changes_since().returning(move |_| {
+        reads += 1;
+        // The first read (at load) works; the registry is unreachable after that.
+        if reads == 1 {
+            Ok(KeyChanges::default())
+        } else {
+            Err(unavailable())
+        }
+    });
+    let mut clock = MockClock::new();
+    let shared = Arc::clone(&now);
+    clock
+        .expect_now()
+        .returning(move || *shared.lock().unwrap());
+    let directory = KeyDirectory::load(Arc::new(registry), Arc::new(clock)).unwrap();
+    let readyz = || {
+        let mut repository = MockPetRepository::new();
+        repository.expect_ping().returning(|| Ok(()));
+        send_with_keys(
+            repository,
+            MockClock::new(),
+            directory.clone(),
+            TestRequest::get().uri("/readyz"),
+        )
+    };
+
+    *now.lock().unwrap() += Duration::from_secs(4);
+    assert!(directory.refresh().is_err());
+    assert_eq!(readyz().await.status, StatusCode::OK, "within the bound");
+    *now.lock().unwrap() += Duration::from_secs(2);
+    let reply = readyz().await;
+    let message = reply.assert_error(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable");
+    assert!(message.contains("key registry"), "{message}");
 }
 
 // --- the JSON safety net --------------------------------------------------------------------
