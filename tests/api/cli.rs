@@ -307,3 +307,39 @@ fn a_database_url_that_is_no_known_form_is_refused_without_repeating_it() {
         assert_eq!(created, 0, "{url}: files were created");
     }
 }
+
+/// Last use is written off the request path (every minute, and when the server stops), so
+/// `keys list` shows which keys are in use without a write per request.
+#[actix_web::test]
+async fn keys_list_shows_when_a_key_was_last_used() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
+    let env = [("DATABASE_URL".to_owned(), database.clone())];
+    let (mut server, address) = start_server(dir.path(), &database, &env);
+    let used = issue_key(dir.path(), &env, &["--name", "used"]);
+    let _unused = issue_key(dir.path(), &env, &["--name", "unused"]);
+    let second = Duration::from_secs(1);
+    assert_eq!(status_becomes(&address, &used, 200, second).await, 200);
+
+    // SIGTERM: a graceful stop, after which the server writes what it has not yet written.
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(stopped.success());
+    let status = server.wait().expect("reap the server");
+    assert!(status.success(), "{status}");
+
+    let listed = run_petstore(dir.path(), &env, &["keys", "list", "--json"]);
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let last_used = |name: &str| {
+        keys.as_array()
+            .expect("an array")
+            .iter()
+            .find(|key| key["name"] == name)
+            .map(|key| key["lastUsedAt"].clone())
+            .expect("the key is listed")
+    };
+    assert!(last_used("used").is_string(), "{keys}");
+    assert!(last_used("unused").is_null(), "{keys}");
+}
