@@ -5,10 +5,13 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::{header, Method};
 use actix_web::{guard, middleware, web, App, Route};
 
+use crate::cors;
 use crate::handlers::docs::{self, swagger_ui_config};
-use crate::handlers::{fallback, get_pet, health, pets};
+use crate::handlers::{fallback, get_pet, health, metrics, pets};
 use crate::middleware::log_and_contain_failures;
-use crate::paths::{DOCS_PATH, HEALTHZ_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH, READYZ_PATH};
+use crate::paths::{
+    DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH, READYZ_PATH,
+};
 use crate::state::HttpState;
 
 const GET: &[Method] = &[Method::GET, Method::HEAD];
@@ -22,7 +25,8 @@ fn get() -> Route {
 
 /// The whole HTTP interface, ready for `HttpServer::new(move || app(state.clone()))`.
 ///
-/// - `GET /healthz`, `GET /readyz`: no key.
+/// - `GET /healthz`, `GET /readyz`: no key. `GET /metrics` (Prometheus), when the state has an
+///   exporter for this port: no key, not in the OpenAPI document.
 /// - `GET /v1/openapi.json` (the OpenAPI document), `GET /docs` (Swagger UI): no key.
 /// - `GET /v1/pets`, `POST /v1/pets`, `GET /v1/pets/{petId}`: bearer key first.
 /// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
@@ -41,48 +45,69 @@ pub fn app(
     // sunset, when the use case answers 410 itself.
     #[allow(deprecated)]
     let get_pet_route = get().to(get_pet::get_pet);
+    let cors = middleware::Condition::new(state.cors().is_enabled(), cors::middleware(state.cors()));
+    let serves_metrics = state.metrics().is_some();
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_config()))
         // Routes are tried in order: the API's first, so its requests are not matched against
         // the documentation's pattern on the way.
+        // Resources are named for the metrics' `operation` label (`middleware.rs`).
         .service(
             web::resource(PETS_PATH)
+                .name("pets")
                 .route(get().to(pets::list_pets))
                 .route(web::post().to(pets::create_pet))
                 .default_service(fallback::method_not_allowed(GET_POST)),
         )
         .service(
             web::resource(PET_PATH)
+                .name("pet")
                 .route(get_pet_route)
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(HEALTHZ_PATH)
+                .name("healthz")
                 .route(get().to(health::healthz))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(READYZ_PATH)
+                .name("readyz")
                 .route(get().to(health::readyz))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(OPENAPI_PATH)
+                .name("openapi")
                 .route(get().to(docs::openapi_json))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(DOCS_PATH)
+                .name("docs")
                 .route(get().to(docs::redirect_to_index))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(
             web::resource(format!("{DOCS_PATH}/{{file:.*}}"))
+                .name("docs_file")
                 .route(get().to(docs::swagger_ui))
                 .default_service(fallback::method_not_allowed(GET)),
         )
+        .configure(|config| {
+            if serves_metrics {
+                config.service(
+                    web::resource(METRICS_PATH)
+                        .name("metrics")
+                        .route(get().to(metrics::metrics))
+                        .default_service(fallback::method_not_allowed(GET)),
+                );
+            }
+        })
         .default_service(web::to(fallback::not_found))
+        .wrap(cors)
         .wrap(middleware::from_fn(log_and_contain_failures))
         // On every response: browsers must not guess content types or leak our URLs onwards.
         .wrap(
@@ -90,6 +115,29 @@ pub fn app(
                 .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
                 .add((header::REFERRER_POLICY, "no-referrer")),
         )
+}
+
+/// `GET /metrics` alone, for an address of its own (`PETSTORE_METRICS_BIND`); `state` must
+/// have an exporter.
+pub fn metrics_app(
+    state: HttpState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(web::Data::new(state))
+        .service(
+            web::resource(METRICS_PATH)
+                .route(get().to(metrics::metrics))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .default_service(web::to(fallback::not_found))
 }
 
 #[cfg(test)]

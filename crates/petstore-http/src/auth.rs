@@ -21,11 +21,12 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
 
 use hmac::{Hmac, Mac};
-use petstore_application::KeyDirectory;
+use petstore_application::{KeyDirectory, KeyRefusal};
 use petstore_domain::KeyScope;
 use sha2::Sha256;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::metrics::{self, Refusal};
 use verified::VerifiedKeys;
 
 /// How far past its `exp` a key is still accepted: absorbs clock differences between the
@@ -193,19 +194,29 @@ pub(crate) fn authenticate(
     directory: &KeyDirectory,
     needed: KeyScope,
 ) -> Result<KeyClaims, ApiError> {
-    let claims = verify_bearer(req, keys)?;
+    let claims = verify_bearer(req, keys).map_err(|(refusal, error)| {
+        metrics::key_refused(refusal);
+        error
+    })?;
     let scope = directory.check(&claims.jti).map_err(|refusal| {
-        tracing::debug!(key = %claims.sub, reason = %refusal, "rejected an API key");
+        tracing::debug!(key = %claims.jti, reason = %refusal, "rejected an API key");
+        metrics::key_refused(match refusal {
+            KeyRefusal::Unknown => Refusal::Unknown,
+            KeyRefusal::Revoked => Refusal::Revoked,
+            KeyRefusal::Expired => Refusal::Expired,
+        });
         invalid_token()
     })?;
     if !scope.allows(needed) {
+        metrics::key_refused(Refusal::Scope);
         return Err(insufficient_scope(needed));
     }
     Ok(claims)
 }
 
-/// The claims of the request's bearer token, or the 401 for its absence or invalidity.
-fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, ApiError> {
+/// The claims of the request's bearer token, or the 401 for its absence or invalidity (with the
+/// reason, for the metrics).
+fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, (Refusal, ApiError)> {
     // RFC 6750 3.1: more than one way of sending a token is a malformed request. Taking the
     // first header would let a valid key vouch for a request that also carries another.
     if req
@@ -214,39 +225,47 @@ fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, ApiErro
         .nth(1)
         .is_some()
     {
-        return Err(malformed_request(
-            "send exactly one `Authorization: Bearer <key>` header",
+        return Err((
+            Refusal::SeveralHeaders,
+            malformed_request("send exactly one `Authorization: Bearer <key>` header"),
         ));
     }
+    let missing = || {
+        (
+            Refusal::Missing,
+            unauthorized("missing API key: send `Authorization: Bearer <key>`", false),
+        )
+    };
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
-        return Err(unauthorized(
-            "missing API key: send `Authorization: Bearer <key>`",
-            false,
-        ));
+        return Err(missing());
     };
     // Non-ASCII bytes cannot be a JWT; the client did present something, so it is a bad token.
     let Ok(value) = value.to_str() else {
-        return Err(unauthorized("invalid API key", true));
+        return Err((Refusal::InvalidToken, invalid_token()));
     };
     let value = value.trim();
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
         // RFC 6750 3.1: another scheme is no token at all, so no `error` attribute.
-        return Err(unauthorized(
-            "unsupported authorization scheme: send `Authorization: Bearer <key>`",
-            false,
+        return Err((
+            Refusal::OtherScheme,
+            unauthorized(
+                "unsupported authorization scheme: send `Authorization: Bearer <key>`",
+                false,
+            ),
         ));
     }
     let token = token.trim();
     if token.is_empty() {
-        return Err(unauthorized(
-            "missing API key: send `Authorization: Bearer <key>`",
-            false,
-        ));
+        return Err(missing());
     }
     keys.verify(token).map_err(|err| {
         tracing::debug!(reason = %err, "rejected an API key");
-        invalid_token()
+        let refusal = match err {
+            KeyError::Expired => Refusal::Expired,
+            KeyError::Invalid(_) => Refusal::InvalidToken,
+        };
+        (refusal, invalid_token())
     })
 }
 

@@ -59,6 +59,8 @@ pub enum ErrorCode {
     PayloadTooLarge,
     /// 415: the body is not declared as `application/json`.
     UnsupportedMediaType,
+    /// 429: the API key has used up its rate limit for now; `Retry-After` says when to retry.
+    RateLimited,
     /// 500: anything unexpected; details go to the log, never to the client.
     InternalError,
     /// 503: storage cannot be reached right now; retrying later may succeed.
@@ -85,6 +87,7 @@ impl ErrorCode {
             Self::Gone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Self::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             Self::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -208,6 +211,12 @@ impl ApiError {
             .with_header(header::RETRY_AFTER, &RETRY_AFTER_SECS.to_string());
         error.cause = Some(error_chain(cause));
         error
+    }
+
+    /// Adds a header whose value is already a `HeaderValue`.
+    pub fn with_header_value(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
     }
 
     /// Adds a header to the response. Values are built by this crate from fixed text and

@@ -16,6 +16,8 @@ pub const DOCS_PATH: &str = "/docs";
 /// Liveness and readiness, outside the API's version prefix (no key needed).
 pub const HEALTHZ_PATH: &str = "/healthz";
 pub const READYZ_PATH: &str = "/readyz";
+/// Prometheus metrics (no key; on the API's port unless given an address of their own).
+pub const METRICS_PATH: &str = "/metrics";
 
 /// The path of one pet, as `Location` gives it.
 pub fn pet_path(id: impl std::fmt::Display) -> String {

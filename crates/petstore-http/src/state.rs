@@ -1,5 +1,6 @@
 //! `HttpState`: what every handler needs, shared by all workers.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -7,7 +8,10 @@ use actix_web::web::Bytes;
 use petstore_application::{KeyDirectory, PetService};
 
 use crate::auth::ApiKeys;
+use crate::cors::CorsOrigins;
 use crate::cursor::CursorCodec;
+use crate::metrics::MetricsExporter;
+use crate::rate_limit::{KeyRateLimiter, RateLimit};
 use crate::openapi::{document_json, ApiServers};
 
 /// The use cases, the key verifier, the cursor codec, the rendered OpenAPI document and the
@@ -21,6 +25,10 @@ pub struct HttpState {
     cursors: Arc<CursorCodec>,
     openapi_json: Bytes,
     body_timeout: Duration,
+    metrics: Option<MetricsExporter>,
+    rate_limiter: Option<Arc<KeyRateLimiter>>,
+    cors: CorsOrigins,
+    shutting_down: Arc<AtomicBool>,
 }
 
 impl HttpState {
@@ -52,7 +60,50 @@ impl HttpState {
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
             openapi_json: Bytes::from(document_json(&ApiServers::default())),
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            metrics: None,
+            rate_limiter: None,
+            cors: CorsOrigins::Off,
+            shutting_down: Arc::default(),
         }
+    }
+
+    /// Serves `GET /metrics` on the API's port with `exporter` (without it, the path is 404).
+    pub fn with_metrics(mut self, exporter: MetricsExporter) -> Self {
+        self.metrics = Some(exporter);
+        self
+    }
+
+    /// Limits each key to `limit` (no limit without it).
+    pub fn with_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limiter = Some(Arc::new(KeyRateLimiter::new(limit)));
+        self
+    }
+
+    /// Answers cross-origin requests from `origins` (none without it).
+    pub fn with_cors(mut self, origins: CorsOrigins) -> Self {
+        self.cors = origins;
+        self
+    }
+
+    /// The flag that, once set, makes `/readyz` answer 503 (the server is shutting down).
+    pub fn shutdown_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.shutting_down)
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn metrics(&self) -> Option<&MetricsExporter> {
+        self.metrics.as_ref()
+    }
+
+    pub(crate) fn rate_limiter(&self) -> Option<&KeyRateLimiter> {
+        self.rate_limiter.as_deref()
+    }
+
+    pub(crate) fn cors(&self) -> &CorsOrigins {
+        &self.cors
     }
 
     /// Sets how long a request body may take to arrive (408 after that).

@@ -27,7 +27,7 @@ pub use memory::InMemoryPetRepository;
 pub use memory_key_registry::InMemoryKeyRegistry;
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
-pub use sql::{DieselKeyRegistry, DieselPetRepository};
+pub use sql::{DieselKeyRegistry, DieselPetRepository, PoolMetrics};
 pub use url::DatabaseUrl;
 
 /// The ports on one store: its pets and its key registry.
@@ -35,6 +35,8 @@ pub use url::DatabaseUrl;
 pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
     pub keys: Arc<dyn KeyRepository>,
+    /// The connection pool's gauges (none for `memory:`).
+    pub pool_metrics: Option<PoolMetrics>,
 }
 
 impl std::fmt::Debug for Storage {
@@ -50,6 +52,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         return Ok(Storage {
             pets: Arc::new(InMemoryPetRepository::new()),
             keys: Arc::new(InMemoryKeyRegistry::new()),
+            pool_metrics: None,
         });
     }
     let repository = DieselPetRepository::new(url, settings)?;
@@ -59,6 +62,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
     }
     Ok(Storage {
         keys: Arc::new(repository.key_registry()),
+        pool_metrics: Some(repository.pool_metrics()),
         pets: Arc::new(repository),
     })
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use petstore_domain::{KeyScope, KeyScopeError};
-use petstore_http::ServerUrl;
+use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
 
@@ -151,6 +151,24 @@ pub struct ServeArgs {
     /// is closed.
     #[arg(long, env = "PETSTORE_BODY_TIMEOUT", default_value = "10s", value_parser = parse_body_timeout)]
     pub body_timeout: Duration,
+
+    /// On SIGTERM or SIGINT, how long requests in flight may take to finish before the server
+    /// closes their connections.
+    #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub shutdown_timeout: Duration,
+
+    /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`).
+    #[arg(long, env = "PETSTORE_METRICS_BIND")]
+    pub metrics_bind: Option<SocketAddr>,
+
+    /// Per-key rate limit, per instance: `100/s`, `6000/m`, with `,burst=N`. Off when unset.
+    #[arg(long, env = "PETSTORE_RATE_LIMIT")]
+    pub rate_limit: Option<RateLimit>,
+
+    /// Origins allowed to call the API from a browser: a comma-separated list of
+    /// `scheme://host[:port]`, or `*`. Off when unset.
+    #[arg(long, env = "PETSTORE_CORS_ORIGINS", default_value = "")]
+    pub cors_origins: CorsOrigins,
 
     #[command(flatten)]
     pub storage: StorageArgs,

@@ -7,6 +7,7 @@ pub mod cli;
 mod key_secret;
 pub mod keys;
 pub mod logging;
+pub mod metrics;
 pub mod migrate;
 pub mod openapi;
 mod random;

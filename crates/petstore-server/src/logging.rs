@@ -1,5 +1,6 @@
-//! Where log lines go and which are worth a line: stderr, at `RUST_LOG` or `info`, written by a
-//! thread of its own, without the connection errors any anonymous client can cause.
+//! Where log lines go, in which format, and which are worth a line: stderr, at `RUST_LOG` or
+//! `info`, as text or one JSON object per line (`PETSTORE_LOG_FORMAT`), written by a thread of
+//! its own, without the connection errors any anonymous client can cause.
 
 use std::fmt;
 use std::io::IsTerminal as _;
@@ -10,27 +11,66 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::EnvFilter;
 
-/// Logs go to stderr (stdout is reserved for what commands print), at `RUST_LOG` or `info`.
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// For people: aligned text, coloured on a terminal.
+    Text,
+    /// For log collectors: one JSON object per line (`timestamp`, `level`, the fields flat,
+    /// `span.request_id` on every line of a request).
+    Json,
+}
+
+impl LogFormat {
+    /// `PETSTORE_LOG_FORMAT` (`json` or `text`); unset: text on a terminal, JSON otherwise.
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var("PETSTORE_LOG_FORMAT").ok().as_deref().map(str::trim) {
+            None | Some("") if std::io::stderr().is_terminal() => Ok(Self::Text),
+            None | Some("") => Ok(Self::Json),
+            Some("text") => Ok(Self::Text),
+            Some("json") => Ok(Self::Json),
+            Some(other) => Err(format!(
+                "PETSTORE_LOG_FORMAT must be `json` or `text`, not `{other}`"
+            )),
+        }
+    }
+}
+
+/// Logs go to stderr (stdout is reserved for what commands print), at `RUST_LOG` or `info`, in
+/// `format`.
 ///
 /// Request threads only format their lines: a logging thread writes them, many lines per
 /// `write`, so no request waits on stderr's lock or a system call (one line per request cost
 /// 15 % of the server's time when written in place; `docs/benchmarks.md`). Should stderr stop
 /// draining (a stuck log collector), lines beyond a large buffer are dropped rather than
 /// stalling requests. Dropping the returned guard writes out what is buffered.
-pub fn init() -> tracing_appender::non_blocking::WorkerGuard {
+pub fn init(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .thread_name("petstore-log")
         .finish(std::io::BufWriter::new(std::io::stderr()));
-    tracing_subscriber::registry()
+    let registry = tracing_subscriber::registry()
         .with(WithoutClientConnectionErrors)
-        .with(filter)
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(writer)
-                .with_ansi(std::io::stderr().is_terminal()),
-        )
-        .init();
+        .with(filter);
+    match format {
+        LogFormat::Text => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(writer)
+                    .with_ansi(std::io::stderr().is_terminal()),
+            )
+            .init(),
+        LogFormat::Json => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(true)
+                    .with_span_list(false)
+                    .with_writer(writer),
+            )
+            .init(),
+    }
     guard
 }
 

@@ -9,7 +9,14 @@ use petstore_server::{keys, logging, migrate, openapi, serve};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let logs = logging::init();
+    let format = match logging::LogFormat::from_env() {
+        Ok(format) => format,
+        Err(err) => {
+            eprintln!("petstore: error: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let logs = logging::init(format);
     let result = match cli.command {
         Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(args)),
         Command::Migrate(args) => actix_web::rt::System::new().block_on(migrate::run(args)),

@@ -2,6 +2,7 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use actix_web::dev::{Server, ServerHandle};
 use actix_web::HttpServer;
 use petstore_application::{KeyDirectory, PetService, SystemClock};
 use petstore_domain::KeyScope;
-use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH};
+use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH, METRICS_PATH};
 use petstore_persistence::DatabaseUrl;
 use secrecy::ExposeSecret as _;
 
@@ -24,8 +25,11 @@ const STARTUP_KEY_LIFETIME: Duration = Duration::from_secs(90 * 86_400);
 /// [`Application::run_until_stopped`]. `petstore serve` and the in-process tests both use it.
 pub struct Application {
     address: SocketAddr,
+    metrics_address: Option<SocketAddr>,
     servers: ApiServers,
     server: Server,
+    metrics_server: Option<Server>,
+    shutting_down: Arc<AtomicBool>,
     key_issuer: KeyIssuer,
     startup_key: Option<IssuedKey>,
     refresher: Refresher,
@@ -56,6 +60,7 @@ impl Application {
         .map_err(AppError::KeyRegistry)?;
         let refresher = keys::spawn_refresher(directory.clone()).map_err(AppError::Thread)?;
         let service = PetService::new(storage.pets, Arc::new(SystemClock));
+        let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
             address: args.bind,
@@ -83,7 +88,34 @@ impl Application {
             &previous,
         )
         .with_servers(&servers)
-        .with_body_timeout(args.body_timeout);
+        .with_body_timeout(args.body_timeout)
+        .with_cors(args.cors_origins.clone());
+        let state = match args.rate_limit {
+            Some(limit) => state.with_rate_limit(limit),
+            None => state,
+        };
+        let shutting_down = state.shutdown_flag();
+        // `/metrics` on the API's port, or on an address of its own (then only there).
+        let (state, metrics_server, metrics_address) = match args.metrics_bind {
+            None => (state.with_metrics(exporter), None, None),
+            Some(metrics_bind) => {
+                let metrics_state = state.clone().with_metrics(exporter);
+                let metrics_error = |source| AppError::Bind {
+                    address: metrics_bind,
+                    source,
+                };
+                let listener = TcpListener::bind(metrics_bind).map_err(metrics_error)?;
+                let metrics_address = listener.local_addr().map_err(metrics_error)?;
+                let server = HttpServer::new(move || petstore_http::metrics_app(metrics_state.clone()))
+                    .workers(1)
+                    .disable_signals()
+                    .shutdown_timeout(1)
+                    .listen(listener)
+                    .map_err(metrics_error)?
+                    .run();
+                (state, Some(server), Some(metrics_address))
+            }
+        };
         let key_issuer = KeyIssuer::new(directory, Arc::new(secrets.current));
         // No command can reach a registry that lives in this process: it issues the first key.
         let startup_key = match args.storage.database_url()? {
@@ -92,7 +124,11 @@ impl Application {
             }
             DatabaseUrl::Sqlite(_) | DatabaseUrl::Postgres(_) => None,
         };
+        // Signals are handled in `run_until_stopped`, so that readiness fails the moment a stop
+        // is asked for.
         let mut server = HttpServer::new(move || petstore_http::app(state.clone()))
+            .disable_signals()
+            .shutdown_timeout(args.shutdown_timeout.as_secs())
             .listen(listener)
             .map_err(bind_error)?;
         if let Some(workers) = args.workers {
@@ -100,8 +136,11 @@ impl Application {
         }
         Ok(Self {
             address,
+            metrics_address,
             servers,
             server: server.run(),
+            metrics_server,
+            shutting_down,
             key_issuer,
             startup_key,
             refresher,
@@ -124,18 +163,57 @@ impl Application {
         self.address
     }
 
+    /// Where `/metrics` is served when it has an address of its own.
+    pub fn metrics_address(&self) -> Option<SocketAddr> {
+        self.metrics_address
+    }
+
     /// Stops the server (gracefully or not) from anywhere.
     pub fn handle(&self) -> ServerHandle {
         self.server.handle()
     }
 
-    /// Serves until the server is stopped (a signal, or [`handle`](Self::handle)).
+    /// Serves until the server is stopped: by SIGTERM or SIGINT, gracefully (`/readyz` fails at
+    /// once, no new connections are accepted, requests in flight finish within the shutdown
+    /// timeout, creates waiting for their commit included), or through [`handle`](Self::handle).
     pub async fn run_until_stopped(self) -> Result<(), AppError> {
         tracing::info!(address = %self.address, servers = ?self.servers, "serving");
+        let handle = self.server.handle();
+        let metrics_handle = self.metrics_server.as_ref().map(Server::handle);
+        let shutting_down = Arc::clone(&self.shutting_down);
+        actix_web::rt::spawn(async move {
+            let signal = stop_signal().await;
+            shutting_down.store(true, Ordering::Relaxed);
+            tracing::info!(signal, "stopping: finishing the requests in flight");
+            handle.stop(true).await;
+            if let Some(metrics_handle) = metrics_handle {
+                metrics_handle.stop(true).await;
+            }
+        });
+        if let Some(metrics_server) = self.metrics_server {
+            actix_web::rt::spawn(metrics_server);
+        }
         let served = self.server.await.map_err(AppError::Serve);
-        // Stops refreshing keys only once no request can need them.
+        // Stops refreshing keys (writing their last uses) only once no request can need them.
         drop(self.refresher);
+        tracing::info!("stopped");
         served
+    }
+}
+
+/// Waits for SIGTERM or SIGINT (Ctrl-C) and says which came.
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for SIGTERM and SIGINT; stop the server by killing it");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => "SIGTERM",
+        _ = interrupt.recv() => "SIGINT",
     }
 }
 
@@ -146,6 +224,9 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
     // stdout carries exactly what a person (or a test) needs to start using the service.
     println!("petstore listening on http://{address}/v1");
     println!("API documentation on http://{address}{DOCS_PATH}");
+    if let Some(metrics_address) = application.metrics_address() {
+        println!("metrics on http://{metrics_address}{METRICS_PATH}");
+    }
     match application.startup_key() {
         Some(issued) => println!(
             "API key (write, in-memory registry, valid 90 days): {}",

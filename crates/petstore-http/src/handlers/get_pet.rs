@@ -94,7 +94,7 @@ fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 3] {
 }
 
 async fn find_pet(state: &HttpState, req: &HttpRequest) -> Result<Pet, ApiError> {
-    authorize(req, state, KeyScope::Read)?;
+    authorize(req, state, KeyScope::Read, "getPet")?;
     let raw = req.match_info().get("petId").unwrap_or_default();
     let id = parse_pet_id(raw)?;
     Ok(state.service().get_pet(id).await?)

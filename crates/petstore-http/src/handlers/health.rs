@@ -26,6 +26,11 @@ pub(crate) async fn healthz() -> HttpResponse {
 /// keeps honouring the keys it knew, but would miss a revocation made since.
 pub const KEY_REGISTRY_STALE_AFTER: Duration = Duration::from_secs(5);
 
+/// Why a stopping instance is not ready, for the log.
+#[derive(Debug, thiserror::Error)]
+#[error("shutting down")]
+struct ShuttingDown;
+
 /// Why the key view counts as stale, for the log.
 #[derive(Debug, thiserror::Error)]
 #[error("the key registry was last read {0:?} ago")]
@@ -35,6 +40,13 @@ struct StaleKeys(Duration);
 /// [`KEY_REGISTRY_STALE_AFTER`], else 503 `service_unavailable`. Any storage failure counts as
 /// "not ready", whether the repository called it unavailable or unexpected.
 pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiError> {
+    // A stopping instance is still finishing requests in flight; no new ones should come.
+    if state.is_shutting_down() {
+        return Err(ApiError::unavailable(
+            "the instance is shutting down",
+            &ShuttingDown,
+        ));
+    }
     if let Err(err) = state.service().check_storage().await {
         return Err(ApiError::unavailable("storage is not reachable", &err));
     }

@@ -56,7 +56,7 @@ pub(crate) async fn list_pets(
     state: Data<HttpState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&req, &state, KeyScope::Read)?;
+    authorize(&req, &state, KeyScope::Read, "listPets")?;
     let query = parse_list_query(req.query_string(), state.cursors())?;
     let page = state.service().list_pets(query).await?;
 
@@ -120,7 +120,7 @@ pub(crate) async fn create_pet(
     req: HttpRequest,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&req, &state, KeyScope::Write)?;
+    authorize(&req, &state, KeyScope::Write, "createPet")?;
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, state.body_timeout()).await?;
     let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;

@@ -10,7 +10,7 @@ use utoipa::OpenApi;
 use crate::dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use crate::error::{ErrorBody, ErrorCode};
 use crate::handlers::{get_pet, pets};
-use modifiers::{BearerAuth, GetPetDeprecation};
+use modifiers::{BearerAuth, GetPetDeprecation, OperabilityHeaders};
 
 pub use modifiers::BEARER_AUTH;
 pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
@@ -30,7 +30,7 @@ pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
     paths(pets::list_pets, pets::create_pet, get_pet::get_pet),
     components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto, ErrorBody, ErrorCode)),
     tags((name = "pets", description = "The animals of the store.")),
-    modifiers(&BearerAuth, &GetPetDeprecation),
+    modifiers(&BearerAuth, &OperabilityHeaders, &GetPetDeprecation),
 )]
 struct ApiDoc;
 

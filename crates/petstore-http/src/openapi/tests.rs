@@ -120,16 +120,16 @@ fn every_operation_needs_the_bearer_key_and_is_tagged_pets() {
 fn lists_every_status_each_operation_returns_with_the_error_schema() {
     let doc = doc();
     let expected = [
-        ("listPets", &["200", "400", "401", "500", "503"][..]),
+        ("listPets", &["200", "400", "401", "429", "500", "503"][..]),
         (
             "createPet",
             &[
-                "201", "400", "401", "403", "408", "413", "415", "500", "503",
+                "201", "400", "401", "403", "408", "413", "415", "429", "500", "503",
             ][..],
         ),
         (
             "getPet",
-            &["200", "400", "401", "404", "410", "500", "503"][..],
+            &["200", "400", "401", "404", "410", "429", "500", "503"][..],
         ),
     ];
     for (id, codes) in expected {

@@ -191,7 +191,7 @@ pub(crate) fn read_with_retry<T>(
 ) -> Result<T, ReadFailure> {
     let mut retried = false;
     loop {
-        let mut conn = pool.get().map_err(ReadFailure::Checkout)?;
+        let mut conn = super::metrics::checkout(pool, "read").map_err(ReadFailure::Checkout)?;
         match query(&mut conn) {
             Err(error) if super::errors::is_connection_lost(&error) => {
                 generations.retire_all();

@@ -114,9 +114,10 @@ impl Writer {
         if group.is_empty() {
             return Vec::new();
         }
+        let started = std::time::Instant::now();
         let mut retried = false;
         loop {
-            let mut conn = match self.pool.get() {
+            let mut conn = match super::metrics::checkout(&self.pool, "write") {
                 Ok(conn) => conn,
                 Err(error) => {
                     return all_failed(group.len(), || errors::from_checkout(&error, &self.url))
@@ -127,7 +128,10 @@ impl Writer {
                 batch_insert::insert_batch(&mut conn, group)
             };
             match outcome {
-                Ok(outcomes) => return outcomes,
+                Ok(outcomes) => {
+                    super::metrics::group_committed(group.len(), started);
+                    return outcomes;
+                }
                 Err(failure) => {
                     let lost = errors::is_connection_lost(failure.error());
                     if lost {

@@ -10,6 +10,7 @@ mod errors;
 mod group_commit;
 mod group_read;
 mod key_registry;
+pub(crate) mod metrics;
 mod migrations;
 mod pet_row;
 mod queue;
@@ -18,6 +19,7 @@ mod schema;
 mod write_transaction;
 
 pub use key_registry::DieselKeyRegistry;
+pub use metrics::PoolMetrics;
 pub use repository::{run_migrations, DieselPetRepository};
 
 type Pool = r2d2::Pool<connection::Manager>;

@@ -150,6 +150,11 @@ impl DieselPetRepository {
         run_migrations(&self.url, &self.settings)
     }
 
+    /// Sets the pool gauges on demand.
+    pub fn pool_metrics(&self) -> super::PoolMetrics {
+        super::PoolMetrics::new(self.pool.clone())
+    }
+
     /// The key registry in the same database, on the same pool.
     pub fn key_registry(&self) -> super::DieselKeyRegistry {
         super::DieselKeyRegistry::new(self.pool.clone(), self.url.clone())

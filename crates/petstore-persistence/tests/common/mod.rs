@@ -77,7 +77,7 @@ pub fn parse(url: &str) -> DatabaseUrl {
 
 impl Fixture {
     fn new(name: &'static str, url: &str, storage: Box<dyn Any + Send>) -> Self {
-        let Storage { pets, keys } = open_storage(url);
+        let Storage { pets, keys, .. } = open_storage(url);
         Self {
             name,
             repo: pets,

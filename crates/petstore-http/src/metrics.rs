@@ -1,0 +1,125 @@
+//! What the HTTP adapter counts, through the `metrics` facade: requests by operation, method and
+//! status, their latency, refused keys by reason, rate-limited requests. The composition root
+//! installs the Prometheus recorder and hands the app an [`MetricsExporter`] for `GET /metrics`;
+//! without a recorder (unit tests) every call here does nothing.
+//!
+//! Label values are fixed sets (`operation` is the OpenAPI `operationId`, never the raw path), so
+//! the number of series stays bounded whatever clients send. Counter and histogram handles are
+//! looked up once per worker thread and label set, not per request.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::Method;
+use metrics::{Counter, Histogram};
+
+/// Requests answered, by `operation`, `method` and `status`.
+pub const REQUESTS: &str = "petstore_http_requests_total";
+/// Seconds from the request's arrival at the app to its response, by `operation`.
+pub const REQUEST_DURATION: &str = "petstore_http_request_duration_seconds";
+/// Presented or missing keys refused, by `reason`.
+pub const KEY_REFUSALS: &str = "petstore_api_key_refusals_total";
+/// Requests refused with 429, by `operation`.
+pub const RATE_LIMITED: &str = "petstore_rate_limited_total";
+
+/// Renders the exposition text for `GET /metrics`.
+#[derive(Clone)]
+pub struct MetricsExporter(Arc<dyn Fn() -> String + Send + Sync>);
+
+impl MetricsExporter {
+    pub fn new(render: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Self(Arc::new(render))
+    }
+
+    pub(crate) fn render(&self) -> String {
+        (self.0)()
+    }
+}
+
+impl fmt::Debug for MetricsExporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsExporter").finish_non_exhaustive()
+    }
+}
+
+/// Why a key was refused: the `reason` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Refusal {
+    Missing,
+    OtherScheme,
+    SeveralHeaders,
+    InvalidToken,
+    Expired,
+    Revoked,
+    Unknown,
+    Scope,
+}
+
+impl Refusal {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::OtherScheme => "other_scheme",
+            Self::SeveralHeaders => "several_headers",
+            Self::InvalidToken => "invalid_token",
+            Self::Expired => "expired",
+            Self::Revoked => "revoked",
+            Self::Unknown => "unknown_key",
+            Self::Scope => "insufficient_scope",
+        }
+    }
+}
+
+type RequestKey = (&'static str, &'static str, u16);
+
+thread_local! {
+    static REQUEST_SERIES: RefCell<HashMap<RequestKey, (Counter, Histogram)>> =
+        RefCell::new(HashMap::new());
+}
+
+/// Counts one answered request and records its latency.
+pub(crate) fn record_request(operation: &'static str, method: &Method, status: u16, took: Duration) {
+    let method = method_label(method);
+    REQUEST_SERIES.with(|series| {
+        let mut series = series.borrow_mut();
+        let (counter, histogram) = series.entry((operation, method, status)).or_insert_with(|| {
+            (
+                metrics::counter!(
+                    REQUESTS,
+                    "operation" => operation,
+                    "method" => method,
+                    "status" => status.to_string()
+                ),
+                metrics::histogram!(REQUEST_DURATION, "operation" => operation),
+            )
+        });
+        counter.increment(1);
+        histogram.record(took.as_secs_f64());
+    });
+}
+
+/// Counts a refused key.
+pub(crate) fn key_refused(reason: Refusal) {
+    metrics::counter!(KEY_REFUSALS, "reason" => reason.label()).increment(1);
+}
+
+/// Counts a request refused by the rate limiter.
+pub(crate) fn rate_limited(operation: &'static str) {
+    metrics::counter!(RATE_LIMITED, "operation" => operation).increment(1);
+}
+
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::OPTIONS => "OPTIONS",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        _ => "other",
+    }
+}

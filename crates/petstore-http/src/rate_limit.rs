@@ -1,0 +1,226 @@
+//! Per-key rate limits: a token bucket per API key (GCRA, from the `governor` crate), in this
+//! instance's memory. Requests are checked after the key is, so only keys the registry issued
+//! ever get a bucket (an unauthenticated flood gets 401s and touches none) and memory is bounded
+//! by the number of keys; buckets of keys not seen for a while are dropped regularly.
+//!
+//! Every response to a limited key carries the IETF httpapi rate-limit draft's headers:
+//! `RateLimit-Policy: "per-key";q=BURST;w=SECONDS` (the bucket and the time it takes to refill)
+//! and `RateLimit: "per-key";r=REMAINING;t=SECONDS` (requests left now, seconds until the next
+//! one is allowed). Over the limit: 429 `rate_limited` with `Retry-After`.
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use actix_web::http::header::{HeaderName, HeaderValue};
+use governor::clock::{Clock as _, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+
+/// `RateLimit-Policy`.
+pub const RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+/// `RateLimit`.
+pub const RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// The policy's name in the headers.
+const POLICY: &str = "per-key";
+
+/// How many checks between two sweeps of idle buckets.
+const SWEEP_EVERY: u32 = 4096;
+
+/// A rate and a burst: `100/s`, `6000/m`, optionally `,burst=200` (default: one second's worth,
+/// at least 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    per_second: NonZeroU32,
+    burst: NonZeroU32,
+    period: Duration,
+}
+
+impl FromStr for RateLimit {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        const FORMAT: &str = "write it as `100/s` or `6000/m`, optionally followed by `,burst=200`";
+        let (rate, burst) = match text.split_once(',') {
+            Some((rate, burst)) => (rate.trim(), Some(burst.trim())),
+            None => (text.trim(), None),
+        };
+        let (count, unit) = rate.split_once('/').ok_or(FORMAT)?;
+        let count: u32 = count.trim().parse().map_err(|_| FORMAT)?;
+        let period = match unit.trim() {
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            _ => return Err(FORMAT.to_owned()),
+        };
+        let count = NonZeroU32::new(count).ok_or("the rate must be at least 1")?;
+        let burst = match burst {
+            None => count,
+            Some(burst) => {
+                let value = burst.strip_prefix("burst=").ok_or(FORMAT)?;
+                let value: u32 = value.parse().map_err(|_| FORMAT)?;
+                NonZeroU32::new(value).ok_or("the burst must be at least 1")?
+            }
+        };
+        Ok(Self {
+            per_second: count,
+            burst,
+            period,
+        })
+    }
+}
+
+impl fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = if self.period.as_secs() == 60 { "m" } else { "s" };
+        write!(f, "{}/{unit},burst={}", self.per_second, self.burst)
+    }
+}
+
+impl RateLimit {
+    fn quota(self) -> Quota {
+        let quota = if self.period.as_secs() == 60 {
+            Quota::per_minute(self.per_second)
+        } else {
+            Quota::per_second(self.per_second)
+        };
+        quota.allow_burst(self.burst)
+    }
+
+    /// Seconds for an empty bucket to fill up again: the policy's window.
+    fn window_secs(self) -> u64 {
+        let per_token = self.period.as_secs_f64() / f64::from(self.per_second.get());
+        (per_token * f64::from(self.burst.get())).ceil().max(1.0) as u64
+    }
+}
+
+type KeyedLimiter = RateLimiter<
+    String,
+    DefaultKeyedStateStore<String>,
+    DefaultClock,
+    StateInformationMiddleware,
+>;
+
+/// The buckets of one instance.
+pub struct KeyRateLimiter {
+    limit: RateLimit,
+    limiter: KeyedLimiter,
+    policy: HeaderValue,
+    checks: AtomicU32,
+}
+
+impl fmt::Debug for KeyRateLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyRateLimiter")
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a check decided; both carry the headers to send.
+#[derive(Debug, Clone)]
+pub(crate) enum Decision {
+    Allowed(RateLimitHeaders),
+    Limited {
+        headers: RateLimitHeaders,
+        retry_after_secs: u64,
+    },
+}
+
+/// `RateLimit-Policy` and `RateLimit` for one response.
+#[derive(Debug, Clone)]
+pub(crate) struct RateLimitHeaders {
+    pub(crate) policy: HeaderValue,
+    pub(crate) state: HeaderValue,
+}
+
+impl KeyRateLimiter {
+    pub fn new(limit: RateLimit) -> Self {
+        let policy = format!("\"{POLICY}\";q={};w={}", limit.burst, limit.window_secs());
+        Self {
+            limit,
+            limiter: RateLimiter::keyed(limit.quota()).with_middleware::<StateInformationMiddleware>(),
+            policy: HeaderValue::from_str(&policy).expect("digits and quotes are a valid header"),
+            checks: AtomicU32::new(0),
+        }
+    }
+
+    /// Takes a token from `key`'s bucket, or says how long until one is there.
+    pub(crate) fn check(&self, key: &String) -> Decision {
+        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
+        match self.limiter.check_key(key) {
+            Ok(snapshot) => Decision::Allowed(self.headers(snapshot.remaining_burst_capacity(), 0)),
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                let retry_after_secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                Decision::Limited {
+                    headers: self.headers(0, retry_after_secs),
+                    retry_after_secs,
+                }
+            }
+        }
+    }
+
+    fn headers(&self, remaining: u32, reset_secs: u64) -> RateLimitHeaders {
+        let state = format!("\"{POLICY}\";r={remaining};t={reset_secs}");
+        RateLimitHeaders {
+            policy: self.policy.clone(),
+            state: HeaderValue::from_str(&state).expect("digits and quotes are a valid header"),
+        }
+    }
+
+    /// How many keys have a bucket now.
+    pub fn tracked_keys(&self) -> usize {
+        self.limiter.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_with_an_optional_burst_and_print_back() {
+        let limit: RateLimit = "100/s".parse().unwrap();
+        assert_eq!(limit.to_string(), "100/s,burst=100");
+        let limit: RateLimit = "6000/m, burst=200".parse().unwrap();
+        assert_eq!(limit.to_string(), "6000/m,burst=200");
+        assert_eq!(limit.window_secs(), 2);
+        for bad in ["", "100", "100/h", "0/s", "x/s", "10/s,burst=0", "10/s,200"] {
+            assert!(bad.parse::<RateLimit>().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_key_gets_its_burst_then_429_with_the_time_to_wait_and_other_keys_are_untouched() {
+        let limiter = KeyRateLimiter::new("2/m,burst=3".parse().unwrap());
+        let key = "a".repeat(32);
+        for remaining in [2, 1, 0] {
+            match limiter.check(&key) {
+                Decision::Allowed(headers) => {
+                    assert_eq!(headers.policy, "\"per-key\";q=3;w=90");
+                    assert_eq!(headers.state, format!("\"per-key\";r={remaining};t=0").as_str());
+                }
+                Decision::Limited { .. } => panic!("limited within the burst"),
+            }
+        }
+        match limiter.check(&key) {
+            Decision::Limited {
+                headers,
+                retry_after_secs,
+            } => {
+                assert!((1..=30).contains(&retry_after_secs), "{retry_after_secs}");
+                assert_eq!(headers.state, format!("\"per-key\";r=0;t={retry_after_secs}").as_str());
+            }
+            Decision::Allowed(_) => panic!("allowed past the burst"),
+        }
+        assert!(matches!(limiter.check(&"b".repeat(32)), Decision::Allowed(_)));
+        assert_eq!(limiter.tracked_keys(), 2);
+    }
+}

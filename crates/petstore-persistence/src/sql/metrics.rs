@@ -1,0 +1,63 @@
+//! What storage counts, through the `metrics` facade (a no-op until the composition root installs
+//! a recorder): how long requests wait for a pooled connection, how big each group commit is
+//! and how long it takes, and the pool's connections in use and idle.
+
+use std::time::Instant;
+
+use super::Pool;
+
+/// Seconds spent waiting for a pooled connection, by `use` (`read` or `write`).
+pub const CONNECTION_WAIT: &str = "petstore_db_connection_wait_seconds";
+/// Pets stored per group commit.
+pub const BATCH_SIZE: &str = "petstore_db_create_batch_size";
+/// Seconds per group commit, from checkout to commit.
+pub const COMMIT_DURATION: &str = "petstore_db_create_commit_seconds";
+/// Pool connections, by `state` (`in_use`, `idle`).
+pub const CONNECTIONS: &str = "petstore_db_connections";
+
+/// Checks a connection out of `pool`, recording the wait as `purpose`.
+pub(crate) fn checkout(
+    pool: &Pool,
+    purpose: &'static str,
+) -> Result<r2d2::PooledConnection<super::connection::Manager>, r2d2::Error> {
+    let started = Instant::now();
+    let conn = pool.get();
+    metrics::histogram!(CONNECTION_WAIT, "use" => purpose).record(started.elapsed().as_secs_f64());
+    conn
+}
+
+/// Records one group commit of `size` pets that took since `started`.
+pub(crate) fn group_committed(size: usize, started: Instant) {
+    metrics::histogram!(BATCH_SIZE).record(size as f64);
+    metrics::histogram!(COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+}
+
+/// Sets the pool gauges from the pool's state now (called when metrics are scraped).
+fn record_pool_state(pool: &Pool) {
+    let state = pool.state();
+    let idle = f64::from(state.idle_connections);
+    let in_use = f64::from(state.connections.saturating_sub(state.idle_connections));
+    metrics::gauge!(CONNECTIONS, "state" => "in_use").set(in_use);
+    metrics::gauge!(CONNECTIONS, "state" => "idle").set(idle);
+}
+
+/// A handle that sets the pool gauges when asked (at each scrape).
+#[derive(Clone)]
+pub struct PoolMetrics(Pool);
+
+impl PoolMetrics {
+    pub(crate) fn new(pool: Pool) -> Self {
+        Self(pool)
+    }
+
+    /// Sets `petstore_db_connections` from the pool's state now.
+    pub fn record(&self) {
+        record_pool_state(&self.0);
+    }
+}
+
+impl std::fmt::Debug for PoolMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolMetrics").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,56 @@
+//! The Prometheus recorder behind every `metrics` call of the process, and the exporter that
+//! renders it for `GET /metrics`: installed once per process (it is global), with histogram
+//! buckets suited to each measurement and the build's identity as `petstore_build_info`.
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use petstore_http::MetricsExporter;
+use petstore_persistence::PoolMetrics;
+
+/// Seconds, from 100 µs to 10 s: request latencies, commits, connection waits.
+const SECONDS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+/// Pets per group commit (at most 256).
+const BATCH_SIZES: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+
+/// The process's recorder, installed on first use.
+fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets(SECONDS)
+            .and_then(|builder| {
+                builder.set_buckets_for_metric(
+                    Matcher::Full("petstore_db_create_batch_size".to_owned()),
+                    BATCH_SIZES,
+                )
+            })
+            .expect("the bucket lists are not empty")
+            .build_recorder();
+        let handle = recorder.handle();
+        // Another recorder can only be there in tests that installed one themselves; this
+        // handle then renders nothing, which those tests do not look at.
+        let _ = metrics::set_global_recorder(recorder);
+        metrics::gauge!(
+            "petstore_build_info",
+            "version" => env!("CARGO_PKG_VERSION"),
+            "commit" => env!("PETSTORE_GIT_COMMIT")
+        )
+        .set(1.0);
+        handle
+    })
+}
+
+/// The exporter for `GET /metrics`: the pool gauges are read at each scrape.
+pub fn exporter(pool: Option<PoolMetrics>) -> MetricsExporter {
+    let handle = handle();
+    MetricsExporter::new(move || {
+        if let Some(pool) = &pool {
+            pool.record();
+        }
+        handle.render()
+    })
+}
