@@ -182,6 +182,20 @@ impl TestApp {
         self.restart();
     }
 
+    /// Sends the server SIGTERM (a graceful stop); call [`TestApp::restart`] afterwards.
+    pub fn terminate(&self) {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &self.server_pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed: {status}");
+    }
+
+    /// Waits for the server process to end and returns how it ended.
+    pub fn wait_for_exit(&mut self) -> std::process::ExitStatus {
+        self.process().wait().expect("reap the server")
+    }
+
     /// Sends the server SIGKILL, e.g. from a task running next to the server's clients; call
     /// [`TestApp::restart`] afterwards.
     pub fn kill_9(&self) {
@@ -555,6 +569,14 @@ pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> std::process
         "PETSTORE_BIND",
         "PETSTORE_PUBLIC_URL",
         "PETSTORE_STAGING_URL",
+        "PETSTORE_KEY_SECRET_PREVIOUS",
+        "PETSTORE_KEY_SECRET_PREVIOUS_FILE",
+        "PETSTORE_BODY_TIMEOUT",
+        "PETSTORE_SHUTDOWN_TIMEOUT",
+        "PETSTORE_METRICS_BIND",
+        "PETSTORE_RATE_LIMIT",
+        "PETSTORE_CORS_ORIGINS",
+        "PETSTORE_LOG_FORMAT",
     ] {
         command.env_remove(name);
     }
@@ -582,6 +604,8 @@ pub struct StartedServer {
     pub address: String,
     /// The key a `memory:` server prints at start-up.
     pub startup_key: Option<String>,
+    /// `http://127.0.0.1:PORT` of `/metrics` when it has an address of its own.
+    pub metrics_address: Option<String>,
 }
 
 /// [`start_server`], its log (stderr) going to `log`, with the start-up key if it printed one.
@@ -605,25 +629,28 @@ pub fn start_server_logging_to(
     std::thread::spawn(move || {
         // Keep draining stdout for the server's whole life so it never blocks on a full pipe.
         // The key line (or the hint to issue one) is the last of the start-up lines.
-        let mut address = None;
+        let (mut address, mut metrics) = (None, None);
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             if let Some(rest) = line.strip_prefix("petstore listening on ") {
                 address = Some(rest.trim_end_matches("/v1").to_owned());
+            } else if let Some(rest) = line.strip_prefix("metrics on ") {
+                metrics = Some(rest.trim_end_matches("/metrics").to_owned());
             } else if let Some(key) = line.split_once("API key (write").map(|(_, rest)| rest) {
                 let key = key.rsplit(' ').next().unwrap_or_default().to_owned();
-                let _ = sender.send((address.clone(), Some(key)));
+                let _ = sender.send((address.clone(), metrics.clone(), Some(key)));
             } else if line.starts_with("issue an API key with") {
-                let _ = sender.send((address.clone(), None));
+                let _ = sender.send((address.clone(), metrics.clone(), None));
             }
         }
     });
     match receiver.recv_timeout(Duration::from_secs(60)) {
-        Ok((Some(address), startup_key)) => StartedServer {
+        Ok((Some(address), metrics_address, startup_key)) => StartedServer {
             child,
             address,
             startup_key,
+            metrics_address,
         },
-        Ok((None, _)) | Err(_) => {
+        Ok((None, _, _)) | Err(_) => {
             let _ = child.kill();
             let status = child.wait().expect("reap the server");
             panic!("petstore serve did not start ({status}); rerun with TEST_LOG=1 to see why");

@@ -13,6 +13,7 @@ mod instances;
 mod list_pets;
 mod malformed_http;
 mod openapi;
+mod operability;
 mod overload;
 mod routing;
 mod slow_clients;

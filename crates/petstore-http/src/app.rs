@@ -45,7 +45,8 @@ pub fn app(
     // sunset, when the use case answers 410 itself.
     #[allow(deprecated)]
     let get_pet_route = get().to(get_pet::get_pet);
-    let cors = middleware::Condition::new(state.cors().is_enabled(), cors::middleware(state.cors()));
+    let cors =
+        middleware::Condition::new(state.cors().is_enabled(), cors::middleware(state.cors()));
     let serves_metrics = state.metrics().is_some();
     App::new()
         .app_data(web::Data::new(state))

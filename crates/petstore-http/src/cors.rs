@@ -42,7 +42,9 @@ impl FromStr for CorsOrigins {
             .collect();
         for origin in &origins {
             let Some((scheme, host)) = origin.split_once("://") else {
-                return Err(format!("`{origin}` is not an origin like `https://app.example.com`"));
+                return Err(format!(
+                    "`{origin}` is not an origin like `https://app.example.com`"
+                ));
             };
             if !matches!(scheme, "http" | "https") || host.is_empty() || host.contains('/') {
                 return Err(format!(
@@ -100,7 +102,12 @@ mod tests {
                 "http://localhost:3000".into()
             ]))
         );
-        for bad in ["a.example", "ftp://a.example", "https://a.example/app", "https://"] {
+        for bad in [
+            "a.example",
+            "ftp://a.example",
+            "https://a.example/app",
+            "https://",
+        ] {
             assert!(bad.parse::<CorsOrigins>().is_err(), "{bad}");
         }
     }

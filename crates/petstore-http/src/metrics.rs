@@ -81,21 +81,28 @@ thread_local! {
 }
 
 /// Counts one answered request and records its latency.
-pub(crate) fn record_request(operation: &'static str, method: &Method, status: u16, took: Duration) {
+pub(crate) fn record_request(
+    operation: &'static str,
+    method: &Method,
+    status: u16,
+    took: Duration,
+) {
     let method = method_label(method);
     REQUEST_SERIES.with(|series| {
         let mut series = series.borrow_mut();
-        let (counter, histogram) = series.entry((operation, method, status)).or_insert_with(|| {
-            (
-                metrics::counter!(
-                    REQUESTS,
-                    "operation" => operation,
-                    "method" => method,
-                    "status" => status.to_string()
-                ),
-                metrics::histogram!(REQUEST_DURATION, "operation" => operation),
-            )
-        });
+        let (counter, histogram) = series
+            .entry((operation, method, status))
+            .or_insert_with(|| {
+                (
+                    metrics::counter!(
+                        REQUESTS,
+                        "operation" => operation,
+                        "method" => method,
+                        "status" => status.to_string()
+                    ),
+                    metrics::histogram!(REQUEST_DURATION, "operation" => operation),
+                )
+            });
         counter.increment(1);
         histogram.record(took.as_secs_f64());
     });

@@ -76,7 +76,9 @@ pub(crate) async fn log_and_contain_failures(
             let (key_id, rate_limit) = {
                 let extensions = response.request().extensions();
                 (
-                    extensions.get::<KeyClaims>().map(|claims| claims.jti.clone()),
+                    extensions
+                        .get::<KeyClaims>()
+                        .map(|claims| claims.jti.clone()),
                     extensions.get::<RateLimitHeaders>().cloned(),
                 )
             };

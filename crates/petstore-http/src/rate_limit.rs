@@ -75,7 +75,11 @@ impl FromStr for RateLimit {
 
 impl fmt::Display for RateLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let unit = if self.period.as_secs() == 60 { "m" } else { "s" };
+        let unit = if self.period.as_secs() == 60 {
+            "m"
+        } else {
+            "s"
+        };
         write!(f, "{}/{unit},burst={}", self.per_second, self.burst)
     }
 }
@@ -97,12 +101,8 @@ impl RateLimit {
     }
 }
 
-type KeyedLimiter = RateLimiter<
-    String,
-    DefaultKeyedStateStore<String>,
-    DefaultClock,
-    StateInformationMiddleware,
->;
+type KeyedLimiter =
+    RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
 
 /// The buckets of one instance.
 pub struct KeyRateLimiter {
@@ -142,7 +142,8 @@ impl KeyRateLimiter {
         let policy = format!("\"{POLICY}\";q={};w={}", limit.burst, limit.window_secs());
         Self {
             limit,
-            limiter: RateLimiter::keyed(limit.quota()).with_middleware::<StateInformationMiddleware>(),
+            limiter: RateLimiter::keyed(limit.quota())
+                .with_middleware::<StateInformationMiddleware>(),
             policy: HeaderValue::from_str(&policy).expect("digits and quotes are a valid header"),
             checks: AtomicU32::new(0),
         }
@@ -205,7 +206,10 @@ mod tests {
             match limiter.check(&key) {
                 Decision::Allowed(headers) => {
                     assert_eq!(headers.policy, "\"per-key\";q=3;w=90");
-                    assert_eq!(headers.state, format!("\"per-key\";r={remaining};t=0").as_str());
+                    assert_eq!(
+                        headers.state,
+                        format!("\"per-key\";r={remaining};t=0").as_str()
+                    );
                 }
                 Decision::Limited { .. } => panic!("limited within the burst"),
             }
@@ -216,11 +220,17 @@ mod tests {
                 retry_after_secs,
             } => {
                 assert!((1..=30).contains(&retry_after_secs), "{retry_after_secs}");
-                assert_eq!(headers.state, format!("\"per-key\";r=0;t={retry_after_secs}").as_str());
+                assert_eq!(
+                    headers.state,
+                    format!("\"per-key\";r=0;t={retry_after_secs}").as_str()
+                );
             }
             Decision::Allowed(_) => panic!("allowed past the burst"),
         }
-        assert!(matches!(limiter.check(&"b".repeat(32)), Decision::Allowed(_)));
+        assert!(matches!(
+            limiter.check(&"b".repeat(32)),
+            Decision::Allowed(_)
+        ));
         assert_eq!(limiter.tracked_keys(), 2);
     }
 }

@@ -128,7 +128,10 @@ mod tests {
     #[test]
     fn a_sane_client_id_is_kept() {
         for id in [&b"abc-123"[..], b"trace id 42", &[b'x'; MAX_LEN]] {
-            assert_eq!(RequestId::for_request(&headers(&[id])).as_str().as_bytes(), id);
+            assert_eq!(
+                RequestId::for_request(&headers(&[id])).as_str().as_bytes(),
+                id
+            );
         }
     }
 
@@ -155,8 +158,9 @@ mod tests {
         let second = RequestId::generate();
         assert_ne!(first, second);
         assert!(first.as_str() < second.as_str(), "{first} {second}");
-        let many: std::collections::HashSet<String> =
-            (0..10_000).map(|_| RequestId::generate().as_str().to_owned()).collect();
+        let many: std::collections::HashSet<String> = (0..10_000)
+            .map(|_| RequestId::generate().as_str().to_owned())
+            .collect();
         assert_eq!(many.len(), 10_000);
     }
 }

@@ -11,8 +11,8 @@ use crate::auth::ApiKeys;
 use crate::cors::CorsOrigins;
 use crate::cursor::CursorCodec;
 use crate::metrics::MetricsExporter;
-use crate::rate_limit::{KeyRateLimiter, RateLimit};
 use crate::openapi::{document_json, ApiServers};
+use crate::rate_limit::{KeyRateLimiter, RateLimit};
 
 /// The use cases, the key verifier, the cursor codec, the rendered OpenAPI document and the
 /// HTTP settings (body size limit and deadline). Cheap to clone (everything is behind an `Arc` or is `Bytes`), as

@@ -24,7 +24,11 @@ pub enum LogFormat {
 impl LogFormat {
     /// `PETSTORE_LOG_FORMAT` (`json` or `text`); unset: text on a terminal, JSON otherwise.
     pub fn from_env() -> Result<Self, String> {
-        match std::env::var("PETSTORE_LOG_FORMAT").ok().as_deref().map(str::trim) {
+        match std::env::var("PETSTORE_LOG_FORMAT")
+            .ok()
+            .as_deref()
+            .map(str::trim)
+        {
             None | Some("") if std::io::stderr().is_terminal() => Ok(Self::Text),
             None | Some("") => Ok(Self::Json),
             Some("text") => Ok(Self::Text),

@@ -106,13 +106,14 @@ impl Application {
                 };
                 let listener = TcpListener::bind(metrics_bind).map_err(metrics_error)?;
                 let metrics_address = listener.local_addr().map_err(metrics_error)?;
-                let server = HttpServer::new(move || petstore_http::metrics_app(metrics_state.clone()))
-                    .workers(1)
-                    .disable_signals()
-                    .shutdown_timeout(1)
-                    .listen(listener)
-                    .map_err(metrics_error)?
-                    .run();
+                let server =
+                    HttpServer::new(move || petstore_http::metrics_app(metrics_state.clone()))
+                        .workers(1)
+                        .disable_signals()
+                        .shutdown_timeout(1)
+                        .listen(listener)
+                        .map_err(metrics_error)?
+                        .run();
                 (state, Some(server), Some(metrics_address))
             }
         };

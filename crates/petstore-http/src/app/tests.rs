@@ -585,6 +585,27 @@ async fn readyz_follows_storage() {
     assert_eq!(reply.header("retry-after"), Some("1"));
 }
 
+/// From the moment a stop is asked for, `/readyz` says so, before anything else is checked.
+#[actix_web::test]
+async fn readyz_fails_at_once_when_the_instance_is_shutting_down() {
+    let service = PetService::new(
+        Arc::new(MockPetRepository::new()),
+        Arc::new(MockClock::new()),
+    );
+    let state = HttpState::new(service, test_directory(KeyScope::Write), SECRET, &[]);
+    let flag = state.shutdown_flag();
+    let app = test::init_service(app(state)).await;
+    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    let request = TestRequest::get().uri("/readyz").to_request();
+    let body: Value = test::call_and_read_body_json(&app, request).await;
+    assert_eq!(body["status"], 503, "{body}");
+    assert_eq!(body["code"], "service_unavailable");
+    assert!(
+        body["message"].as_str().unwrap().contains("shutting down"),
+        "{body}"
+    );
+}
+
 /// An instance that cannot read the key registry keeps serving the keys it knew, but says it is
 /// not ready once the registry has gone unread for longer than the bound (it would miss
 /// revocations).

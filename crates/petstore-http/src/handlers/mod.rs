@@ -29,7 +29,9 @@ fn authorize(
     operation: &'static str,
 ) -> Result<(), ApiError> {
     let claims = authenticate(req, state.keys(), state.key_directory(), needed)?;
-    let decision = state.rate_limiter().map(|limiter| limiter.check(&claims.jti));
+    let decision = state
+        .rate_limiter()
+        .map(|limiter| limiter.check(&claims.jti));
     req.extensions_mut().insert(claims);
     match decision {
         None => Ok(()),
@@ -44,9 +46,7 @@ fn authorize(
             crate::metrics::rate_limited(operation);
             Err(ApiError::new(
                 ErrorCode::RateLimited,
-                format!(
-                    "this API key has used up its rate limit; retry in {retry_after_secs} s"
-                ),
+                format!("this API key has used up its rate limit; retry in {retry_after_secs} s"),
             )
             .with_header(header::RETRY_AFTER, &retry_after_secs.to_string())
             .with_header_value(RATE_LIMIT_POLICY, headers.policy)

@@ -94,11 +94,8 @@ pub(super) struct OperabilityHeaders;
 
 impl Modify for OperabilityHeaders {
     fn modify(&self, openapi: &mut OpenApi) {
-        let string_header = |description: &str| {
-            HeaderBuilder::new()
-                .description(Some(description))
-                .build()
-        };
+        let string_header =
+            |description: &str| HeaderBuilder::new().description(Some(description)).build();
         let request_id = string_header(
             "The request's id: the client's `X-Request-Id` when it sent a sane one (1 to 128 \
              printable ASCII characters), else a UUIDv7. Every log line of the request carries it.",
@@ -112,7 +109,10 @@ impl Modify for OperabilityHeaders {
              left now and seconds until the next is allowed.",
         );
         for item in openapi.paths.paths.values_mut() {
-            for operation in [item.get.as_mut(), item.post.as_mut()].into_iter().flatten() {
+            for operation in [item.get.as_mut(), item.post.as_mut()]
+                .into_iter()
+                .flatten()
+            {
                 let too_many = ResponseBuilder::new()
                     .description(
                         "`rate_limited`: this API key has used up its rate limit (per instance); \

@@ -1,0 +1,574 @@
+//! What an operator relies on: metrics after known traffic, request ids on every response and
+//! log line, logs that never hold a secret, per-key rate limits, CORS, and a SIGTERM under load
+//! that loses nothing.
+
+use std::collections::BTreeSet;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+
+use crate::helpers::{client, send, start_server_logging_to, Backend, TestApp};
+use crate::on_backends;
+
+/// The value of the sample of `name` whose labels include all of `labels`, if there is one.
+fn sample(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    exposition.lines().find_map(|line| {
+        let rest = line.strip_prefix(name)?;
+        let (label_text, value) = match rest.strip_prefix('{') {
+            Some(rest) => rest.split_once("} ")?,
+            None => ("", rest.strip_prefix(' ')?),
+        };
+        labels
+            .iter()
+            .all(|(key, value)| label_text.contains(&format!("{key}=\"{value}\"")))
+            .then(|| value.trim().parse().ok())
+            .flatten()
+    })
+}
+
+async fn scrape(address: &str) -> String {
+    let response = send(client().get(format!("{address}/metrics")), None).await;
+    assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+    assert!(
+        response
+            .header("content-type")
+            .is_some_and(|value| value.starts_with("text/plain")),
+        "{:?}",
+        response.header("content-type")
+    );
+    response.body
+}
+
+#[actix_web::test]
+async fn metrics_count_known_traffic_by_operation_status_and_reason() {
+    let app = TestApp::spawn_process(Backend::Sqlite).await;
+    for _ in 0..3 {
+        assert_eq!(send(app.get("/v1/pets"), None).await.status.as_u16(), 200);
+    }
+    let pet = app
+        .create_pet(json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    app.create_pet(json!({"name": "Tom", "categoryId": 1}))
+        .await;
+    assert_eq!(
+        send(app.get(&format!("/v1/pets/{}", pet["id"])), None)
+            .await
+            .status
+            .as_u16(),
+        200
+    );
+    assert_eq!(
+        send(app.get("/v1/pets/999999"), None).await.status.as_u16(),
+        404
+    );
+    for _ in 0..2 {
+        let response = send(app.client.get(app.url("/v1/pets")), None).await;
+        assert_eq!(response.status.as_u16(), 401);
+    }
+    let forged = send(
+        app.client.get(app.url("/v1/pets")).bearer_auth("not.a.key"),
+        None,
+    )
+    .await;
+    assert_eq!(forged.status.as_u16(), 401);
+    assert_eq!(
+        send(app.client.get(app.url("/no/such/path")), None)
+            .await
+            .status
+            .as_u16(),
+        404
+    );
+
+    let metrics = scrape(&app.address).await;
+    let requests = |operation: &str, method: &str, status: &str| {
+        sample(
+            &metrics,
+            "petstore_http_requests_total",
+            &[
+                ("operation", operation),
+                ("method", method),
+                ("status", status),
+            ],
+        )
+    };
+    // listPets: 3 answered, plus the 3 refused (and whatever issuing the key's wait sent).
+    assert!(
+        requests("listPets", "GET", "200").is_some_and(|n| n >= 3.0),
+        "{metrics}"
+    );
+    assert_eq!(requests("createPet", "POST", "201"), Some(2.0), "{metrics}");
+    assert_eq!(requests("getPet", "GET", "200"), Some(1.0), "{metrics}");
+    assert_eq!(requests("getPet", "GET", "404"), Some(1.0), "{metrics}");
+    assert!(
+        requests("listPets", "GET", "401").is_some_and(|n| n >= 3.0),
+        "{metrics}"
+    );
+    assert_eq!(requests("not_found", "GET", "404"), Some(1.0), "{metrics}");
+    assert!(
+        !metrics.contains("/no/such/path") && !metrics.contains("999999"),
+        "raw paths must not become labels"
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "petstore_http_request_duration_seconds_count",
+            &[("operation", "createPet")]
+        ),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "petstore_api_key_refusals_total",
+            &[("reason", "missing")]
+        ),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert!(
+        sample(
+            &metrics,
+            "petstore_api_key_refusals_total",
+            &[("reason", "invalid_token")]
+        )
+        .is_some_and(|n| n >= 1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "petstore_db_create_batch_size_sum", &[]),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert!(
+        sample(&metrics, "petstore_db_create_commit_seconds_count", &[]).is_some_and(|n| n >= 1.0)
+    );
+    assert!(
+        sample(&metrics, "petstore_db_connections", &[("state", "idle")]).is_some(),
+        "{metrics}"
+    );
+    assert!(sample(
+        &metrics,
+        "petstore_db_connection_wait_seconds_count",
+        &[("use", "write")]
+    )
+    .is_some());
+    assert_eq!(
+        sample(
+            &metrics,
+            "petstore_build_info",
+            &[("version", env!("CARGO_PKG_VERSION"))]
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
+}
+
+#[actix_web::test]
+async fn metrics_can_have_an_address_of_their_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [("PETSTORE_METRICS_BIND".to_owned(), "127.0.0.1:0".to_owned())];
+    let mut started = start_server_logging_to(dir.path(), "memory:", &env, Stdio::null());
+    let metrics_address = started.metrics_address.clone().expect("a metrics address");
+    assert_ne!(metrics_address, started.address);
+    let on_api = send(client().get(format!("{}/metrics", started.address)), None).await;
+    on_api.assert_error(404, "not_found");
+    let metrics = scrape(&metrics_address).await;
+    assert!(metrics.contains("petstore_build_info"), "{metrics}");
+    let _ = started.child.kill();
+    let _ = started.child.wait();
+}
+
+fn is_uuid_v7(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|g| g.len()).collect::<Vec<_>>() == [8, 4, 4, 4, 12]
+        && groups[2].starts_with('7')
+}
+
+async fn every_response_has_a_request_id_and_a_sane_one_is_kept(app: TestApp) {
+    let responses = [
+        send(app.get("/v1/pets"), None).await,
+        send(app.client.get(app.url("/v1/pets")), None).await,
+        send(app.client.get(app.url("/nowhere")), None).await,
+        send(app.client.get(app.url("/healthz")), None).await,
+    ];
+    let mut seen = BTreeSet::new();
+    for response in &responses {
+        let id = response
+            .header("x-request-id")
+            .expect("every response has one");
+        assert!(is_uuid_v7(id), "{id}");
+        seen.insert(id.to_owned());
+    }
+    assert_eq!(seen.len(), responses.len(), "ids are unique");
+
+    let mine = send(
+        app.get("/v1/pets")
+            .insert_header(("X-Request-Id", "order-7f3a trace")),
+        None,
+    )
+    .await;
+    assert_eq!(mine.header("x-request-id"), Some("order-7f3a trace"));
+    let too_long = "x".repeat(129);
+    let replaced = send(
+        app.get("/v1/pets")
+            .insert_header(("X-Request-Id", too_long.as_str())),
+        None,
+    )
+    .await;
+    assert!(is_uuid_v7(
+        replaced.header("x-request-id").unwrap_or_default()
+    ));
+}
+
+/// A limit of 3 per minute: the fourth call is 429 with the draft's headers; another key and
+/// unauthenticated callers are unaffected, and never touch a key's bucket.
+async fn each_key_has_its_own_bucket_and_429_says_when_to_retry(app: TestApp) {
+    let other = app.issue_key(&["--name", "other"]).await;
+    // An unauthenticated flood first: 401s that take nothing from any bucket.
+    for _ in 0..20 {
+        let response = send(app.client.get(app.url("/v1/pets")), None).await;
+        assert_eq!(response.status.as_u16(), 401);
+        assert!(response.header("ratelimit").is_none());
+    }
+    for remaining in [2, 1, 0] {
+        let response = send(app.get("/v1/pets"), None).await;
+        assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+        assert_eq!(
+            response.header("ratelimit-policy"),
+            Some(r#""per-key";q=3;w=60"#)
+        );
+        assert_eq!(
+            response.header("ratelimit"),
+            Some(format!(r#""per-key";r={remaining};t=0"#).as_str())
+        );
+    }
+    let limited = send(app.get("/v1/pets"), None).await;
+    limited.assert_error(429, "rate_limited");
+    let retry_after: u64 = limited
+        .header("retry-after")
+        .and_then(|value| value.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=20).contains(&retry_after), "{retry_after}");
+    assert_eq!(
+        limited.header("ratelimit-policy"),
+        Some(r#""per-key";q=3;w=60"#)
+    );
+    assert_eq!(
+        limited.header("ratelimit"),
+        Some(format!(r#""per-key";r=0;t={retry_after}"#).as_str())
+    );
+    let created = send(
+        app.post_json("/v1/pets"),
+        Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
+    )
+    .await;
+    created.assert_error(429, "rate_limited");
+
+    let response = send(
+        app.client.get(app.url("/v1/pets")).bearer_auth(&other),
+        None,
+    )
+    .await;
+    assert_eq!(
+        response.status.as_u16(),
+        200,
+        "another key has its own bucket"
+    );
+    assert_eq!(
+        response.json(),
+        json!([]),
+        "the limited create stored nothing"
+    );
+}
+
+async fn cross_origin_calls_are_answered_for_the_configured_origin_only(app: TestApp) {
+    const ORIGIN: &str = "https://app.example.com";
+    let preflight = send(
+        app.client
+            .request(awc::http::Method::OPTIONS, app.url("/v1/pets"))
+            .insert_header(("Origin", ORIGIN))
+            .insert_header(("Access-Control-Request-Method", "POST"))
+            .insert_header((
+                "Access-Control-Request-Headers",
+                "authorization, content-type",
+            )),
+        None,
+    )
+    .await;
+    assert_eq!(preflight.status.as_u16(), 200, "{}", preflight.body);
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some(ORIGIN)
+    );
+    let methods = preflight
+        .header("access-control-allow-methods")
+        .unwrap_or_default();
+    assert!(
+        methods.contains("POST") && methods.contains("GET"),
+        "{methods}"
+    );
+    let headers = preflight
+        .header("access-control-allow-headers")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(
+        headers.contains("authorization") && headers.contains("content-type"),
+        "{headers}"
+    );
+
+    app.create_pet(json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    app.create_pet(json!({"name": "Tom", "categoryId": 1}))
+        .await;
+    let page = send(
+        app.get("/v1/pets?limit=1")
+            .insert_header(("Origin", ORIGIN)),
+        None,
+    )
+    .await;
+    assert_eq!(page.status.as_u16(), 200);
+    assert_eq!(page.header("access-control-allow-origin"), Some(ORIGIN));
+    let exposed = page
+        .header("access-control-expose-headers")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    for header in [
+        "link",
+        "location",
+        "retry-after",
+        "x-request-id",
+        "deprecation",
+        "sunset",
+        "ratelimit",
+    ] {
+        assert!(exposed.contains(header), "{header} not exposed: {exposed}");
+    }
+
+    let stranger = send(
+        app.get("/v1/pets")
+            .insert_header(("Origin", "https://evil.example")),
+        None,
+    )
+    .await;
+    assert!(stranger.header("access-control-allow-origin").is_none());
+}
+
+async fn without_cors_configured_a_preflight_is_405(app: TestApp) {
+    let preflight = send(
+        app.client
+            .request(awc::http::Method::OPTIONS, app.url("/v1/pets"))
+            .insert_header(("Origin", "https://app.example.com"))
+            .insert_header(("Access-Control-Request-Method", "GET")),
+        None,
+    )
+    .await;
+    preflight.assert_error(405, "method_not_allowed");
+    assert!(preflight.header("access-control-allow-origin").is_none());
+}
+
+on_backends!([memory] every_response_has_a_request_id_and_a_sane_one_is_kept, without_cors_configured_a_preflight_is_405);
+
+mod limits {
+    use super::*;
+
+    async fn spawn_limited(backend: &str) -> TestApp {
+        TestApp::spawn_with_args(
+            crate::helpers::backend_named(backend),
+            &["--rate-limit", "3/m"],
+        )
+        .await
+    }
+
+    petstore_test_support::on_backends!(
+        #[actix_web::test] super::spawn_limited,
+        [memory, sqlite]
+        each_key_has_its_own_bucket_and_429_says_when_to_retry
+    );
+}
+
+mod cors {
+    use super::*;
+
+    async fn spawn_with_cors(backend: &str) -> TestApp {
+        TestApp::spawn_with_args(
+            crate::helpers::backend_named(backend),
+            &["--cors-origins", "https://app.example.com"],
+        )
+        .await
+    }
+
+    petstore_test_support::on_backends!(
+        #[actix_web::test] super::spawn_with_cors,
+        [memory]
+        cross_origin_calls_are_answered_for_the_configured_origin_only
+    );
+}
+
+/// Logs are JSON when not on a terminal; every line of a request carries its id, and no format
+/// ever shows the database password, the key secret or a token.
+#[actix_web::test]
+async fn json_logs_carry_request_ids_and_never_a_secret() {
+    let database = petstore_test_support::TestDatabase::migrated(|url| {
+        let url = url.parse().expect("a PostgreSQL URL");
+        petstore_persistence::migrate(&url, &petstore_persistence::PoolSettings::default())
+            .expect("migrate the template database");
+    });
+    // The test cluster trusts local connections: the password is accepted and ignored.
+    let password = "db-password-5f2e9";
+    let url = database
+        .url()
+        .replacen("postgres@", &format!("postgres:{password}@"), 1);
+    let secret = "log-test-key-secret-8c1d0b7a9e6f4c3d2b1a0f9e8d7c6b5a";
+    for format in ["json", "text"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log_path = dir.path().join("server.log");
+        let log = std::fs::File::create(&log_path).expect("log file");
+        let mut env = vec![
+            ("PETSTORE_KEY_SECRET".to_owned(), secret.to_owned()),
+            ("DATABASE_URL".to_owned(), url.clone()),
+        ];
+        if format == "text" {
+            env.push(("PETSTORE_LOG_FORMAT".to_owned(), "text".to_owned()));
+        }
+        let started = start_server_logging_to(dir.path(), &url, &env, Stdio::from(log));
+        let mut child = started.child;
+        let key = crate::helpers::issue_key(dir.path(), &env, &["--name", "logged"]);
+        let wait_until = Instant::now() + Duration::from_secs(5);
+        let mut request_id = String::new();
+        while Instant::now() < wait_until {
+            let response = send(
+                client()
+                    .get(format!("{}/v1/pets", started.address))
+                    .bearer_auth(&key),
+                None,
+            )
+            .await;
+            request_id = response
+                .header("x-request-id")
+                .unwrap_or_default()
+                .to_owned();
+            if response.status.as_u16() == 200 {
+                break;
+            }
+        }
+        let refused = send(
+            client()
+                .get(format!("{}/v1/pets", started.address))
+                .bearer_auth(format!("{key}x")),
+            None,
+        )
+        .await;
+        assert_eq!(refused.status.as_u16(), 401);
+        let terminated = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(terminated.success());
+        let status = child.wait().expect("reap");
+        assert!(status.success(), "{status}");
+
+        let log = std::fs::read_to_string(&log_path).expect("read the log");
+        for secret_text in [password, secret, key.as_str()] {
+            assert!(
+                !log.contains(secret_text),
+                "{format} log shows a secret:\n{log}"
+            );
+        }
+        let token_signature = key.rsplit('.').next().unwrap_or_default();
+        assert!(
+            !log.contains(token_signature),
+            "{format} log shows part of a token"
+        );
+        let request_line = log
+            .lines()
+            .find(|line| {
+                line.contains(&request_id)
+                    && (line.contains("\"status\":200") || line.contains("status=200"))
+            })
+            .unwrap_or_else(|| panic!("no {format} line for request {request_id}:\n{log}"));
+        if format == "json" {
+            for line in log.lines() {
+                let parsed: Value = serde_json::from_str(line)
+                    .unwrap_or_else(|err| panic!("not JSON ({err}): {line}"));
+                assert!(
+                    parsed["timestamp"].is_string() && parsed["level"].is_string(),
+                    "{line}"
+                );
+            }
+            let line: Value = serde_json::from_str(request_line).expect("JSON");
+            assert_eq!(line["message"], "request", "{line}");
+            assert_eq!(line["request_id"], request_id.as_str(), "{line}");
+            assert_eq!(line["operation"], "listPets", "{line}");
+            assert_eq!(line["status"], 200, "{line}");
+            assert!(line["latency_us"].is_u64(), "{line}");
+            assert_eq!(line["key_id"].as_str().map(str::len), Some(32), "{line}");
+        }
+    }
+}
+
+/// SIGTERM in the middle of 64 clients creating pets: the process exits 0, every create was
+/// either answered or never accepted, and every 201 is there after a restart.
+async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let clients = (0..64).map(|client_no| {
+        let app = &app;
+        async move {
+            let mut acknowledged = Vec::new();
+            let mut n = 0;
+            while Instant::now() < deadline {
+                n += 1;
+                let body =
+                    json!({"name": format!("c{client_no}-{n}"), "categoryId": 1}).to_string();
+                match crate::helpers::try_send(app.post_json("/v1/pets"), Some(body)).await {
+                    Ok(response) => {
+                        assert_eq!(response.status.as_u16(), 201, "{}", response.body);
+                        acknowledged.push(response.json()["id"].as_i64().expect("an id"));
+                    }
+                    // Refused or closed: the server stopped taking requests.
+                    Err(_) => break,
+                }
+            }
+            acknowledged
+        }
+    });
+    let load = join_all(clients);
+    let stop = async {
+        actix_web::rt::time::sleep(Duration::from_millis(700)).await;
+        app.terminate();
+    };
+    let (acknowledged, ()) = futures_util::future::join(load, stop).await;
+    let acknowledged: BTreeSet<i64> = acknowledged.into_iter().flatten().collect();
+    assert!(
+        acknowledged.len() > 64,
+        "the load barely ran: {}",
+        acknowledged.len()
+    );
+    let status = app.wait_for_exit();
+    assert!(status.success(), "exit status {status}");
+
+    app.restart();
+    let stored: BTreeSet<i64> = app
+        .list_following_next_links("/v1/pets?limit=100")
+        .await
+        .iter()
+        .map(|pet| pet["id"].as_i64().expect("an id"))
+        .collect();
+    assert_eq!(
+        stored.difference(&acknowledged).count(),
+        0,
+        "pets stored without a 201"
+    );
+    assert_eq!(
+        acknowledged
+            .difference(&stored)
+            .copied()
+            .collect::<Vec<_>>(),
+        Vec::<i64>::new(),
+        "acknowledged pets missing after the restart"
+    );
+}
+
+on_backends!(process [sqlite, postgres] sigterm_under_load_loses_no_acknowledged_create);
