@@ -53,7 +53,7 @@ pub(crate) async fn log_and_contain_failures(
     let method = req.method().clone();
     let path = req.path().to_owned();
     let request_id = RequestId::for_request(req.headers());
-    let span = tracing::info_span!("request", request_id = request_id.as_str());
+    let span = tracing::debug_span!("request", request_id = request_id.as_str());
 
     let outcome = AssertUnwindSafe(next.call(req))
         .catch_unwind()

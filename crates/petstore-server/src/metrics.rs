@@ -13,6 +13,9 @@ const SECONDS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
     5.0, 10.0,
 ];
+/// How often recorded histogram values are folded into their buckets.
+const UPKEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Pets per group commit (at most 256).
 const BATCH_SIZES: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
 
@@ -34,6 +37,15 @@ fn handle() -> &'static PrometheusHandle {
         // Another recorder can only be there in tests that installed one themselves; this
         // handle then renders nothing, which those tests do not look at.
         let _ = metrics::set_global_recorder(recorder);
+        // Histograms keep each recorded value until upkeep folds them into their buckets: without
+        // it, an instance nobody scrapes would hold every latency it ever measured.
+        let upkeep = handle.clone();
+        let _ = std::thread::Builder::new()
+            .name("petstore-metrics".into())
+            .spawn(move || loop {
+                std::thread::sleep(UPKEEP_INTERVAL);
+                upkeep.run_upkeep();
+            });
         metrics::gauge!(
             "petstore_build_info",
             "version" => env!("CARGO_PKG_VERSION"),
