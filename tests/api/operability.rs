@@ -107,7 +107,7 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
     );
     assert_eq!(requests("not_found", "GET", "404"), Some(1.0), "{metrics}");
     assert!(
-        !metrics.contains("/no/such/path") && !metrics.contains("999999"),
+        !metrics.contains("/no/such/path") && !metrics.contains("/v1/pets/"),
         "raw paths must not become labels"
     );
     assert_eq!(
@@ -166,17 +166,44 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
     );
 }
 
+/// With `PETSTORE_METRICS_BIND`, `/metrics` is served there only; rate-limited requests are
+/// counted.
 #[actix_web::test]
-async fn metrics_can_have_an_address_of_their_own() {
+async fn metrics_can_have_an_address_of_their_own_and_count_rate_limited_requests() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let env = [("PETSTORE_METRICS_BIND".to_owned(), "127.0.0.1:0".to_owned())];
+    let env = [
+        ("PETSTORE_METRICS_BIND".to_owned(), "127.0.0.1:0".to_owned()),
+        ("PETSTORE_RATE_LIMIT".to_owned(), "1/m".to_owned()),
+    ];
     let mut started = start_server_logging_to(dir.path(), "memory:", &env, Stdio::null());
     let metrics_address = started.metrics_address.clone().expect("a metrics address");
     assert_ne!(metrics_address, started.address);
     let on_api = send(client().get(format!("{}/metrics", started.address)), None).await;
     on_api.assert_error(404, "not_found");
+
+    let key = started
+        .startup_key
+        .clone()
+        .expect("a memory server prints a key");
+    let list = || {
+        client()
+            .get(format!("{}/v1/pets", started.address))
+            .bearer_auth(&key)
+    };
+    assert_eq!(send(list(), None).await.status.as_u16(), 200);
+    send(list(), None).await.assert_error(429, "rate_limited");
+
     let metrics = scrape(&metrics_address).await;
     assert!(metrics.contains("petstore_build_info"), "{metrics}");
+    assert_eq!(
+        sample(
+            &metrics,
+            "petstore_rate_limited_total",
+            &[("operation", "listPets")]
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
     let _ = started.child.kill();
     let _ = started.child.wait();
 }

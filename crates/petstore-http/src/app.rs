@@ -2,7 +2,7 @@
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::http::{header, Method};
+use actix_web::http::Method;
 use actix_web::{guard, middleware, web, App, Route};
 
 use crate::cors;
@@ -109,13 +109,9 @@ pub fn app(
         })
         .default_service(web::to(fallback::not_found))
         .wrap(cors)
+        // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
+        // id): one middleware instead of a `DefaultHeaders` layer of its own.
         .wrap(middleware::from_fn(log_and_contain_failures))
-        // On every response: browsers must not guess content types or leak our URLs onwards.
-        .wrap(
-            middleware::DefaultHeaders::new()
-                .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-                .add((header::REFERRER_POLICY, "no-referrer")),
-        )
 }
 
 /// `GET /metrics` alone, for an address of its own (`PETSTORE_METRICS_BIND`); `state` must

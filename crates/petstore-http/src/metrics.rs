@@ -8,7 +8,6 @@
 //! looked up once per worker thread and label set, not per request.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,11 +72,18 @@ impl Refusal {
     }
 }
 
-type RequestKey = (&'static str, &'static str, u16);
+/// One label set's handles.
+struct Series {
+    operation: &'static str,
+    method: &'static str,
+    status: u16,
+    requests: Counter,
+    duration: Histogram,
+}
 
 thread_local! {
-    static REQUEST_SERIES: RefCell<HashMap<RequestKey, (Counter, Histogram)>> =
-        RefCell::new(HashMap::new());
+    /// A worker sees a few dozen label sets; a short list scanned beats hashing the labels.
+    static REQUEST_SERIES: RefCell<Vec<Series>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Counts one answered request and records its latency.
@@ -90,21 +96,27 @@ pub(crate) fn record_request(
     let method = method_label(method);
     REQUEST_SERIES.with(|series| {
         let mut series = series.borrow_mut();
-        let (counter, histogram) = series
-            .entry((operation, method, status))
-            .or_insert_with(|| {
-                (
-                    metrics::counter!(
-                        REQUESTS,
-                        "operation" => operation,
-                        "method" => method,
-                        "status" => status.to_string()
-                    ),
-                    metrics::histogram!(REQUEST_DURATION, "operation" => operation),
-                )
+        let found = series.iter().position(|known| {
+            known.status == status && known.operation == operation && known.method == method
+        });
+        let index = found.unwrap_or_else(|| {
+            series.push(Series {
+                operation,
+                method,
+                status,
+                requests: metrics::counter!(
+                    REQUESTS,
+                    "operation" => operation,
+                    "method" => method,
+                    "status" => status.to_string()
+                ),
+                duration: metrics::histogram!(REQUEST_DURATION, "operation" => operation),
             });
-        counter.increment(1);
-        histogram.record(took.as_secs_f64());
+            series.len() - 1
+        });
+        let series = &series[index];
+        series.requests.increment(1);
+        series.duration.record(took.as_secs_f64());
     });
 }
 

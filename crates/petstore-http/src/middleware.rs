@@ -84,6 +84,7 @@ pub(crate) async fn log_and_contain_failures(
             };
             let headers = response.headers_mut();
             headers.insert(REQUEST_ID, request_id.header_value().clone());
+            insert_security_headers(headers);
             // What a key holder was shown must not be kept by a shared or browser cache.
             if key_id.is_some() && !headers.contains_key(header::CACHE_CONTROL) {
                 headers.insert(
@@ -123,8 +124,10 @@ pub(crate) async fn log_and_contain_failures(
                 panic = panic_message(&*panic),
                 "request handler panicked"
             );
-            let err = ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE)
-                .with_header_value(REQUEST_ID, request_id.header_value().clone());
+            let err = with_every_response_header(
+                ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE),
+                &request_id,
+            );
             record(&outcome_of(err.status(), "unrouted", None, None));
             Err(err.into())
         }
@@ -198,9 +201,32 @@ fn ensure_api_error(err: actix_web::Error, request_id: &RequestId) -> actix_web:
             fallback_error(status)
         }
     };
-    error
-        .with_header_value(REQUEST_ID, request_id.header_value().clone())
-        .into()
+    with_every_response_header(error, request_id).into()
+}
+
+/// On every response: browsers must not guess content types or leak our URLs onwards.
+const SECURITY_HEADERS: [(header::HeaderName, &str); 2] = [
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::REFERRER_POLICY, "no-referrer"),
+];
+
+fn insert_security_headers(headers: &mut header::HeaderMap) {
+    for (name, value) in SECURITY_HEADERS {
+        if !headers.contains_key(&name) {
+            headers.insert(name, header::HeaderValue::from_static(value));
+        }
+    }
+}
+
+/// `error` with the headers every response carries, for the answers rendered after this
+/// middleware (a panic's, another middleware's error).
+fn with_every_response_header(error: ApiError, request_id: &RequestId) -> ApiError {
+    SECURITY_HEADERS.into_iter().fold(
+        error.with_header_value(REQUEST_ID, request_id.header_value().clone()),
+        |error, (name, value)| {
+            error.with_header_value(name, header::HeaderValue::from_static(value))
+        },
+    )
 }
 
 fn fallback_error(status: StatusCode) -> ApiError {

@@ -260,7 +260,7 @@ mod tests {
         let key = "a".repeat(32);
         let key = key.as_str();
         for remaining in [2, 1, 0] {
-            match limiter.check(&key) {
+            match limiter.check(key) {
                 Decision::Allowed(headers) => {
                     assert_eq!(headers.policy, "\"per-key\";q=3;w=90");
                     assert_eq!(
@@ -271,7 +271,7 @@ mod tests {
                 Decision::Limited { .. } => panic!("limited within the burst"),
             }
         }
-        match limiter.check(&key) {
+        match limiter.check(key) {
             Decision::Limited {
                 headers,
                 retry_after_secs,

@@ -2,6 +2,8 @@
 //! `info`, as text or one JSON object per line (`PETSTORE_LOG_FORMAT`), written by a thread of
 //! its own, without the connection errors any anonymous client can cause.
 
+mod json;
+
 use std::fmt;
 use std::io::IsTerminal as _;
 
@@ -67,10 +69,8 @@ pub fn init(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
         LogFormat::Json => registry
             .with(
                 tracing_subscriber::fmt::layer()
-                    .json()
-                    .flatten_event(true)
-                    .with_current_span(true)
-                    .with_span_list(false)
+                    .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+                    .event_format(json::JsonLines)
                     .with_writer(writer),
             )
             .init(),
