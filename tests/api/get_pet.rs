@@ -15,7 +15,10 @@ fn assert_deprecation_headers(response: &TestResponse) {
         Some("Thu, 05 Dec 2030 00:00:00 GMT")
     );
     let link = response.header("link").expect("a Link to the replacement");
-    assert_eq!(link, r#"</v1/pets>; rel="successor-version""#);
+    assert!(
+        link.starts_with("</v1/pets") && link.ends_with(r#">; rel="successor-version""#),
+        "{link}"
+    );
 }
 
 async fn returns_the_pet_with_deprecation_headers(app: TestApp) {
@@ -29,6 +32,14 @@ async fn returns_the_pet_with_deprecation_headers(app: TestApp) {
     assert_eq!(response.status.as_u16(), 200, "{}", response.body);
     assert_eq!(response.json(), created);
     assert_deprecation_headers(&response);
+    // The successor link fetches the same pet through listPets.
+    let link = response.header("link").expect("a Link");
+    assert_eq!(
+        link,
+        format!(r#"</v1/pets?id={id}>; rel="successor-version""#)
+    );
+    let successor = send(app.get(&format!("/v1/pets?id={id}")), None).await;
+    assert_eq!(successor.json(), json!([created]));
 }
 
 async fn an_unknown_id_is_404(app: TestApp) {

@@ -157,8 +157,49 @@ fn base64_unsigned_cursor(id: i64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("v1:{id}"))
 }
 
+/// `?id=...` (getPet's replacement): the pets with those ids that exist, in id order, filtered
+/// and paged like any listing.
+async fn pets_are_looked_up_by_id(app: TestApp) {
+    let available = create_many(&app, 5, "available").await;
+    let sold = create_many(&app, 2, "sold").await;
+    let id = |pet: &Value| pet["id"].as_i64().expect("an id");
+    let query = format!(
+        "/v1/pets?id={}&id={}&id={}&id=999999",
+        id(&sold[1]),
+        id(&available[3]),
+        id(&available[0])
+    );
+    let found = app.list_following_next_links(&query).await;
+    assert_eq!(
+        found,
+        vec![available[0].clone(), available[3].clone(), sold[1].clone()]
+    );
+    let only_sold = app
+        .list(&format!("{}&status=sold", &query["/v1/pets".len()..]))
+        .await;
+    assert_eq!(only_sold, vec![sold[1].clone()]);
+    // One at a time, following `Link`, keeps the ids.
+    let paged = app
+        .list_following_next_links(&format!("{query}&limit=1"))
+        .await;
+    assert_eq!(paged, found);
+}
+
+async fn unknown_query_parameters_are_refused_by_name(app: TestApp) {
+    for (query, name) in [("?stauts=sold", "stauts"), ("?limit=5&petId=3", "petId")] {
+        let response = send(app.get(&format!("/v1/pets{query}")), None).await;
+        let message = response.assert_error(400, "invalid_parameter");
+        assert!(message.contains(&format!("`{name}`")), "{message}");
+    }
+    let too_many: Vec<String> = (1..=101).map(|n| format!("id={n}")).collect();
+    let response = send(app.get(&format!("/v1/pets?{}", too_many.join("&"))), None).await;
+    response.assert_error(400, "invalid_parameter");
+}
+
 on_backends!(
     [memory, sqlite, postgres]
+    pets_are_looked_up_by_id,
+    unknown_query_parameters_are_refused_by_name,
     an_empty_store_lists_a_bare_empty_array,
     lists_in_id_order_20_by_default,
     limit_bounds_are_honoured,

@@ -41,6 +41,9 @@ pub trait PetRepository: Send + Sync + 'static {
     /// The pet with this id, if there is one.
     async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError>;
 
+    /// The pets with these ids (those that exist), in ascending id order.
+    async fn find_many(&self, ids: &[PetId]) -> Result<Vec<Pet>, RepositoryError>;
+
     /// Succeeds when storage answers; used by readiness checks.
     async fn ping(&self) -> Result<(), RepositoryError>;
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use petstore_domain::{NewPet, Pet, PetId, PetListQuery};
+use petstore_domain::{NewPet, Pet, PetId, PetIds, PetListQuery};
 
 use crate::deprecation::get_pet_sunset;
 use crate::ports::{Clock, PetRepository, RepositoryError};
@@ -59,6 +59,33 @@ impl PetService {
             .repository
             .list(query.status, query.after, limit + 1)
             .await?;
+        let next_after = if pets.len() > limit {
+            pets.truncate(limit);
+            pets.last().map(|pet| pet.id)
+        } else {
+            None
+        };
+        Ok(PetPage { pets, next_after })
+    }
+
+    /// `listPets?id=...`: one page of the pets with these ids (those that exist and match
+    /// `query`'s status, after its cursor), like any listing. getPet's replacement. At most 100
+    /// ids, so they are read at once and paged here.
+    pub async fn list_pets_by_id(
+        &self,
+        query: PetListQuery,
+        ids: &PetIds,
+    ) -> Result<PetPage, RepositoryError> {
+        let limit = usize::from(query.limit.get());
+        let mut pets: Vec<Pet> = self
+            .repository
+            .find_many(ids.as_slice())
+            .await?
+            .into_iter()
+            .filter(|pet| query.status.is_none_or(|status| pet.status == status))
+            .filter(|pet| query.after.is_none_or(|after| pet.id > after))
+            .take(limit + 1)
+            .collect();
         let next_after = if pets.len() > limit {
             pets.truncate(limit);
             pets.last().map(|pet| pet.id)

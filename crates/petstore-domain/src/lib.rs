@@ -15,7 +15,7 @@ pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
 };
 pub use category_id::{CategoryId, CategoryIdError};
-pub use listing::{PetLimit, PetLimitError, PetListQuery};
+pub use listing::{PetIds, PetIdsError, PetLimit, PetLimitError, PetListQuery};
 pub use pet::{NewPet, Pet};
 pub use pet_id::{PetId, PetIdError};
 pub use pet_name::{is_bidi_control, is_invisible, PetName, PetNameError};

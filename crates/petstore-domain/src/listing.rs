@@ -83,3 +83,46 @@ mod tests {
         );
     }
 }
+
+/// The ids of a lookup by id (`listPets?id=3&id=7`): 1 to 100, each once, in ascending order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PetIds(Vec<PetId>);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("takes 1 to {max} ids (got {actual})", max = PetIds::MAX)]
+pub struct PetIdsError {
+    pub actual: usize,
+}
+
+impl PetIds {
+    pub const MAX: usize = 100;
+
+    /// `ids` sorted with repeats removed; at most [`Self::MAX`] of them before that.
+    pub fn new(mut ids: Vec<PetId>) -> Result<Self, PetIdsError> {
+        if ids.is_empty() || ids.len() > Self::MAX {
+            return Err(PetIdsError { actual: ids.len() });
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(Self(ids))
+    }
+
+    pub fn as_slice(&self) -> &[PetId] {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod pet_ids_tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_sorted_deduplicated_and_bounded() {
+        let ids = PetIds::new([7, 3, 7, 1].map(PetId::new).to_vec()).unwrap();
+        assert_eq!(ids.as_slice(), [1, 3, 7].map(PetId::new));
+        assert_eq!(PetIds::new(vec![]), Err(PetIdsError { actual: 0 }));
+        let many: Vec<PetId> = (1..=101).map(PetId::new).collect();
+        assert_eq!(PetIds::new(many), Err(PetIdsError { actual: 101 }));
+        assert!(PetIds::new((1..=100).map(PetId::new).collect()).is_ok());
+    }
+}

@@ -5,7 +5,7 @@
 //! digits (no `+`, no `1.5`, no `1e2`), statuses are spelled exactly.
 
 use actix_web::web::Query;
-use petstore_domain::{PetId, PetLimit, PetListQuery, PetStatus};
+use petstore_domain::{PetId, PetIds, PetLimit, PetListQuery, PetStatus};
 
 use crate::cursor::CursorCodec;
 use crate::dto::{fields, PetStatusDto};
@@ -60,6 +60,29 @@ impl utoipa::IntoParams for ListPetsParams {
                     .min_length(Some(1)),
             ))
             .build(),
+            query(
+                ID,
+                format!(
+                    "Only pets with one of these ids: `?id=3&id=7`, 1 to {} ids (repeats count \
+                     once). A filter like `status`: the page holds the pets that exist and \
+                     match, in `id` order, with the usual `limit` and `Link`. The replacement of \
+                     getPet: `?id=3`.",
+                    PetIds::MAX
+                ),
+            )
+            .style(Some(utoipa::openapi::path::ParameterStyle::Form))
+            .explode(Some(true))
+            .schema(Some(
+                utoipa::openapi::schema::ArrayBuilder::new()
+                    .items(ObjectBuilder::new().schema_type(Type::Integer).format(Some(
+                        utoipa::openapi::schema::SchemaFormat::KnownFormat(
+                            utoipa::openapi::schema::KnownFormat::Int64,
+                        ),
+                    )))
+                    .min_items(Some(1))
+                    .max_items(Some(PetIds::MAX)),
+            ))
+            .build(),
         ]
     }
 }
@@ -67,6 +90,14 @@ impl utoipa::IntoParams for ListPetsParams {
 const LIMIT: &str = "limit";
 const STATUS: &str = "status";
 const CURSOR: &str = "cursor";
+const ID: &str = "id";
+
+/// What a `listPets` request asks for: a page, of all pets or of the pets with some ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ListRequest {
+    pub(crate) query: PetListQuery,
+    pub(crate) ids: Option<PetIds>,
+}
 
 /// The `petId` path segment.
 pub(crate) fn parse_pet_id(raw: &str) -> Result<PetId, ApiError> {
@@ -74,13 +105,13 @@ pub(crate) fn parse_pet_id(raw: &str) -> Result<PetId, ApiError> {
         .map_err(|error| ApiError::invalid_parameter(format!("path parameter `petId` {error}")))
 }
 
-/// The `listPets` query string. Parameters other than `limit`, `status` and `cursor` are
-/// ignored (clients and proxies add their own, e.g. cache busters); each known one may appear
-/// at most once.
-pub(crate) fn parse_list_query(
+/// The `listPets` query string: `limit`, `status` and `cursor` each at most once, `id` up to 100
+/// times (a filter, like `status`). Any other parameter is refused, naming it, like an unknown
+/// body field: a misspelt `stauts` silently ignored would list everything.
+pub(crate) fn parse_list_request(
     query_string: &str,
     cursors: &CursorCodec,
-) -> Result<PetListQuery, ApiError> {
+) -> Result<ListRequest, ApiError> {
     let pairs = Query::<Vec<(String, String)>>::from_query(query_string)
         .map_err(|_| ApiError::invalid_parameter("the query string is not valid"))?
         .into_inner();
@@ -88,12 +119,25 @@ pub(crate) fn parse_list_query(
     let mut limit = None;
     let mut status = None;
     let mut cursor = None;
+    let mut ids = Vec::new();
     for (name, value) in pairs {
         let slot = match name.as_str() {
             LIMIT => &mut limit,
             STATUS => &mut status,
             CURSOR => &mut cursor,
-            _ => continue,
+            ID => {
+                let id = PetId::parse(&value).map_err(|error| {
+                    ApiError::invalid_parameter(format!("query parameter `id` {error}"))
+                })?;
+                ids.push(id);
+                continue;
+            }
+            other => {
+                return Err(ApiError::invalid_parameter(format!(
+                    "unknown query parameter `{other}`; listPets takes `limit`, `status`, \
+                     `cursor` and `id`"
+                )))
+            }
         };
         if slot.replace(value).is_some() {
             return Err(ApiError::invalid_parameter(format!(
@@ -102,12 +146,6 @@ pub(crate) fn parse_list_query(
         }
     }
 
-    let limit = match limit {
-        None => PetLimit::DEFAULT,
-        Some(raw) => PetLimit::parse_text(&raw).map_err(|error| {
-            ApiError::invalid_parameter(format!("query parameter `limit` {error}"))
-        })?,
-    };
     let status = status
         .map(|raw| {
             PetStatus::parse(&raw).map_err(|err| {
@@ -115,20 +153,37 @@ pub(crate) fn parse_list_query(
             })
         })
         .transpose()?;
+    let ids = (!ids.is_empty())
+        .then(|| {
+            PetIds::new(ids).map_err(|error| {
+                ApiError::invalid_parameter(format!("query parameter `id` {error}"))
+            })
+        })
+        .transpose()?;
+    let limit = match limit {
+        None => PetLimit::DEFAULT,
+        Some(raw) => PetLimit::parse_text(&raw).map_err(|error| {
+            ApiError::invalid_parameter(format!("query parameter `limit` {error}"))
+        })?,
+    };
     // The cursor is checked against the `status` of this request: it is only valid for the
     // filter it was issued with.
     let after = cursor.map(|raw| cursors.decode(&raw, status)).transpose()?;
 
-    Ok(PetListQuery {
-        limit,
-        status,
-        after,
+    Ok(ListRequest {
+        query: PetListQuery {
+            limit,
+            status,
+            after,
+        },
+        ids,
     })
 }
 
-/// The `Link` target of the page after `query`'s, keeping its limit and status.
+/// The `Link` target of the page after `query`'s, keeping its limit, status and ids.
 pub(crate) fn next_page_link(
     query: &PetListQuery,
+    ids: Option<&PetIds>,
     next_after: PetId,
     cursors: &CursorCodec,
 ) -> String {
@@ -136,6 +191,9 @@ pub(crate) fn next_page_link(
     if let Some(status) = query.status {
         target.push_str("&status=");
         target.push_str(status.as_str());
+    }
+    for id in ids.map_or(&[][..], PetIds::as_slice) {
+        target.push_str(&format!("&id={id}"));
     }
     target.push_str("&cursor=");
     target.push_str(&cursors.encode(next_after, query.status));

@@ -70,6 +70,17 @@ impl PetRepository for InMemoryPetRepository {
         Ok(self.state().pets.get(&id.get()).cloned())
     }
 
+    async fn find_many(&self, ids: &[PetId]) -> Result<Vec<Pet>, RepositoryError> {
+        let state = self.state();
+        let mut pets: Vec<Pet> = ids
+            .iter()
+            .filter_map(|id| state.pets.get(&id.get()).cloned())
+            .collect();
+        pets.sort_by_key(|pet| pet.id);
+        pets.dedup_by_key(|pet| pet.id);
+        Ok(pets)
+    }
+
     async fn ping(&self) -> Result<(), RepositoryError> {
         Ok(())
     }

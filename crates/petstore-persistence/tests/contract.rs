@@ -22,6 +22,7 @@ petstore_test_support::on_backends!(
     create_stores_the_default_and_explicit_statuses,
     create_keeps_long_unicode_names_and_the_largest_category_id,
     find_unknown_id_is_none,
+    find_many_returns_the_existing_pets_in_id_order,
     empty_store_lists_nothing,
     list_is_ordered_by_id_and_honours_max,
     list_filters_by_status,
@@ -82,6 +83,33 @@ async fn create_keeps_long_unicode_names_and_the_largest_category_id(fixture: Fi
     let found = repo.find(created.id).await.expect("find").expect("stored");
     assert_eq!(found.name.as_str(), name);
     assert_eq!(found.category_id.get(), i64::MAX);
+}
+
+async fn find_many_returns_the_existing_pets_in_id_order(fixture: Fixture) {
+    let repo = fixture.repo();
+    let mut created = Vec::new();
+    for n in 0..30 {
+        created.push(
+            repo.create(new_pet(&format!("Pet {n}"), 1, None))
+                .await
+                .expect("create"),
+        );
+    }
+    let wanted = [&created[20], &created[3], &created[29], &created[3]];
+    let mut ids: Vec<PetId> = wanted.iter().map(|pet| pet.id).collect();
+    ids.push(PetId::new(i64::MAX));
+    let found = repo.find_many(&ids).await.expect("find_many");
+    assert_eq!(
+        found,
+        vec![created[3].clone(), created[20].clone(), created[29].clone()]
+    );
+    assert_eq!(
+        repo.find_many(&[PetId::new(-1)]).await.expect("find_many"),
+        vec![]
+    );
+    // More than an inline read holds.
+    let all: Vec<PetId> = created.iter().map(|pet| pet.id).collect();
+    assert_eq!(repo.find_many(&all).await.expect("find_many"), created);
 }
 
 async fn find_unknown_id_is_none(fixture: Fixture) {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mockall::predicate::eq;
-use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetLimit, PetListQuery, PetName, PetStatus};
+use petstore_domain::{
+    CategoryId, NewPet, Pet, PetId, PetIds, PetLimit, PetListQuery, PetName, PetStatus,
+};
 
 use super::*;
 use crate::deprecation::GET_PET_SUNSET_AT_UNIX;
@@ -200,4 +202,34 @@ async fn check_storage_reports_an_unreachable_store() {
     repository.expect_ping().returning(|| Err(unavailable()));
     let result = service(repository, MockClock::new()).check_storage().await;
     assert!(matches!(result, Err(RepositoryError::Unavailable(_))));
+}
+
+#[tokio::test]
+async fn a_lookup_by_id_reads_the_ids_once_and_pages_them_like_a_listing() {
+    let ids = PetIds::new([9, 2, 5, 7].map(PetId::new).to_vec()).unwrap();
+    let mut repository = MockPetRepository::new();
+    let mut sold = pet(5);
+    sold.status = PetStatus::Sold;
+    repository
+        .expect_find_many()
+        .withf(|ids: &[PetId]| ids == [2, 5, 7, 9].map(PetId::new))
+        .times(2)
+        .returning(move |_| Ok(vec![pet(2), sold.clone(), pet(7)]));
+    let service = service(repository, MockClock::new());
+
+    let query = PetListQuery {
+        limit: PetLimit::parse(1).unwrap(),
+        status: Some(PetStatus::Available),
+        after: None,
+    };
+    let first = service.list_pets_by_id(query, &ids).await.unwrap();
+    assert_eq!(first.pets, vec![pet(2)]);
+    assert_eq!(first.next_after, Some(PetId::new(2)));
+    let after = PetListQuery {
+        after: first.next_after,
+        ..query
+    };
+    let second = service.list_pets_by_id(after, &ids).await.unwrap();
+    assert_eq!(second.pets, vec![pet(7)], "the sold one is filtered out");
+    assert_eq!(second.next_after, None);
 }

@@ -9,7 +9,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use petstore_application::deprecation::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
-use petstore_domain::{KeyScope, Pet};
+use petstore_domain::{KeyScope, Pet, PetId};
 
 use super::authorize;
 use crate::dto::PetDto;
@@ -23,14 +23,18 @@ use crate::state::HttpState;
 pub(crate) const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
 /// RFC 8594 `Sunset` header.
 pub(crate) const SUNSET: HeaderName = HeaderName::from_static("sunset");
-/// Where to go instead: the listing with its `status` filter (spec, section 4.3), as a `Link`.
-pub fn successor_link() -> String {
-    format!("<{PETS_PATH}>; rel=\"successor-version\"")
+/// Where to go instead, as a `Link`: the same pet through listPets (`/v1/pets?id=3`), or the
+/// listing itself when the request named no valid id.
+pub fn successor_link(pet_id: Option<PetId>) -> String {
+    match pet_id {
+        Some(id) => format!("<{PETS_PATH}?id={id}>; rel=\"successor-version\""),
+        None => format!("<{PETS_PATH}>; rel=\"successor-version\""),
+    }
 }
 
 /// Deprecated for clients (the OpenAPI operation says so, with the sunset and the replacement),
 /// but served until the sunset; `app` registers it with the lint allowed.
-#[deprecated(note = "getPet is removed at its sunset; use listPets with the status filter")]
+#[deprecated(note = "getPet is removed at its sunset; use listPets with `id`")]
 #[utoipa::path(
     get,
     path = "/pets/{petId}",
@@ -68,13 +72,17 @@ pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpRes
     for (name, value) in deprecation_headers() {
         response.headers_mut().insert(name.clone(), value.clone());
     }
+    let pet_id = parse_pet_id(req.match_info().get("petId").unwrap_or_default()).ok();
+    if let Ok(link) = HeaderValue::try_from(successor_link(pet_id)) {
+        response.headers_mut().insert(header::LINK, link);
+    }
     response
 }
 
-/// `Deprecation: @<unix seconds>`, `Sunset: <HTTP date>`, `Link: <successor>`: the same on
-/// every response, so formatted once.
-fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 3] {
-    static HEADERS: LazyLock<[(HeaderName, HeaderValue); 3]> = LazyLock::new(|| {
+/// `Deprecation: @<unix seconds>`, `Sunset: <HTTP date>`: the same on every response, so
+/// formatted once.
+fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 2] {
+    static HEADERS: LazyLock<[(HeaderName, HeaderValue); 2]> = LazyLock::new(|| {
         let header_value = |text: String| {
             HeaderValue::try_from(text).expect("digits and an HTTP date are valid header values")
         };
@@ -87,7 +95,6 @@ fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 3] {
                 SUNSET,
                 header_value(httpdate::fmt_http_date(get_pet_sunset())),
             ),
-            (header::LINK, header_value(successor_link())),
         ]
     });
     &HEADERS

@@ -15,7 +15,7 @@ use crate::body::{read_limited, require_json_content_type};
 use crate::dto::{NewPetDto, PetDto, PetsDto};
 use crate::error::ApiError;
 use crate::error::ErrorBody;
-use crate::params::{next_page_link, parse_list_query, ListPetsParams};
+use crate::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use crate::paths::pet_path;
 use crate::state::HttpState;
 
@@ -38,8 +38,9 @@ use crate::state::HttpState;
         (status = 200, description = "A page of pets (possibly empty).", body = PetsDto,
             headers(("Link" = String, description = "Only when more pets match: \
                 `</v1/pets?limit=20&status=sold&cursor=...>; rel=\"next\"`, the next page."))),
-        (status = 400, description = "`invalid_parameter`: `limit`, `status` or `cursor` is \
-            invalid or given twice.", body = ErrorBody),
+        (status = 400, description = "`invalid_parameter`: `limit`, `status`, `cursor` or `id` \
+            is invalid or given twice (`id`: more than 100 times), or the query has a parameter \
+            listPets does not take.", body = ErrorBody),
         (status = 401, description = "`unauthorized`: the API key is missing, invalid, expired, \
             revoked or unknown to the key registry (all answered alike).",
             body = ErrorBody, headers(("WWW-Authenticate" = String,
@@ -57,14 +58,17 @@ pub(crate) async fn list_pets(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     authorize(&req, &state, KeyScope::Read, "listPets")?;
-    let query = parse_list_query(req.query_string(), state.cursors())?;
-    let page = state.service().list_pets(query).await?;
+    let ListRequest { query, ids } = parse_list_request(req.query_string(), state.cursors())?;
+    let page = match &ids {
+        None => state.service().list_pets(query).await?,
+        Some(ids) => state.service().list_pets_by_id(query, ids).await?,
+    };
 
     let mut response = HttpResponse::Ok();
     if let Some(next_after) = page.next_after {
         response.insert_header((
             header::LINK,
-            next_page_link(&query, next_after, state.cursors()),
+            next_page_link(&query, ids.as_ref(), next_after, state.cursors()),
         ));
     }
     let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());

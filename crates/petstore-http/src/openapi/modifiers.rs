@@ -56,7 +56,8 @@ impl Modify for GetPetDeprecation {
         operation.deprecated = Some(Deprecated::True);
         let notice = format!(
             "**Deprecated.** Removed on {sunset} (the `Sunset` header): from then on it answers \
-             410 `gone`. Use `GET /pets` (listPets) with the `status` filter instead."
+             410 `gone`. Use `GET /pets?id={{petId}}` (listPets by id) instead: the same pet, \
+             with the other listings' paging and filters."
         );
         operation.description = Some(match operation.description.take() {
             Some(text) => format!("{notice}\n\n{text}"),
@@ -75,7 +76,15 @@ impl Modify for GetPetDeprecation {
                 "Sunset",
                 format!("RFC 8594: `{sunset}`, when getPet is removed."),
             ),
-            ("Link", format!("The replacement: `{}`.", successor_link())),
+            (
+                "Link",
+                format!(
+                    "The replacement, for this pet: `{}` (`{}` when `petId` is invalid).",
+                    successor_link(Some(petstore_domain::PetId::new(3)))
+                        .replace("id=3", "id={petId}"),
+                    successor_link(None)
+                ),
+            ),
         ];
         for response in operation.responses.responses.values_mut() {
             if let RefOr::T(response) = response {

@@ -9,8 +9,21 @@ fn cursors() -> CursorCodec {
     CursorCodec::new(b"test secret, thirty-two bytes...")
 }
 
+/// The page part of a request (its ids must be none).
 fn parse(query: &str) -> Result<PetListQuery, ApiError> {
-    parse_list_query(query, &cursors())
+    parse_list_request(query, &cursors()).map(|request| {
+        assert_eq!(request.ids, None, "{query}");
+        request.query
+    })
+}
+
+fn parse_by_id(query: &str) -> (Vec<i64>, Option<PetStatus>) {
+    let request = parse_list_request(query, &cursors()).unwrap();
+    let ids = request.ids.expect("ids");
+    (
+        ids.as_slice().iter().map(|id| id.get()).collect(),
+        request.query.status,
+    )
 }
 
 #[track_caller]
@@ -78,9 +91,35 @@ fn rejects_repeated_parameters() {
 }
 
 #[test]
-fn ignores_unknown_parameters() {
-    let query = parse("foo=bar&_=123&limit=3").unwrap();
-    assert_eq!(query.limit.get(), 3);
+fn unknown_parameters_are_refused_by_name() {
+    invalid("foo=bar&limit=3", "`foo`");
+    invalid("limit=3&stauts=sold", "`stauts`");
+    invalid("_=123", "`_`");
+}
+
+#[test]
+fn ids_look_pets_up_sorted_and_once_each_with_an_optional_status() {
+    assert_eq!(parse_by_id("id=7&id=3&id=7"), (vec![3, 7], None));
+    assert_eq!(
+        parse_by_id("status=sold&id=-1"),
+        (vec![-1], Some(PetStatus::Sold))
+    );
+    let hundred: Vec<String> = (1..=100).map(|n| format!("id={n}")).collect();
+    assert_eq!(parse_by_id(&hundred.join("&")).0.len(), 100);
+    let too_many = format!("{}&id=101", hundred.join("&"));
+    let err = parse_list_request(&too_many, &cursors()).unwrap_err();
+    assert!(err.message().contains("1 to 100 ids"), "{}", err.message());
+    let with_limit = parse_list_request("id=3&limit=5", &cursors()).unwrap();
+    assert_eq!(with_limit.query.limit.get(), 5);
+    for (query, mentions) in [("id=abc", "`id`"), ("id=1.5", "`id`")] {
+        let err = parse_list_request(query, &cursors()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidParameter, "{query}");
+        assert!(
+            err.message().contains(mentions),
+            "{query}: {}",
+            err.message()
+        );
+    }
 }
 
 #[test]
@@ -133,16 +172,31 @@ fn pet_id_must_be_an_int64() {
 #[test]
 fn next_link_keeps_limit_and_status() {
     let query = parse("limit=2&status=pending").unwrap();
-    let link = next_page_link(&query, PetId::new(9), &cursors());
+    let link = next_page_link(&query, None, PetId::new(9), &cursors());
     let cursor = cursors().encode(PetId::new(9), Some(PetStatus::Pending));
     assert_eq!(
         link,
         format!("</v1/pets?limit=2&status=pending&cursor={cursor}>; rel=\"next\"")
     );
-    let without_status = next_page_link(&PetListQuery::default(), PetId::new(9), &cursors());
+    let without_status = next_page_link(&PetListQuery::default(), None, PetId::new(9), &cursors());
     let cursor = cursors().encode(PetId::new(9), None);
     assert_eq!(
         without_status,
         format!("</v1/pets?limit=20&cursor={cursor}>; rel=\"next\"")
+    );
+}
+
+#[test]
+fn the_next_link_of_a_lookup_by_id_keeps_the_ids() {
+    let request = parse_list_request("id=9&id=2&limit=1", &cursors()).unwrap();
+    let link = next_page_link(
+        &request.query,
+        request.ids.as_ref(),
+        PetId::new(2),
+        &cursors(),
+    );
+    assert!(
+        link.starts_with("</v1/pets?limit=1&id=2&id=9&cursor="),
+        "{link}"
     );
 }

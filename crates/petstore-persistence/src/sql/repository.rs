@@ -244,6 +244,21 @@ impl PetRepository for DieselPetRepository {
         row.map(PetRow::into_pet).transpose()
     }
 
+    async fn find_many(&self, ids: &[PetId]) -> Result<Vec<Pet>, RepositoryError> {
+        let ids: Vec<i64> = ids.iter().map(|id| id.get()).collect();
+        let small = ids.len() < INLINE_MAX_ROWS;
+        let rows = self
+            .read(small, move |conn| {
+                pets::table
+                    .filter(pets::id.eq_any(&ids))
+                    .order(pets::id)
+                    .select(PetRow::COLUMNS)
+                    .load::<PetRow>(conn)
+            })
+            .await?;
+        rows.into_iter().map(PetRow::into_pet).collect()
+    }
+
     async fn ping(&self) -> Result<(), RepositoryError> {
         self.read(false, |conn| conn.ping()).await
     }
