@@ -8,7 +8,7 @@ mod servers;
 use utoipa::OpenApi;
 
 use crate::dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
-use crate::error::{ErrorBody, ErrorCode};
+use crate::error::ErrorBody;
 use crate::handlers::{get_pet, pets};
 use modifiers::{BearerAuth, GetPetDeprecation, OperabilityHeaders};
 
@@ -28,7 +28,7 @@ pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
         license(name = "MIT", identifier = "MIT"),
     ),
     paths(pets::list_pets, pets::create_pet, get_pet::get_pet),
-    components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto, ErrorBody, ErrorCode)),
+    components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto, ErrorBody)),
     tags((name = "pets", description = "The animals of the store.")),
     modifiers(&BearerAuth, &OperabilityHeaders, &GetPetDeprecation),
 )]
