@@ -1,7 +1,7 @@
 """Schemathesis hooks for `make contract` (loaded through tests/contract/schemathesis.toml).
 
-Two service rules that JSON Schema cannot state are applied to requests Schemathesis generated
-as valid, so its positive-data check tests what the contract really promises.
+One service rule that JSON Schema cannot state is applied to requests Schemathesis generated as
+valid, so its positive-data check tests what the contract really promises.
 
 listPets' `cursor` is opaque and signed: only a cursor the service issued (in a `Link:
 rel="next"` header) is valid, and only with the `status` filter it was issued for; anything else
@@ -11,10 +11,6 @@ every one. Instead, a request that Schemathesis generated as valid gets a real c
 this server for the request's own `status`: the check then proves what the contract promises
 (every issued cursor works with any valid `limit`). Requests generated as invalid keep their
 cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx).
-
-createPet's `categoryId` must be written as digits: `3.0` and `1e3` are refused (docs/api.md says
-why). JSON Schema's `integer` includes them and no keyword excludes them, so a valid request with
-an integral float sends the same number as digits; invalid requests are sent unchanged.
 
 tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
@@ -70,19 +66,8 @@ def _generated_as_valid(case):
 
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
-    if case.method.upper() == "POST" and case.path == "/pets":
-        _category_id_as_integer_literal(case)
-    elif case.method.upper() == "GET" and case.path == "/pets":
+    if case.method.upper() == "GET" and case.path == "/pets":
         _issued_cursor_for_valid_list(case)
-
-
-def _category_id_as_integer_literal(case):
-    body = case.body
-    if not _generated_as_valid(case) or not isinstance(body, dict):
-        return
-    category_id = body.get("categoryId")
-    if isinstance(category_id, float) and category_id.is_integer():
-        case.body = {**body, "categoryId": int(category_id)}
 
 
 def _issued_cursor_for_valid_list(case):

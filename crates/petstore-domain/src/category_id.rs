@@ -14,6 +14,8 @@ pub struct CategoryIdError {
 
 impl CategoryId {
     pub const MIN: i64 = 1;
+    /// The largest id: ids are int64.
+    pub const MAX: i64 = i64::MAX;
 
     pub fn parse(value: i64) -> Result<Self, CategoryIdError> {
         if value < Self::MIN {

@@ -91,8 +91,6 @@ const STATUS: &str = "status";
 /// The fields a `createPet` body may have.
 pub const NEW_PET_FIELDS: [&str; 3] = [NAME, CATEGORY_ID, STATUS];
 
-const CATEGORY_ID_RULE: &str = "`categoryId` must be an integer of at least 1";
-
 /// The body of `createPet`, parsed as JSON but not yet validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewPetDto {
@@ -163,9 +161,7 @@ impl NewPetDto {
 
         let category_id = match self.fields.get(CATEGORY_ID) {
             None => Err("`categoryId` is required".to_owned()),
-            Some(value) => json_int64(value)
-                .and_then(|id| CategoryId::parse(id).ok())
-                .ok_or_else(|| CATEGORY_ID_RULE.to_owned()),
+            Some(value) => json_category_id(value),
         };
 
         // Absent and `null` both mean "use the default".
@@ -222,10 +218,12 @@ impl utoipa::PartialSchema for NewPetDto {
             .property(
                 CATEGORY_ID,
                 fields::category_id(&format!(
-                    "The category the pet belongs to: an integer of at least {}, written as \
-                     digits only (`3`;\n`3.0`, `1e3` and `\"3\"` are refused, so an id never \
-                     passes through a double).",
-                    CategoryId::MIN
+                    "The category the pet belongs to: a number with a whole value from {} to \
+                     {} (`3`, `3.0` and `1e3` are all 3; `3.5` and `\"3\"` are refused). \
+                     Beyond 2^53, write it as digits: most JSON parsers read other spellings \
+                     as doubles.",
+                    CategoryId::MIN,
+                    CategoryId::MAX
                 )),
             )
             .property(
@@ -263,11 +261,32 @@ impl ToSchema for NewPetDto {
 /// The value as an `i64` when it is a JSON integer literal. Floats are refused even when
 /// integral (`1.0`, `1e3`): the schema says integer, and accepting some floats but not others
 /// would be a rule no client could guess.
-fn json_int64(value: &Value) -> Option<i64> {
-    match value {
-        Value::Number(n) if !n.is_f64() => n.as_i64(),
-        _ => None,
+/// `categoryId` as JSON Schema's `integer` allows it: any JSON number whose value is whole
+/// (`3`, `3.0`, `1e3`), from 1 to 2^63-1. The message says what is wrong: not a number, a
+/// fraction, or out of range.
+fn json_category_id(value: &Value) -> Result<CategoryId, String> {
+    let range = || format!("from {} to {}", CategoryId::MIN, CategoryId::MAX);
+    let Value::Number(number) = value else {
+        return Err(format!("`categoryId` must be an integer {}", range()));
+    };
+    let out_of_range = || format!("`categoryId` must be {} (got {number})", range());
+    if let Some(id) = number.as_i64() {
+        return CategoryId::parse(id).map_err(|_| out_of_range());
     }
+    if number.is_u64() {
+        return Err(out_of_range());
+    }
+    let float = number.as_f64().unwrap_or(f64::NAN);
+    if float.fract() != 0.0 || !float.is_finite() {
+        return Err(format!(
+            "`categoryId` must be a whole number (got {number})"
+        ));
+    }
+    // Whole floats from -2^63 up to (excluding) 2^63 convert exactly.
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float) {
+        return Err(out_of_range());
+    }
+    CategoryId::parse(float as i64).map_err(|_| out_of_range())
 }
 
 /// Deserializes a JSON object only to find the first key that appears twice in it.

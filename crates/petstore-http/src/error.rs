@@ -96,7 +96,7 @@ impl fmt::Display for ErrorCode {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Error, description = "Every error response. `status` repeats the HTTP status.", example = json!({
     "code": "validation_failed",
-    "message": "`categoryId` must be an integer of at least 1",
+    "message": "`categoryId` must be from 1 to 9223372036854775807 (got 0)",
     "status": 400
 }))]
 pub(crate) struct ErrorBody<'a> {

@@ -35,6 +35,7 @@ pub(crate) fn category_id(description: &str) -> Object {
         .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
         .description(Some(description))
         .minimum(Some(CategoryId::MIN))
+        .maximum(Some(CategoryId::MAX))
         .build()
 }
 

@@ -82,33 +82,61 @@ fn rejects_bad_names() {
 }
 
 #[test]
-fn rejects_category_ids_that_are_not_int64_integers_of_at_least_one() {
+fn rejects_category_ids_that_are_not_whole_numbers_from_1_to_int64_max_saying_why() {
     rejected(
         r#"{"name": "Rex"}"#,
         ErrorCode::ValidationFailed,
         "`categoryId` is required",
     );
-    for raw in [
-        "0",
-        "-1",
-        "\"3\"",
-        "3.5",
-        "1.0",
-        "1e3",
-        "null",
-        "true",
-        "{}",
-        "[1]",
-        "9223372036854775808",
-        "18446744073709551616",
-        "-9223372036854775809",
+    for (raw, why) in [
+        ("0", "must be from 1 to 9223372036854775807 (got 0)"),
+        ("-1", "must be from 1 to 9223372036854775807 (got -1)"),
+        ("0.0", "must be from 1 to 9223372036854775807"),
+        (
+            "9223372036854775808",
+            "must be from 1 to 9223372036854775807",
+        ),
+        (
+            "18446744073709551616",
+            "must be from 1 to 9223372036854775807",
+        ),
+        (
+            "-9223372036854775809",
+            "must be from 1 to 9223372036854775807",
+        ),
+        ("1e19", "must be from 1 to 9223372036854775807"),
+        ("3.5", "must be a whole number (got 3.5)"),
+        ("1.000001", "must be a whole number"),
+        ("\"3\"", "must be an integer from 1 to 9223372036854775807"),
+        ("null", "must be an integer from 1"),
+        ("true", "must be an integer from 1"),
+        ("{}", "must be an integer from 1"),
+        ("[1]", "must be an integer from 1"),
     ] {
         let body = format!(r#"{{"name": "Rex", "categoryId": {raw}}}"#);
         rejected(
             &body,
             ErrorCode::ValidationFailed,
-            "`categoryId` must be an integer of at least 1",
+            &format!("`categoryId` {why}"),
         );
+    }
+}
+
+/// JSON Schema's `integer` is any number with a whole value, which is what the schema says.
+#[test]
+fn accepts_category_ids_written_as_whole_floats_or_with_exponents() {
+    for (raw, expected) in [
+        ("3", 3),
+        ("3.0", 3),
+        ("1e3", 1000),
+        ("1.5e1", 15),
+        ("9223372036854775807", i64::MAX),
+    ] {
+        let body = format!(r#"{{"name": "Rex", "categoryId": {raw}}}"#);
+        let new_pet = NewPetDto::from_json(body.as_bytes())
+            .and_then(NewPetDto::try_into_domain)
+            .unwrap_or_else(|err| panic!("{raw}: {}", err.message()));
+        assert_eq!(new_pet.category_id.get(), expected, "{raw}");
     }
 }
 
