@@ -42,9 +42,11 @@ bench: deps-build deps-test deps-bench ## Load benchmark: every backend against 
 # when it differs from the file.
 OPENAPI_SERVERS = --public-url https://petstore.example.com/v1 --staging-url https://staging.petstore.example.com/v1
 
-openapi: deps-build ## Regenerate docs/openapi.json from the code (commit it with the change)
+openapi: deps-build ## Regenerate docs/openapi.json and docs/openapi-3.0.json from the code (commit them with the change)
 	$(CARGO) run -q --bin petstore -- openapi $(OPENAPI_SERVERS) > docs/openapi.json.tmp
 	mv docs/openapi.json.tmp docs/openapi.json
+	$(CARGO) run -q --bin petstore -- openapi --openapi-version 3.0 $(OPENAPI_SERVERS) > docs/openapi-3.0.json.tmp
+	mv docs/openapi-3.0.json.tmp docs/openapi-3.0.json
 
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash .ci/install-deps.sh build

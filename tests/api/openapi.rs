@@ -13,6 +13,7 @@ const PUBLIC_URL: &str = "https://petstore.example.com/v1";
 const STAGING_URL: &str = "https://staging.petstore.example.com/v1";
 
 const COMMITTED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
+const COMMITTED_3_0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi-3.0.json");
 
 async fn served_document(app: &TestApp) -> String {
     // No key: the contract is public.
@@ -74,6 +75,65 @@ async fn the_served_document_is_the_committed_one() {
     assert_eq!(
         doc["components"]["securitySchemes"]["bearerAuth"]["scheme"],
         "bearer"
+    );
+}
+
+/// The 3.0.3 document for tools that read only 3.0: committed like the 3.1 one, with the same
+/// operations and nothing only 3.1 allows (type arrays, `null` types, schema `examples`).
+#[actix_web::test]
+async fn the_served_3_0_document_is_the_committed_one_and_plain_3_0() {
+    let app = TestApp::spawn_with_env(
+        Backend::Memory,
+        &[
+            ("PETSTORE_PUBLIC_URL", PUBLIC_URL),
+            ("PETSTORE_STAGING_URL", STAGING_URL),
+        ],
+    )
+    .await;
+    let response = send(app.client.get(app.url("/v1/openapi-3.0.json")), None).await;
+    assert_eq!(response.status, StatusCode::OK, "{}", response.body);
+    let committed = std::fs::read_to_string(COMMITTED_3_0).expect("docs/openapi-3.0.json exists");
+    assert!(
+        response.body == committed,
+        "docs/openapi-3.0.json differs from the document the server serves: run `make openapi` \
+         and commit it\n--- served ---\n{}",
+        response.body
+    );
+    let doc: Value = serde_json::from_str(&response.body).expect("JSON");
+    assert_eq!(doc["openapi"], "3.0.3");
+    let v3_1: Value = serde_json::from_str(&served_document(&app).await).expect("JSON");
+    assert_eq!(
+        doc["paths"].as_object().map(|paths| paths.len()),
+        v3_1["paths"].as_object().map(|paths| paths.len())
+    );
+    fn check(value: &Value, at: &str) {
+        match value {
+            Value::Object(object) => {
+                assert!(
+                    !object.get("type").is_some_and(Value::is_array),
+                    "type array at {at}"
+                );
+                assert!(
+                    object.get("type") != Some(&Value::from("null")),
+                    "null type at {at}"
+                );
+                assert!(
+                    !object.get("examples").is_some_and(Value::is_array),
+                    "schema examples at {at}"
+                );
+                assert!(!object.contains_key("const"), "const at {at}");
+                for (key, child) in object {
+                    check(child, &format!("{at}/{key}"));
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| check(item, at)),
+            _ => {}
+        }
+    }
+    check(&doc, "");
+    assert_eq!(
+        doc["components"]["schemas"]["NewPet"]["properties"]["status"]["nullable"],
+        true
     );
 }
 

@@ -10,7 +10,8 @@ use crate::handlers::docs::{self, swagger_ui_config};
 use crate::handlers::{fallback, get_pet, health, metrics, pets};
 use crate::middleware::log_and_contain_failures;
 use crate::paths::{
-    DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH, READYZ_PATH,
+    DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
+    READYZ_PATH,
 };
 use crate::state::HttpState;
 
@@ -27,7 +28,8 @@ fn get() -> Route {
 ///
 /// - `GET /healthz`, `GET /readyz`: no key. `GET /metrics` (Prometheus), when the state has an
 ///   exporter for this port: no key, not in the OpenAPI document.
-/// - `GET /v1/openapi.json` (the OpenAPI document), `GET /docs` (Swagger UI): no key.
+/// - `GET /v1/openapi.json` (the OpenAPI 3.1 document), `GET /v1/openapi-3.0.json` (the same in
+///   3.0.3), `GET /docs` (Swagger UI): no key.
 /// - `GET /v1/pets`, `POST /v1/pets`, `GET /v1/pets/{petId}`: bearer key first.
 /// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
 pub fn app(
@@ -83,6 +85,12 @@ pub fn app(
             web::resource(OPENAPI_PATH)
                 .name("openapi")
                 .route(get().to(docs::openapi_json))
+                .default_service(fallback::method_not_allowed(GET)),
+        )
+        .service(
+            web::resource(OPENAPI_3_0_PATH)
+                .name("openapi")
+                .route(get().to(docs::openapi_3_0_json))
                 .default_service(fallback::method_not_allowed(GET)),
         )
         .service(

@@ -30,6 +30,8 @@ pub use error::{ApiError, ErrorCode};
 pub use handlers::get_pet::successor_link;
 pub use metrics::MetricsExporter;
 pub use openapi::{ApiServers, ServerUrl};
-pub use paths::{BASE_PATH, DOCS_PATH, METRICS_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH};
+pub use paths::{
+    BASE_PATH, DOCS_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
+};
 pub use rate_limit::RateLimit;
 pub use state::HttpState;

@@ -9,8 +9,10 @@ pub const BASE_PATH: &str = "/v1";
 pub const PETS_PATH: &str = "/v1/pets";
 /// getPet, with its `petId` parameter as the router and the OpenAPI document write it.
 pub const PET_PATH: &str = "/v1/pets/{petId}";
-/// The OpenAPI document.
+/// The OpenAPI document (3.1).
 pub const OPENAPI_PATH: &str = "/v1/openapi.json";
+/// The same document in OpenAPI 3.0.3, for tools that read only 3.0.
+pub const OPENAPI_3_0_PATH: &str = "/v1/openapi-3.0.json";
 /// Swagger UI (outside the API's version prefix: it is for people, not clients).
 pub const DOCS_PATH: &str = "/docs";
 /// Liveness and readiness, outside the API's version prefix (no key needed).
@@ -30,7 +32,7 @@ mod tests {
 
     #[test]
     fn api_paths_live_under_the_version_prefix() {
-        for path in [PETS_PATH, PET_PATH, OPENAPI_PATH] {
+        for path in [PETS_PATH, PET_PATH, OPENAPI_PATH, OPENAPI_3_0_PATH] {
             assert!(path.starts_with(&format!("{BASE_PATH}/")), "{path}");
         }
         assert_eq!(PET_PATH, pet_path("{petId}"));

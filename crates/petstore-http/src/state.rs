@@ -11,7 +11,7 @@ use crate::auth::ApiKeys;
 use crate::cors::CorsOrigins;
 use crate::cursor::CursorCodec;
 use crate::metrics::MetricsExporter;
-use crate::openapi::{document_json, ApiServers};
+use crate::openapi::{document_json, document_json_3_0, ApiServers};
 use crate::rate_limit::{KeyRateLimiter, RateLimit};
 
 /// The use cases, the key verifier, the cursor codec, the rendered OpenAPI document and the
@@ -24,6 +24,7 @@ pub struct HttpState {
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
     openapi_json: Bytes,
+    openapi_3_0_json: Bytes,
     body_timeout: Duration,
     metrics: Option<MetricsExporter>,
     rate_limiter: Option<Arc<KeyRateLimiter>>,
@@ -59,6 +60,7 @@ impl HttpState {
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
             openapi_json: Bytes::from(document_json(&ApiServers::default())),
+            openapi_3_0_json: Bytes::from(document_json_3_0(&ApiServers::default())),
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             metrics: None,
             rate_limiter: None,
@@ -119,6 +121,7 @@ impl HttpState {
     /// Sets the `servers` of the OpenAPI document (rendered once, here).
     pub fn with_servers(mut self, servers: &ApiServers) -> Self {
         self.openapi_json = Bytes::from(document_json(servers));
+        self.openapi_3_0_json = Bytes::from(document_json_3_0(servers));
         self
     }
 
@@ -141,5 +144,10 @@ impl HttpState {
     /// The OpenAPI document as served at `GET /v1/openapi.json`.
     pub fn openapi_json(&self) -> &Bytes {
         &self.openapi_json
+    }
+
+    /// The same document in OpenAPI 3.0.3, as served at `GET /v1/openapi-3.0.json`.
+    pub fn openapi_3_0_json(&self) -> &Bytes {
+        &self.openapi_3_0_json
     }
 }

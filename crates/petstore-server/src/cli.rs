@@ -198,6 +198,19 @@ pub struct ApiServerArgs {
 pub struct OpenapiArgs {
     #[command(flatten)]
     pub servers: ApiServerArgs,
+
+    /// `3.1` (what `/v1/openapi.json` serves) or `3.0` (`/v1/openapi-3.0.json`).
+    #[arg(long = "openapi-version", value_enum, default_value = "3.1")]
+    pub version: OpenapiVersion,
+}
+
+/// Which OpenAPI version `petstore openapi` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OpenapiVersion {
+    #[value(name = "3.1")]
+    V3_1,
+    #[value(name = "3.0")]
+    V3_0,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,13 +1,14 @@
 //! `petstore openapi`: prints the OpenAPI document exactly as `serve` would serve it with the
-//! same server URLs. `make openapi` writes `docs/openapi.json` with it.
+//! same server URLs (3.1, or with `--openapi-version 3.0` the 3.0.3 one). `make openapi` writes
+//! `docs/openapi.json` and `docs/openapi-3.0.json` with it.
 
 use std::io::Write;
 use std::net::SocketAddr;
 
-use petstore_http::openapi::document_json;
+use petstore_http::openapi::{document_json, document_json_3_0};
 use petstore_http::{ApiServers, ServerUrl};
 
-use crate::cli::{OpenapiArgs, DEFAULT_BIND};
+use crate::cli::{OpenapiArgs, OpenapiVersion, DEFAULT_BIND};
 use crate::AppError;
 
 pub fn print(args: OpenapiArgs) -> Result<(), AppError> {
@@ -18,9 +19,13 @@ pub fn print(args: OpenapiArgs) -> Result<(), AppError> {
         ServerUrl::for_address(address)
     });
     let servers = ApiServers::new(production, args.servers.staging_url);
+    let document = match args.version {
+        OpenapiVersion::V3_1 => document_json(&servers),
+        OpenapiVersion::V3_0 => document_json_3_0(&servers),
+    };
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(document_json(&servers).as_bytes())
+        .write_all(document.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(AppError::Output)
 }

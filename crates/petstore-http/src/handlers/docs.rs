@@ -36,6 +36,14 @@ pub(crate) async fn openapi_json(state: Data<HttpState>) -> HttpResponse {
         .body(state.openapi_json().clone())
 }
 
+/// The same document in OpenAPI 3.0.3 (pre-rendered too).
+pub(crate) async fn openapi_3_0_json(state: Data<HttpState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .insert_header(CacheControl(vec![CacheDirective::NoCache]))
+        .body(state.openapi_3_0_json().clone())
+}
+
 /// `/docs` to `/docs/`: Swagger UI's page loads its files relative to itself, which only
 /// resolves under the directory form.
 pub(crate) async fn redirect_to_index() -> HttpResponse {

@@ -4,6 +4,7 @@
 
 mod modifiers;
 mod servers;
+pub mod v3_0;
 
 use utoipa::OpenApi;
 
@@ -47,6 +48,16 @@ pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
 pub fn document_json(servers: &ApiServers) -> String {
     let mut json = serde_json::to_string_pretty(&document(servers))
         .expect("an OpenAPI document always serializes");
+    json.push('\n');
+    json
+}
+
+/// The document in OpenAPI 3.0.3 (see [`v3_0`]), as pretty-printed JSON with a final newline.
+pub fn document_json_3_0(servers: &ApiServers) -> String {
+    let document =
+        serde_json::to_value(document(servers)).expect("an OpenAPI document always serializes");
+    let mut json = serde_json::to_string_pretty(&v3_0::downgrade(document))
+        .expect("JSON values always serialize");
     json.push('\n');
     json
 }

@@ -1,0 +1,127 @@
+//! The document in OpenAPI 3.0.3, derived from the 3.1 one, for the tools that read only 3.0
+//! (progenitor, older generators). Served at `GET /v1/openapi-3.0.json`; `docs/openapi-3.0.json`
+//! is a copy a test keeps equal to it.
+//!
+//! What 3.1 says that 3.0 cannot, rewritten: `"type": [T, "null"]` and a `oneOf` with a
+//! `{"type": "null"}` branch become `nullable: true`; schema `examples` (an array) becomes
+//! `example` (the first); `const` becomes a one-value `enum`; the licence's SPDX `identifier`
+//! becomes its `url`.
+
+use serde_json::{json, Map, Value};
+
+/// The version this module writes.
+pub const VERSION: &str = "3.0.3";
+
+/// `document` (OpenAPI 3.1, as JSON) in OpenAPI 3.0.3.
+pub fn downgrade(mut document: Value) -> Value {
+    if let Some(root) = document.as_object_mut() {
+        root.insert("openapi".to_owned(), json!(VERSION));
+        if let Some(license) = root
+            .get_mut("info")
+            .and_then(|info| info.get_mut("license"))
+            .and_then(Value::as_object_mut)
+        {
+            if let Some(Value::String(identifier)) = license.remove("identifier") {
+                license.insert(
+                    "url".to_owned(),
+                    json!(format!("https://spdx.org/licenses/{identifier}.html")),
+                );
+            }
+        }
+    }
+    rewrite(&mut document);
+    document
+}
+
+fn rewrite(value: &mut Value) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(rewrite),
+        Value::Object(object) => {
+            object.values_mut().for_each(rewrite);
+            rewrite_schema(object);
+        }
+        _ => {}
+    }
+}
+
+/// Rewrites one object if it is a schema using 3.1-only keywords (children are done already).
+fn rewrite_schema(object: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = object.get("type") {
+        let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        if non_null.len() == 1 {
+            let nullable = non_null.len() < types.len();
+            object.insert("type".to_owned(), non_null[0].clone());
+            if nullable {
+                object.insert("nullable".to_owned(), json!(true));
+            }
+        }
+    }
+    let null_branch = json!({"type": "null"});
+    if let Some(Value::Array(branches)) = object.get("oneOf") {
+        if branches.contains(&null_branch) {
+            let rest: Vec<Value> = branches
+                .iter()
+                .filter(|branch| **branch != null_branch)
+                .cloned()
+                .collect();
+            object.remove("oneOf");
+            match <[Value; 1]>::try_from(rest) {
+                Ok([only]) => {
+                    // 3.0 ignores everything beside a `$ref`: keep its description outside.
+                    let mut only = only;
+                    if let Some(description) = only
+                        .as_object_mut()
+                        .and_then(|only| only.remove("description"))
+                    {
+                        object.entry("description").or_insert(description);
+                    }
+                    object.insert("allOf".to_owned(), json!([only]));
+                }
+                Err(rest) => {
+                    object.insert("oneOf".to_owned(), Value::Array(rest));
+                }
+            }
+            object.insert("nullable".to_owned(), json!(true));
+        }
+    }
+    if let Some(Value::Array(examples)) = object.get("examples") {
+        let first = examples.first().cloned();
+        object.remove("examples");
+        if let Some(first) = first {
+            object.insert("example".to_owned(), first);
+        }
+    }
+    if let Some(constant) = object.remove("const") {
+        object.insert("enum".to_owned(), json!([constant]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nullable_types_and_branches_become_nullable() {
+        let document = json!({
+            "openapi": "3.1.0",
+            "info": {"license": {"name": "MIT", "identifier": "MIT"}},
+            "a": {"type": ["string", "null"]},
+            "b": {"oneOf": [{"$ref": "#/x", "description": "d"}, {"type": "null"}]},
+            "c": {"type": "string", "examples": ["one", "two"]},
+            "d": {"const": 3},
+            "e": {"content": {"application/json": {"examples": {"x": {"value": 1}}}}},
+        });
+        assert_eq!(
+            downgrade(document),
+            json!({
+                "openapi": "3.0.3",
+                "info": {"license": {"name": "MIT", "url": "https://spdx.org/licenses/MIT.html"}},
+                "a": {"type": "string", "nullable": true},
+                "b": {"allOf": [{"$ref": "#/x"}], "description": "d", "nullable": true},
+                "c": {"type": "string", "example": "one"},
+                "d": {"enum": [3]},
+                "e": {"content": {"application/json": {"examples": {"x": {"value": 1}}}}},
+            })
+        );
+    }
+}
