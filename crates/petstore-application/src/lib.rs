@@ -4,15 +4,19 @@
 
 pub mod deprecation;
 pub mod keys;
+pub mod orders;
 pub mod ports;
 mod service;
 
 pub use keys::{KeyDirectory, KeyRefusal};
+pub use orders::{OrderError, OrderPage, OrderService};
 pub use ports::{
-    BoxError, Clock, KeyChanges, KeyRepository, PetRepository, RepositoryError, Revocation,
-    SystemClock,
+    BoxError, Clock, KeyChanges, KeyRepository, OrderFilter, OrderRepository, OrderWork,
+    PetRepository, RepositoryError, Revocation, StoreTransaction, SystemClock,
 };
 pub use service::{GetPetError, PetPage, PetService};
 
 #[cfg(any(test, feature = "mocks"))]
-pub use ports::{MockClock, MockKeyRepository, MockPetRepository};
+pub use ports::{
+    MockClock, MockKeyRepository, MockOrderRepository, MockPetRepository, MockStoreTransaction,
+};

@@ -1,0 +1,116 @@
+//! The order use cases: place an order for an available pet, approve, deliver or cancel it,
+//! get one, list them. Each change of an order and of its pet happens in one transaction of
+//! the [`OrderRepository`] port, so the application changes both atomically without knowing
+//! how storage makes a transaction (`docs/architecture.md`).
+
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use petstore_domain::{NewOrder, Order, OrderAction, OrderConflict, OrderId, PetId};
+
+use crate::ports::{Clock, OrderFilter, OrderRepository, OrderWork, RepositoryError};
+
+/// Why an order use case failed; nothing changed.
+#[derive(Debug, thiserror::Error)]
+pub enum OrderError {
+    #[error("no pet has the id {0}")]
+    PetNotFound(PetId),
+    #[error("no order has the id {0}")]
+    NotFound(OrderId),
+    #[error(transparent)]
+    Conflict(#[from] OrderConflict),
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+}
+
+/// One page of orders; `next_after` is where the following page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderPage {
+    pub orders: Vec<Order>,
+    pub next_after: Option<OrderId>,
+}
+
+/// The order use cases over whichever repository and clock the composition root chose.
+#[derive(Clone)]
+pub struct OrderService {
+    repository: Arc<dyn OrderRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for OrderService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OrderService").finish_non_exhaustive()
+    }
+}
+
+impl OrderService {
+    pub fn new(repository: Arc<dyn OrderRepository>, clock: Arc<dyn Clock>) -> Self {
+        Self { repository, clock }
+    }
+
+    /// Places `new`: its pet goes `available -> pending` and the order is stored, together.
+    pub async fn place(&self, new: NewOrder) -> Result<Order, OrderError> {
+        let work: OrderWork = Box::new(move |tx| {
+            let mut pet = tx
+                .pet_for_update(new.pet_id)?
+                .ok_or(OrderError::PetNotFound(new.pet_id))?;
+            new.place(&mut pet)?;
+            tx.save_pet_status(&pet)?;
+            Ok(tx.insert_order(new)?)
+        });
+        self.repository.in_transaction(work).await
+    }
+
+    /// Applies `action` to the order `id` and to its pet, together.
+    pub async fn act(&self, id: OrderId, action: OrderAction) -> Result<Order, OrderError> {
+        let now = self
+            .clock
+            .now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| {
+                i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+            });
+        let work: OrderWork = Box::new(move |tx| {
+            let mut order = tx.order_for_update(id)?.ok_or(OrderError::NotFound(id))?;
+            let mut pet = tx
+                .pet_for_update(order.pet_id)?
+                .ok_or(OrderError::PetNotFound(order.pet_id))?;
+            let pet_status = pet.status;
+            order.apply(action, &mut pet, now)?;
+            tx.save_order(&order)?;
+            if pet.status != pet_status {
+                tx.save_pet_status(&pet)?;
+            }
+            Ok(order)
+        });
+        self.repository.in_transaction(work).await
+    }
+
+    /// The order `id`.
+    pub async fn get(&self, id: OrderId) -> Result<Order, OrderError> {
+        self.repository
+            .find(id)
+            .await?
+            .ok_or(OrderError::NotFound(id))
+    }
+
+    /// One page of orders matching `filter`, ascending by id, after `after`.
+    pub async fn list(
+        &self,
+        filter: OrderFilter,
+        after: Option<OrderId>,
+        limit: usize,
+    ) -> Result<OrderPage, OrderError> {
+        let mut orders = self.repository.list(filter, after, limit + 1).await?;
+        let next_after = if orders.len() > limit {
+            orders.truncate(limit);
+            orders.last().map(|order| order.id)
+        } else {
+            None
+        };
+        Ok(OrderPage { orders, next_after })
+    }
+}
+
+#[cfg(test)]
+mod tests;
