@@ -13,6 +13,7 @@
 mod error;
 pub mod memory;
 mod memory_key_registry;
+mod memory_orders;
 mod postgres_url;
 mod settings;
 mod sql;
@@ -20,20 +21,22 @@ mod url;
 
 use std::sync::Arc;
 
-use petstore_application::{KeyRepository, PetRepository};
+use petstore_application::{KeyRepository, OrderRepository, PetRepository};
 
 pub use error::StorageError;
 pub use memory::InMemoryPetRepository;
 pub use memory_key_registry::InMemoryKeyRegistry;
+pub use memory_orders::InMemoryOrderRepository;
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
-pub use sql::{DieselKeyRegistry, DieselPetRepository, PoolMetrics};
+pub use sql::{DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, PoolMetrics};
 pub use url::DatabaseUrl;
 
 /// The ports on one store: its pets and its key registry.
 #[derive(Clone)]
 pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
+    pub orders: Arc<dyn OrderRepository>,
     pub keys: Arc<dyn KeyRepository>,
     /// The connection pool's gauges (none for `memory:`).
     pub pool_metrics: Option<PoolMetrics>,
@@ -49,8 +52,10 @@ impl std::fmt::Debug for Storage {
 /// the database with every pending migration applied. Blocking; call it off the async workers.
 pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, StorageError> {
     if let DatabaseUrl::Memory = url {
+        let pets = InMemoryPetRepository::new();
         return Ok(Storage {
-            pets: Arc::new(InMemoryPetRepository::new()),
+            orders: Arc::new(InMemoryOrderRepository::new(&pets)),
+            pets: Arc::new(pets),
             keys: Arc::new(InMemoryKeyRegistry::new()),
             pool_metrics: None,
         });
@@ -61,6 +66,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         tracing::info!(database = %url, versions = ?applied, "applied migrations");
     }
     Ok(Storage {
+        orders: Arc::new(repository.order_repository()),
         keys: Arc::new(repository.key_registry()),
         pool_metrics: Some(repository.pool_metrics()),
         pets: Arc::new(repository),

@@ -30,7 +30,11 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
     let applied = migrate(&url, &PoolSettings::default()).expect("first run");
     assert_eq!(
         applied,
-        vec!["20261122000000".to_owned(), "20261123000000".to_owned()]
+        vec![
+            "20261122000000".to_owned(),
+            "20261123000000".to_owned(),
+            "20261123000001".to_owned(),
+        ]
     );
     assert!(migrate(&url, &PoolSettings::default())
         .expect("second run")
@@ -62,7 +66,11 @@ async fn two_instances_migrating_a_fresh_database_at_once_both_succeed() {
         }
         assert_eq!(
             applied,
-            vec!["20261122000000".to_owned(), "20261123000000".to_owned()],
+            vec![
+                "20261122000000".to_owned(),
+                "20261123000000".to_owned(),
+                "20261123000001".to_owned(),
+            ],
             "exactly one run applies it"
         );
         let repo = open(database.url());

@@ -50,7 +50,11 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
     let applied = migrate(&url, &settings).expect("first run");
     assert_eq!(
         applied,
-        vec!["20261122000000".to_owned(), "20261123000000".to_owned()]
+        vec![
+            "20261122000000".to_owned(),
+            "20261123000000".to_owned(),
+            "20261123000001".to_owned(),
+        ]
     );
     assert!(migrate(&url, &settings).expect("second run").is_empty());
     let _repo = open(&file.url());
@@ -138,7 +142,11 @@ fn two_processes_migrating_a_new_file_at_once_both_succeed() {
         }
         assert_eq!(
             applied,
-            vec!["20261122000000".to_owned(), "20261123000000".to_owned()]
+            vec![
+                "20261122000000".to_owned(),
+                "20261123000000".to_owned(),
+                "20261123000001".to_owned(),
+            ]
         );
     }
 }

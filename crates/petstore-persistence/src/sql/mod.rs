@@ -12,6 +12,7 @@ mod group_read;
 mod key_registry;
 pub(crate) mod metrics;
 mod migrations;
+mod order_repository;
 mod pet_row;
 mod queue;
 mod repository;
@@ -20,6 +21,7 @@ mod write_transaction;
 
 pub use key_registry::DieselKeyRegistry;
 pub use metrics::PoolMetrics;
+pub use order_repository::DieselOrderRepository;
 pub use repository::{run_migrations, DieselPetRepository};
 
 type Pool = r2d2::Pool<connection::Manager>;

@@ -155,6 +155,15 @@ impl DieselPetRepository {
         super::PoolMetrics::new(self.pool.clone())
     }
 
+    /// The orders in the same database, on the same pool.
+    pub fn order_repository(&self) -> super::DieselOrderRepository {
+        super::DieselOrderRepository::new(
+            self.pool.clone(),
+            self.generations.clone(),
+            self.url.clone(),
+        )
+    }
+
     /// The key registry in the same database, on the same pool.
     pub fn key_registry(&self) -> super::DieselKeyRegistry {
         super::DieselKeyRegistry::new(self.pool.clone(), self.url.clone())

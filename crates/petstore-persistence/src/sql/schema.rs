@@ -21,3 +21,13 @@ diesel::table! {
         revision -> BigInt,
     }
 }
+
+diesel::table! {
+    orders (id) {
+        id -> BigInt,
+        pet_id -> BigInt,
+        quantity -> Integer,
+        status -> Text,
+        ship_date -> Nullable<BigInt>,
+    }
+}

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use petstore_application::{KeyRepository, PetRepository};
+use petstore_application::{KeyRepository, OrderRepository, PetRepository};
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
 use petstore_test_support::{TestDatabase, TestSqliteFile};
@@ -16,6 +16,7 @@ pub struct Fixture {
     name: &'static str,
     repo: Arc<dyn PetRepository>,
     keys: Arc<dyn KeyRepository>,
+    orders: Arc<dyn OrderRepository>,
     _storage: Box<dyn Any + Send>,
 }
 
@@ -39,6 +40,11 @@ impl Fixture {
 
     pub fn keys_arc(&self) -> Arc<dyn KeyRepository> {
         Arc::clone(&self.keys)
+    }
+
+    /// The orders of the same store.
+    pub fn orders_arc(&self) -> Arc<dyn OrderRepository> {
+        Arc::clone(&self.orders)
     }
 }
 
@@ -77,11 +83,14 @@ pub fn parse(url: &str) -> DatabaseUrl {
 
 impl Fixture {
     fn new(name: &'static str, url: &str, storage: Box<dyn Any + Send>) -> Self {
-        let Storage { pets, keys, .. } = open_storage(url);
+        let Storage {
+            pets, keys, orders, ..
+        } = open_storage(url);
         Self {
             name,
             repo: pets,
             keys,
+            orders,
             _storage: storage,
         }
     }

@@ -1,0 +1,127 @@
+//! `InMemoryOrderRepository`: orders of a `memory:` store, beside its pets. A transaction holds
+//! the store's lock from start to end and stages its writes, which are applied only when the
+//! work succeeds: other requests see all of it or none of it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use petstore_application::{
+    OrderError, OrderFilter, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
+};
+use petstore_domain::{NewOrder, Order, OrderId, Pet, PetId};
+
+use crate::memory::State;
+use crate::InMemoryPetRepository;
+
+/// Orders kept with the pets of one in-memory store.
+#[derive(Debug)]
+pub struct InMemoryOrderRepository {
+    state: Arc<Mutex<State>>,
+}
+
+impl InMemoryOrderRepository {
+    /// The orders of `pets`' store.
+    pub fn new(pets: &InMemoryPetRepository) -> Self {
+        Self {
+            state: pets.shared_state(),
+        }
+    }
+}
+
+/// A transaction's view: the store as it was, plus what the transaction wrote so far.
+struct StagedTransaction<'a> {
+    state: &'a State,
+    pets: BTreeMap<i64, Pet>,
+    orders: BTreeMap<i64, Order>,
+    last_order_id: i64,
+}
+
+impl StoreTransaction for StagedTransaction<'_> {
+    fn pet_for_update(&mut self, id: PetId) -> Result<Option<Pet>, RepositoryError> {
+        Ok(self
+            .pets
+            .get(&id.get())
+            .or_else(|| self.state.pets.get(&id.get()))
+            .cloned())
+    }
+
+    fn order_for_update(&mut self, id: OrderId) -> Result<Option<Order>, RepositoryError> {
+        Ok(self
+            .orders
+            .get(&id.get())
+            .or_else(|| self.state.orders.get(&id.get()))
+            .cloned())
+    }
+
+    fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
+        let mut stored = self
+            .pet_for_update(pet.id)?
+            .ok_or_else(|| RepositoryError::Unexpected(format!("no pet {}", pet.id).into()))?;
+        stored.status = pet.status;
+        self.pets.insert(pet.id.get(), stored);
+        Ok(())
+    }
+
+    fn insert_order(&mut self, order: NewOrder) -> Result<Order, RepositoryError> {
+        let id = self.last_order_id.checked_add(1).ok_or_else(|| {
+            RepositoryError::Unexpected("the in-memory store ran out of order ids".into())
+        })?;
+        self.last_order_id = id;
+        let order = order.into_order(OrderId::new(id));
+        self.orders.insert(id, order.clone());
+        Ok(order)
+    }
+
+    fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
+        self.orders.insert(order.id.get(), order.clone());
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl OrderRepository for InMemoryOrderRepository {
+    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut staged = StagedTransaction {
+            state: &state,
+            pets: BTreeMap::new(),
+            orders: BTreeMap::new(),
+            last_order_id: state.last_order_id,
+        };
+        let order = work(&mut staged)?;
+        let StagedTransaction {
+            pets,
+            orders,
+            last_order_id,
+            ..
+        } = staged;
+        state.pets.extend(pets);
+        state.orders.extend(orders);
+        state.last_order_id = last_order_id;
+        Ok(order)
+    }
+
+    async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(state.orders.get(&id.get()).cloned())
+    }
+
+    async fn list(
+        &self,
+        filter: OrderFilter,
+        after: Option<OrderId>,
+        max: usize,
+    ) -> Result<Vec<Order>, RepositoryError> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(state
+            .orders
+            .values()
+            .filter(|order| after.is_none_or(|after| order.id > after))
+            .filter(|order| filter.status.is_none_or(|status| order.status == status))
+            .filter(|order| filter.pet_id.is_none_or(|pet| order.pet_id == pet))
+            .take(max)
+            .cloned()
+            .collect())
+    }
+}

@@ -1,0 +1,254 @@
+//! `DieselOrderRepository`: the order port on `orders` and `pets`, sharing the pet repository's
+//! pool. A transaction is a write transaction on one pooled connection, run on the blocking
+//! pool: SQLite's `BEGIN IMMEDIATE` admits one writer at a time, and on PostgreSQL the pet and
+//! the order are read `FOR UPDATE`, so two transactions on one pet take turns and the second
+//! sees what the first committed.
+
+use std::cell::RefCell;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use petstore_application::{
+    OrderError, OrderFilter, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
+};
+use petstore_domain::{NewOrder, Order, OrderId, OrderStatus, Pet, PetId};
+
+use super::connection::{read_with_retry, AnyConnection, Generations};
+use super::errors::{self, Detail};
+use super::pet_row::PetRow;
+use super::schema::{orders, pets};
+use super::write_transaction::in_write_transaction;
+use super::Pool;
+use crate::DatabaseUrl;
+
+/// Orders in the database behind a pool.
+#[derive(Clone)]
+pub struct DieselOrderRepository {
+    pool: Pool,
+    generations: Generations,
+    url: DatabaseUrl,
+}
+
+impl std::fmt::Debug for DieselOrderRepository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DieselOrderRepository")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+type OrderColumns = (
+    orders::id,
+    orders::pet_id,
+    orders::quantity,
+    orders::status,
+    orders::ship_date,
+);
+
+const COLUMNS: OrderColumns = (
+    orders::id,
+    orders::pet_id,
+    orders::quantity,
+    orders::status,
+    orders::ship_date,
+);
+
+#[derive(Debug, Queryable)]
+struct OrderRow {
+    id: i64,
+    pet_id: i64,
+    quantity: i32,
+    status: String,
+    ship_date: Option<i64>,
+}
+
+impl OrderRow {
+    fn into_order(self) -> Result<Order, RepositoryError> {
+        let status = OrderStatus::parse(&self.status).map_err(|_| {
+            RepositoryError::Unexpected(Box::new(Detail(format!(
+                "stored order {} has an invalid status",
+                self.id
+            ))))
+        })?;
+        Ok(Order {
+            id: OrderId::new(self.id),
+            pet_id: PetId::new(self.pet_id),
+            quantity: u32::try_from(self.quantity).unwrap_or(1),
+            status,
+            ship_date: self.ship_date,
+        })
+    }
+}
+
+/// The transaction a use case's work runs in.
+struct DieselTransaction<'a> {
+    conn: &'a mut AnyConnection,
+}
+
+fn query_error(error: DieselError) -> RepositoryError {
+    errors::from_query(error)
+}
+
+impl StoreTransaction for DieselTransaction<'_> {
+    fn pet_for_update(&mut self, id: PetId) -> Result<Option<Pet>, RepositoryError> {
+        let query = pets::table.find(id.get()).select(PetRow::COLUMNS);
+        let row = match &mut *self.conn {
+            AnyConnection::Postgresql(pg) => query.for_update().first::<PetRow>(pg).optional(),
+            // `BEGIN IMMEDIATE` already holds the database's write lock.
+            AnyConnection::Sqlite(sqlite) => query.first::<PetRow>(sqlite).optional(),
+        }
+        .map_err(query_error)?;
+        row.map(PetRow::into_pet).transpose()
+    }
+
+    fn order_for_update(&mut self, id: OrderId) -> Result<Option<Order>, RepositoryError> {
+        let query = orders::table.find(id.get()).select(COLUMNS);
+        let row = match &mut *self.conn {
+            AnyConnection::Postgresql(pg) => query.for_update().first::<OrderRow>(pg).optional(),
+            AnyConnection::Sqlite(sqlite) => query.first::<OrderRow>(sqlite).optional(),
+        }
+        .map_err(query_error)?;
+        row.map(OrderRow::into_order).transpose()
+    }
+
+    fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
+        diesel::update(pets::table.find(pet.id.get()))
+            .set(pets::status.eq(pet.status.as_str()))
+            .execute(self.conn)
+            .map(|_| ())
+            .map_err(query_error)
+    }
+
+    fn insert_order(&mut self, order: NewOrder) -> Result<Order, RepositoryError> {
+        let placed = order.into_order(OrderId::new(0));
+        let row = diesel::insert_into(orders::table)
+            .values((
+                orders::pet_id.eq(placed.pet_id.get()),
+                orders::quantity.eq(i32::try_from(placed.quantity).unwrap_or(1)),
+                orders::status.eq(placed.status.as_str()),
+                orders::ship_date.eq(placed.ship_date),
+            ))
+            .returning(COLUMNS)
+            .get_result::<OrderRow>(self.conn)
+            .map_err(query_error)?;
+        row.into_order()
+    }
+
+    fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
+        diesel::update(orders::table.find(order.id.get()))
+            .set((
+                orders::status.eq(order.status.as_str()),
+                orders::ship_date.eq(order.ship_date),
+            ))
+            .execute(self.conn)
+            .map(|_| ())
+            .map_err(query_error)
+    }
+}
+
+/// Order transactions need no turn of their own: their locks are the row locks above.
+fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
+    Ok(())
+}
+
+impl DieselOrderRepository {
+    pub(crate) fn new(pool: Pool, generations: Generations, url: DatabaseUrl) -> Self {
+        Self {
+            pool,
+            generations,
+            url,
+        }
+    }
+
+    async fn read<T, Q>(&self, query: Q) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
+    {
+        let (pool, generations, url) = (
+            self.pool.clone(),
+            self.generations.clone(),
+            self.url.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            read_with_retry(&pool, &generations, query)
+                .map_err(|failure| errors::from_read(failure, &url))
+        })
+        .await
+        .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
+    }
+}
+
+#[async_trait]
+impl OrderRepository for DieselOrderRepository {
+    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
+        let (pool, url) = (self.pool.clone(), self.url.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut conn = super::metrics::checkout(&pool, "write")
+                .map_err(|error| errors::from_checkout(&error, &url))?;
+            // The work's own refusal (a conflict, a missing pet) must roll back and reach the
+            // caller as it is; diesel only knows its own errors, so it waits here meanwhile.
+            let refused: RefCell<Option<OrderError>> = RefCell::new(None);
+            let outcome = in_write_transaction(&mut conn, no_turn, |conn| {
+                match work(&mut DieselTransaction { conn }) {
+                    Ok(order) => Ok(order),
+                    Err(error) => {
+                        refused.replace(Some(error));
+                        Err(DieselError::RollbackTransaction)
+                    }
+                }
+            });
+            match (outcome, refused.into_inner()) {
+                (Ok(order), _) => Ok(order),
+                (Err(_), Some(refusal)) => Err(refusal),
+                (Err(failure), None) => Err(OrderError::Repository(errors::from_query(
+                    failure.into_error(),
+                ))),
+            }
+        })
+        .await
+        .map_err(|error| OrderError::Repository(RepositoryError::Unexpected(Box::new(error))))?
+    }
+
+    async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {
+        let row = self
+            .read(move |conn| {
+                orders::table
+                    .find(id.get())
+                    .select(COLUMNS)
+                    .first::<OrderRow>(conn)
+                    .optional()
+            })
+            .await?;
+        row.map(OrderRow::into_order).transpose()
+    }
+
+    async fn list(
+        &self,
+        filter: OrderFilter,
+        after: Option<OrderId>,
+        max: usize,
+    ) -> Result<Vec<Order>, RepositoryError> {
+        let after = after.map_or(i64::MIN, OrderId::get);
+        let max = i64::try_from(max).unwrap_or(i64::MAX);
+        let rows = self
+            .read(move |conn| {
+                let mut query = orders::table
+                    .filter(orders::id.gt(after))
+                    .select(COLUMNS)
+                    .order(orders::id)
+                    .limit(max)
+                    .into_boxed();
+                if let Some(status) = filter.status {
+                    query = query.filter(orders::status.eq(status.as_str()));
+                }
+                if let Some(pet_id) = filter.pet_id {
+                    query = query.filter(orders::pet_id.eq(pet_id.get()));
+                }
+                query.load::<OrderRow>(conn)
+            })
+            .await?;
+        rows.into_iter().map(OrderRow::into_order).collect()
+    }
+}
