@@ -339,3 +339,37 @@ async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
     .await;
     assert_eq!(status, 200);
 }
+
+/// Fifty concurrent orders for one pet, split across two instances on one database: exactly one
+/// is placed, forty-nine are conflicts, and the pet is `pending`.
+#[actix_web::test]
+async fn fifty_orders_for_one_pet_across_two_instances_place_exactly_one() {
+    let (app, other) = two_instances().await;
+    let pet = app
+        .create_pet(json!({"name": "Popular", "categoryId": 1}))
+        .await;
+    let pet_id = pet["id"].as_i64().expect("an id");
+    let orders = (0..50).map(|n| {
+        let address = if n % 2 == 0 {
+            &app.address
+        } else {
+            &other.address
+        };
+        let request = app
+            .client
+            .post(format!("{address}/v1/store/orders"))
+            .bearer_auth(&app.api_key)
+            .insert_header(("Content-Type", "application/json"));
+        send(request, Some(json!({"petId": pet_id}).to_string()))
+    });
+    let answers = join_all(orders).await;
+    let statuses: Vec<u16> = answers
+        .iter()
+        .map(|answer| answer.status.as_u16())
+        .collect();
+    let placed = statuses.iter().filter(|status| **status == 201).count();
+    let conflicts = statuses.iter().filter(|status| **status == 409).count();
+    assert_eq!((placed, conflicts), (1, 49), "{statuses:?}");
+    let pets = app.list(&format!("?id={pet_id}")).await;
+    assert_eq!(pets[0]["status"], "pending");
+}

@@ -14,6 +14,7 @@ mod list_pets;
 mod malformed_http;
 mod openapi;
 mod operability;
+mod orders;
 mod overload;
 mod routing;
 mod slow_clients;

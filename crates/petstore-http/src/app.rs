@@ -7,11 +7,11 @@ use actix_web::{guard, middleware, web, App, Route};
 
 use crate::cors;
 use crate::handlers::docs::{self, swagger_ui_config};
-use crate::handlers::{fallback, get_pet, health, metrics, pets};
+use crate::handlers::{fallback, get_pet, health, metrics, orders, pets};
 use crate::middleware::log_and_contain_failures;
 use crate::paths::{
-    DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
-    READYZ_PATH,
+    DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, ORDERS_PATH, ORDER_PATH,
+    PETS_PATH, PET_PATH, READYZ_PATH,
 };
 use crate::state::HttpState;
 
@@ -50,6 +50,7 @@ pub fn app(
     let cors =
         middleware::Condition::new(state.cors().is_enabled(), cors::middleware(state.cors()));
     let serves_metrics = state.metrics().is_some();
+    let serves_orders = state.has_orders();
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_config()))
@@ -105,6 +106,39 @@ pub fn app(
                 .route(get().to(docs::swagger_ui))
                 .default_service(fallback::method_not_allowed(GET)),
         )
+        .configure(|config| {
+            if !serves_orders {
+                return;
+            }
+            const POST: &[Method] = &[Method::POST];
+            config
+                .service(
+                    web::resource(ORDERS_PATH)
+                        .name("orders")
+                        .route(get().to(orders::list_orders))
+                        .route(web::post().to(orders::place_order))
+                        .default_service(fallback::method_not_allowed(GET_POST)),
+                )
+                .service(
+                    web::resource(ORDER_PATH)
+                        .name("order")
+                        .route(get().to(orders::get_order))
+                        .default_service(fallback::method_not_allowed(GET)),
+                );
+            for (action, handler) in [
+                ("approve", "approveOrder"),
+                ("deliver", "deliverOrder"),
+                ("cancel", "cancelOrder"),
+            ] {
+                let resource = web::resource(format!("{ORDER_PATH}/{action}")).name(handler);
+                let resource = match action {
+                    "approve" => resource.route(web::post().to(orders::approve_order)),
+                    "deliver" => resource.route(web::post().to(orders::deliver_order)),
+                    _ => resource.route(web::post().to(orders::cancel_order)),
+                };
+                config.service(resource.default_service(fallback::method_not_allowed(POST)));
+            }
+        })
         .configure(|config| {
             if serves_metrics {
                 config.service(

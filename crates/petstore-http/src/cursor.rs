@@ -63,45 +63,56 @@ impl CursorCodec {
 
     /// The cursor of the page after `after`, valid only with the same `status` filter.
     pub fn encode(&self, after: PetId, status: Option<PetStatus>) -> String {
-        let mut bytes = [0_u8; CURSOR_LEN];
-        bytes[0] = VERSION;
-        bytes[1..9].copy_from_slice(&after.get().to_be_bytes());
-        let tag = Self::mac(&self.key, after, status).finalize().into_bytes();
-        bytes[9..].copy_from_slice(&tag[..TAG_LEN]);
-        URL_SAFE_NO_PAD.encode(bytes)
+        self.encode_scoped(after.get(), &[status_byte(status)])
     }
 
     /// The id a cursor issued by [`encode`](Self::encode) for `status` carries, or a 400
     /// `invalid_parameter`.
     pub fn decode(&self, raw: &str, status: Option<PetStatus>) -> Result<PetId, ApiError> {
+        self.decode_scoped(raw, &[status_byte(status)])
+            .map(PetId::new)
+            .ok_or_else(invalid)
+    }
+
+    /// A cursor after `after` for another listing, bound to `scope` (which names the listing
+    /// and its filters; a pet listing's scope is its one status byte, so other listings start
+    /// theirs with a byte no status has).
+    pub(crate) fn encode_scoped(&self, after: i64, scope: &[u8]) -> String {
+        let mut bytes = [0_u8; CURSOR_LEN];
+        bytes[0] = VERSION;
+        bytes[1..9].copy_from_slice(&after.to_be_bytes());
+        let tag = Self::mac(&self.key, after, scope).finalize().into_bytes();
+        bytes[9..].copy_from_slice(&tag[..TAG_LEN]);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The position a cursor issued by [`encode_scoped`](Self::encode_scoped) for `scope`
+    /// carries, if it is one.
+    pub(crate) fn decode_scoped(&self, raw: &str, scope: &[u8]) -> Option<i64> {
         // The decoder refuses non-canonical encodings (stray trailing bits), so two different
         // strings never decode to the same bytes: changing any character changes what is checked.
-        let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
-        let bytes: [u8; CURSOR_LEN] = bytes.try_into().map_err(|_| invalid())?;
+        let bytes = URL_SAFE_NO_PAD.decode(raw).ok()?;
+        let bytes: [u8; CURSOR_LEN] = bytes.try_into().ok()?;
         if bytes[0] != VERSION {
-            return Err(invalid());
+            return None;
         }
         let mut id = [0_u8; 8];
         id.copy_from_slice(&bytes[1..9]);
-        let after = PetId::new(i64::from_be_bytes(id));
+        let after = i64::from_be_bytes(id);
         let tag = &bytes[9..];
         let signed_by = |key: &[u8; 32]| {
-            Self::mac(key, after, status)
+            Self::mac(key, after, scope)
                 .verify_truncated_left(tag)
                 .is_ok()
         };
-        if signed_by(&self.key) || self.previous_keys.iter().any(signed_by) {
-            Ok(after)
-        } else {
-            Err(invalid())
-        }
+        (signed_by(&self.key) || self.previous_keys.iter().any(signed_by)).then_some(after)
     }
 
-    fn mac(key: &[u8; 32], after: PetId, status: Option<PetStatus>) -> HmacSha256 {
+    fn mac(key: &[u8; 32], after: i64, scope: &[u8]) -> HmacSha256 {
         let mut mac = mac_with_key(key);
         mac.update(&[VERSION]);
-        mac.update(&after.get().to_be_bytes());
-        mac.update(&[status_byte(status)]);
+        mac.update(&after.to_be_bytes());
+        mac.update(scope);
         mac
     }
 }

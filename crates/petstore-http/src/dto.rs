@@ -17,6 +17,7 @@ use utoipa::ToSchema;
 use crate::error::ApiError;
 
 pub(crate) mod fields;
+pub(crate) mod order;
 
 /// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`. Also the `Pet` schema of
 /// the OpenAPI document; its constraints restate what the domain guarantees of every stored pet.
@@ -102,26 +103,7 @@ impl NewPetDto {
     /// no field given twice (`{"name":"a","name":"b"}` is ambiguous, so it is refused rather
     /// than silently keeping the last one).
     pub fn from_json(body: &[u8]) -> Result<Self, ApiError> {
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::malformed_json(
-                "request body is empty; expected a JSON object",
-            ));
-        }
-        let value: Value = serde_json::from_slice(body).map_err(|err| {
-            ApiError::malformed_json(format!("request body is not valid JSON: {err}"))
-        })?;
-        let Value::Object(fields) = value else {
-            return Err(ApiError::malformed_json(
-                "request body must be a JSON object",
-            ));
-        };
-        // The body parsed once already, so this second pass cannot fail on syntax.
-        if let Ok(FirstDuplicateKey(Some(key))) = serde_json::from_slice(body) {
-            return Err(ApiError::validation(format!(
-                "field `{key}` is given more than once"
-            )));
-        }
-        Ok(Self { fields })
+        json_object(body).map(|fields| Self { fields })
     }
 
     /// The domain's `NewPet`, or a 400 `validation_failed` naming every offending field.
@@ -287,6 +269,31 @@ fn json_category_id(value: &Value) -> Result<CategoryId, String> {
         return Err(out_of_range());
     }
     CategoryId::parse(float as i64).map_err(|_| out_of_range())
+}
+
+/// A request body parsed as one JSON object with no member given twice (`{"a":1,"a":2}` is
+/// ambiguous, so it is refused rather than silently keeping the last one).
+pub(crate) fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::malformed_json(
+            "request body is empty; expected a JSON object",
+        ));
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|err| {
+        ApiError::malformed_json(format!("request body is not valid JSON: {err}"))
+    })?;
+    let Value::Object(fields) = value else {
+        return Err(ApiError::malformed_json(
+            "request body must be a JSON object",
+        ));
+    };
+    // The body parsed once already, so this second pass cannot fail on syntax.
+    if let Ok(FirstDuplicateKey(Some(key))) = serde_json::from_slice(body) {
+        return Err(ApiError::validation(format!(
+            "field `{key}` is given more than once"
+        )));
+    }
+    Ok(fields)
 }
 
 /// Deserializes a JSON object only to find the first key that appears twice in it.

@@ -12,7 +12,7 @@ use std::fmt;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_application::{GetPetError, RepositoryError};
+use petstore_application::{GetPetError, OrderError, RepositoryError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -43,6 +43,8 @@ pub enum ErrorCode {
     NotFound,
     /// 405: the path exists but not with this method.
     MethodNotAllowed,
+    /// 409: the order or its pet is not in a state that allows this (nothing changed).
+    Conflict,
     /// 408: the request body did not arrive within the body deadline.
     RequestTimeout,
     /// 410: the operation was removed at its sunset.
@@ -75,6 +77,7 @@ impl ErrorCode {
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict => StatusCode::CONFLICT,
             Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Gone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -326,6 +329,18 @@ impl From<GetPetError> for ApiError {
                 ),
             ),
             GetPetError::Repository(err) => err.into(),
+        }
+    }
+}
+
+impl From<OrderError> for ApiError {
+    fn from(err: OrderError) -> Self {
+        match err {
+            OrderError::NotFound(_) | OrderError::PetNotFound(_) => {
+                Self::not_found(err.to_string())
+            }
+            OrderError::Conflict(conflict) => Self::new(ErrorCode::Conflict, conflict.to_string()),
+            OrderError::Repository(err) => err.into(),
         }
     }
 }

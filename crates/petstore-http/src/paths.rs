@@ -21,6 +21,16 @@ pub const READYZ_PATH: &str = "/readyz";
 /// Prometheus metrics (no key; on the API's port unless given an address of their own).
 pub const METRICS_PATH: &str = "/metrics";
 
+/// The store's orders (experimental).
+pub const ORDERS_PATH: &str = "/v1/store/orders";
+/// One order.
+pub const ORDER_PATH: &str = "/v1/store/orders/{orderId}";
+
+/// The path of one order, as `Location` gives it.
+pub fn order_path(id: impl std::fmt::Display) -> String {
+    format!("{ORDERS_PATH}/{id}")
+}
+
 /// The path of one pet, as `Location` gives it.
 pub fn pet_path(id: impl std::fmt::Display) -> String {
     format!("{PETS_PATH}/{id}")

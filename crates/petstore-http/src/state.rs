@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web::Bytes;
-use petstore_application::{KeyDirectory, PetService};
+use petstore_application::{KeyDirectory, OrderService, PetService};
 
 use crate::auth::ApiKeys;
 use crate::cors::CorsOrigins;
@@ -20,6 +20,7 @@ use crate::rate_limit::{KeyRateLimiter, RateLimit};
 #[derive(Debug, Clone)]
 pub struct HttpState {
     service: PetService,
+    orders: Option<OrderService>,
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
@@ -56,6 +57,7 @@ impl HttpState {
     ) -> Self {
         Self {
             service,
+            orders: None,
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
@@ -127,6 +129,24 @@ impl HttpState {
 
     pub fn service(&self) -> &PetService {
         &self.service
+    }
+
+    /// Serves the store's orders with `orders` (without it, their paths are 404).
+    pub fn with_orders(mut self, orders: OrderService) -> Self {
+        self.orders = Some(orders);
+        self
+    }
+
+    pub(crate) fn has_orders(&self) -> bool {
+        self.orders.is_some()
+    }
+
+    /// The order use cases; only called by the order handlers, which are routed only when
+    /// there are orders.
+    pub(crate) fn orders(&self) -> &OrderService {
+        self.orders
+            .as_ref()
+            .expect("order routes exist only with an order service")
     }
 
     pub fn keys(&self) -> &ApiKeys {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::HttpServer;
-use petstore_application::{KeyDirectory, PetService, SystemClock};
+use petstore_application::{KeyDirectory, OrderService, PetService, SystemClock};
 use petstore_domain::KeyScope;
 use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH, METRICS_PATH};
 use petstore_persistence::DatabaseUrl;
@@ -60,6 +60,7 @@ impl Application {
         .map_err(AppError::KeyRegistry)?;
         let refresher = keys::spawn_refresher(directory.clone()).map_err(AppError::Thread)?;
         let service = PetService::new(storage.pets, Arc::new(SystemClock));
+        let orders = OrderService::new(storage.orders, Arc::new(SystemClock));
         let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
@@ -89,7 +90,8 @@ impl Application {
         )
         .with_servers(&servers)
         .with_body_timeout(args.body_timeout)
-        .with_cors(args.cors_origins.clone());
+        .with_cors(args.cors_origins.clone())
+        .with_orders(orders);
         let state = match args.rate_limit {
             Some(limit) => state.with_rate_limit(limit),
             None => state,

@@ -13,8 +13,8 @@ use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{
-    KeyChanges, KeyDirectory, MockClock, MockKeyRepository, MockPetRepository, PetService,
-    RepositoryError,
+    KeyChanges, KeyDirectory, MockClock, MockKeyRepository, MockOrderRepository, MockPetRepository,
+    OrderService, PetService, RepositoryError,
 };
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
@@ -104,7 +104,12 @@ async fn send_with_keys(
     req: TestRequest,
 ) -> Reply {
     let service = PetService::new(Arc::new(repository), Arc::new(clock));
-    let state = HttpState::new(service, key_directory, SECRET, &[]);
+    // Orders are routed like in production; no test here expects a call to their repository.
+    let orders = OrderService::new(
+        Arc::new(MockOrderRepository::new()),
+        Arc::new(MockClock::new()),
+    );
+    let state = HttpState::new(service, key_directory, SECRET, &[]).with_orders(orders);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {

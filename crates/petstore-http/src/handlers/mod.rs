@@ -6,6 +6,7 @@ pub(crate) mod fallback;
 pub(crate) mod get_pet;
 pub(crate) mod health;
 pub(crate) mod metrics;
+pub(crate) mod orders;
 pub(crate) mod pets;
 
 use actix_web::http::header;

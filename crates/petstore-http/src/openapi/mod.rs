@@ -8,10 +8,11 @@ pub mod v3_0;
 
 use utoipa::OpenApi;
 
+use crate::dto::order::{NewOrderDto, OrderDto, OrderStatusDto};
 use crate::dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use crate::error::ErrorBody;
-use crate::handlers::{get_pet, pets};
-use modifiers::{BearerAuth, GetPetDeprecation, OperabilityHeaders};
+use crate::handlers::{get_pet, orders, pets};
+use modifiers::{BearerAuth, ExperimentalStore, GetPetDeprecation, OperabilityHeaders};
 
 pub use modifiers::BEARER_AUTH;
 pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
@@ -28,10 +29,34 @@ pub use servers::{ApiServers, ServerUrl, ServerUrlError, BASE_PATH};
             specification left open are recorded in `docs/api.md`.",
         license(name = "MIT", identifier = "MIT"),
     ),
-    paths(pets::list_pets, pets::create_pet, get_pet::get_pet),
-    components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto, ErrorBody)),
-    tags((name = "pets", description = "The animals of the store.")),
-    modifiers(&BearerAuth, &OperabilityHeaders, &GetPetDeprecation),
+    paths(
+        pets::list_pets,
+        pets::create_pet,
+        get_pet::get_pet,
+        orders::place_order,
+        orders::list_orders,
+        orders::get_order,
+        orders::approve_order,
+        orders::deliver_order,
+        orders::cancel_order,
+    ),
+    components(schemas(
+        PetDto,
+        NewPetDto,
+        PetStatusDto,
+        PetsDto,
+        ErrorBody,
+        OrderDto,
+        NewOrderDto,
+        OrderStatusDto
+    )),
+    tags(
+        (name = "pets", description = "The animals of the store."),
+        (name = "store", description = "Orders for pets. **Experimental**: the operations \
+            carry `x-stability: experimental` and every response `X-API-Stability: \
+            experimental`; they may change within v1."),
+    ),
+    modifiers(&BearerAuth, &OperabilityHeaders, &GetPetDeprecation, &ExperimentalStore),
 )]
 struct ApiDoc;
 

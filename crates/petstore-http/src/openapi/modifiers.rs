@@ -164,3 +164,40 @@ impl Modify for OperabilityHeaders {
         }
     }
 }
+
+/// Marks the store's operations experimental: `x-stability: experimental` on each, and the
+/// `X-API-Stability` header on each of their responses.
+pub(super) struct ExperimentalStore;
+
+impl Modify for ExperimentalStore {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let header = HeaderBuilder::new()
+            .description(Some("`experimental`: this operation may change within v1."))
+            .build();
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with("/store/") {
+                continue;
+            }
+            for operation in [item.get.as_mut(), item.post.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                operation
+                    .extensions
+                    .get_or_insert_with(Default::default)
+                    .merge(
+                        utoipa::openapi::extensions::ExtensionsBuilder::new()
+                            .add("x-stability", "experimental")
+                            .build(),
+                    );
+                for response in operation.responses.responses.values_mut() {
+                    if let RefOr::T(response) = response {
+                        response
+                            .headers
+                            .insert("X-API-Stability".to_owned(), header.clone().into());
+                    }
+                }
+            }
+        }
+    }
+}

@@ -86,6 +86,12 @@ fn has_the_three_operations_relative_to_the_v1_servers() {
         ("/pets", "get", "listPets"),
         ("/pets", "post", "createPet"),
         ("/pets/{petId}", "get", "getPet"),
+        ("/store/orders", "get", "listOrders"),
+        ("/store/orders", "post", "placeOrder"),
+        ("/store/orders/{orderId}", "get", "getOrder"),
+        ("/store/orders/{orderId}/approve", "post", "approveOrder"),
+        ("/store/orders/{orderId}/cancel", "post", "cancelOrder"),
+        ("/store/orders/{orderId}/deliver", "post", "deliverOrder"),
     ];
     let expected: Vec<_> = expected
         .iter()
@@ -95,7 +101,7 @@ fn has_the_three_operations_relative_to_the_v1_servers() {
 }
 
 #[test]
-fn every_operation_needs_the_bearer_key_and_is_tagged_pets() {
+fn every_operation_needs_the_bearer_key_and_is_tagged_pets_or_store() {
     let doc = doc();
     assert_eq!(
         doc["components"]["securitySchemes"][BEARER_AUTH],
@@ -112,9 +118,16 @@ fn every_operation_needs_the_bearer_key_and_is_tagged_pets() {
             json!([{BEARER_AUTH: []}]),
             "{method} {path}"
         );
-        assert_eq!(op["tags"], json!(["pets"]), "{method} {path}");
+        let (tag, stability) = if path.starts_with("/store/") {
+            ("store", json!("experimental"))
+        } else {
+            ("pets", Value::Null)
+        };
+        assert_eq!(op["tags"], json!([tag]), "{method} {path}");
+        assert_eq!(op["x-stability"], stability, "{method} {path}");
     }
     assert_eq!(doc["tags"][0]["name"], "pets");
+    assert_eq!(doc["tags"][1]["name"], "store");
 }
 
 #[test]
