@@ -65,7 +65,20 @@ async fn the_served_document_is_the_committed_one() {
         }
     }
     ids.sort();
-    assert_eq!(ids, ["createPet", "getPet", "listPets"]);
+    assert_eq!(
+        ids,
+        [
+            "approveOrder",
+            "cancelOrder",
+            "createPet",
+            "deliverOrder",
+            "getOrder",
+            "getPet",
+            "listOrders",
+            "listPets",
+            "placeOrder"
+        ]
+    );
     for schema in ["Pet", "NewPet", "PetStatus", "Pets", "Error"] {
         assert!(
             doc["components"]["schemas"][schema].is_object(),
@@ -155,15 +168,45 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
         .create_pet(serde_json::json!({"name": "Rex", "categoryId": 1}))
         .await;
     let id = pet["id"].to_string();
+    // An order on an available pet of its own, for each store operation.
+    let fresh_order = || async {
+        let pet = app
+            .create_pet(serde_json::json!({"name": "Ordered", "categoryId": 1}))
+            .await;
+        let placed = send(
+            app.post_json("/v1/store/orders"),
+            Some(serde_json::json!({"petId": pet["id"]}).to_string()),
+        )
+        .await;
+        placed.json()["id"].to_string()
+    };
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for method in item.as_object().expect("operations").keys() {
-            let url = format!("{base}{}", path.replace("{petId}", &id));
+            let order_id = fresh_order().await;
+            if path.ends_with("/deliver") {
+                let approve = format!("/v1/store/orders/{order_id}/approve");
+                send(app.post_json(&approve), None).await;
+            }
+            let url = format!(
+                "{base}{}",
+                path.replace("{petId}", &id).replace("{orderId}", &order_id)
+            );
             let request = app
                 .client
                 .request(method.to_uppercase().parse().expect("a method"), &url)
                 .bearer_auth(&app.api_key)
                 .insert_header(("Content-Type", "application/json"));
-            let body = (method == "post").then(|| r#"{"name":"Tom","categoryId":2}"#.to_owned());
+            let body = match (method.as_str(), path.as_str()) {
+                ("post", "/pets") => Some(r#"{"name":"Tom","categoryId":2}"#.to_owned()),
+                ("post", "/store/orders") => {
+                    // The fresh order took its pet; order another one.
+                    let pet = app
+                        .create_pet(serde_json::json!({"name": "Free", "categoryId": 1}))
+                        .await;
+                    Some(serde_json::json!({"petId": pet["id"]}).to_string())
+                }
+                _ => None,
+            };
             let response = send(request, body).await;
             assert!(
                 response.status.is_success(),
