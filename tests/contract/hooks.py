@@ -1,7 +1,7 @@
 """Schemathesis hooks for `make contract` (loaded through tests/contract/schemathesis.toml).
 
 One service rule that JSON Schema cannot state is applied to requests Schemathesis generated as
-valid, so its positive-data check tests what the contract really promises.
+valid, so its positive-data check tests what the contract really promises: cursors.
 
 listPets' `cursor` is opaque and signed: only a cursor the service issued (in a `Link:
 rel="next"` header) is valid, and only with the `status` filter it was issued for; anything else
@@ -10,7 +10,9 @@ server", so a generated string is never a valid cursor, and the positive-data ch
 every one. Instead, a request that Schemathesis generated as valid gets a real cursor, issued by
 this server for the request's own `status`: the check then proves what the contract promises
 (every issued cursor works with any valid `limit`). Requests generated as invalid keep their
-cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx).
+cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx). listOrders'
+cursor is signed the same way and bound to its `status` and `petId` filters: a valid request
+gets a cursor the server issued for its filters, or none when no next page exists for them.
 
 tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
@@ -30,6 +32,7 @@ STATUSES = ("available", "pending", "sold")
 
 _lock = threading.Lock()
 _cursors = {}
+_order_cursors = {}
 
 
 def _request(method, path, body=None):
@@ -68,6 +71,34 @@ def _generated_as_valid(case):
 def before_call(ctx, case, **kwargs):
     if case.method.upper() == "GET" and case.path == "/pets":
         _issued_cursor_for_valid_list(case)
+    elif case.method.upper() == "GET" and case.path == "/store/orders":
+        _issued_cursor_for_valid_order_list(case)
+
+
+def _issued_order_cursor(status, pet_id):
+    """A cursor the server issued for these listOrders filters, or None when no next page
+    exists for them (fewer than two matching orders)."""
+    key = (status, pet_id)
+    with _lock:
+        if key not in _order_cursors:
+            query = "limit=1" + (f"&status={status}" if status else "")
+            query += f"&petId={pet_id}" if pet_id is not None else ""
+            link = _request("GET", f"/store/orders?{query}")
+            match = re.search(r"[?&]cursor=([^&>]+)", link)
+            _order_cursors[key] = urllib.request.unquote(match.group(1)) if match else None
+        return _order_cursors[key]
+
+
+def _issued_cursor_for_valid_order_list(case):
+    """listOrders' cursor is signed like listPets' and bound to its filters: a valid request
+    gets one the server issued for its own filters, or none when no such page exists."""
+    if not case.query or "cursor" not in case.query or not _generated_as_valid(case):
+        return
+    cursor = _issued_order_cursor(case.query.get("status"), case.query.get("petId"))
+    query = {name: value for name, value in case.query.items() if name != "cursor"}
+    if cursor is not None:
+        query["cursor"] = cursor
+    case.query = query
 
 
 def _issued_cursor_for_valid_list(case):

@@ -90,19 +90,47 @@ fn httpdate_rfc3339(at: std::time::SystemTime) -> String {
     format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
-/// The body of `placeOrder`: `{"petId": 3}`, optionally `"quantity": 1`.
-#[derive(Debug, ToSchema)]
-#[schema(as = NewOrder, description = "An order to place. Members other than `petId` and \
-    `quantity` are refused.", example = json!({"petId": 3}))]
-#[allow(dead_code)]
-pub struct NewOrderDto {
-    /// The pet to order; it must be `available`.
-    #[serde(rename = "petId")]
-    #[schema(format = Int64)]
-    pet_id: i64,
-    /// 1 when given: an order is for one pet.
-    #[schema(minimum = 1, maximum = 1)]
-    quantity: Option<u32>,
+/// The body of `placeOrder`: `{"petId": 3}`, optionally `"quantity": 1`. Parsed by hand
+/// ([`NewOrderDto::parse`]); its schema is written out below so that it says what the parser
+/// refuses (other members).
+#[derive(Debug)]
+pub struct NewOrderDto;
+
+impl utoipa::PartialSchema for NewOrderDto {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{
+            AdditionalProperties, KnownFormat, ObjectBuilder, SchemaFormat, Type,
+        };
+        ObjectBuilder::new()
+            .description(Some(
+                "An order to place. Members other than `petId` and `quantity` are refused.",
+            ))
+            .property(
+                "petId",
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                    .description(Some("The pet to order; it must be `available`.")),
+            )
+            .required("petId")
+            .property(
+                "quantity",
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(1))
+                    .maximum(Some(1))
+                    .description(Some("1 when given: an order is for one pet.")),
+            )
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .examples([serde_json::json!({"petId": 3})])
+            .into()
+    }
+}
+
+impl ToSchema for NewOrderDto {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NewOrder")
+    }
 }
 
 impl NewOrderDto {
@@ -122,15 +150,14 @@ impl NewOrderDto {
         }
         let pet_id = match fields.get("petId") {
             None => Err("`petId` is required".to_owned()),
-            Some(Value::Number(number)) => number
-                .as_i64()
+            Some(Value::Number(number)) => whole_i64(number)
                 .map(PetId::new)
                 .ok_or_else(|| "`petId` must be an int64 integer".to_owned()),
             Some(_) => Err("`petId` must be an int64 integer".to_owned()),
         };
         match fields.get("quantity") {
-            None | Some(Value::Null) => {}
-            Some(Value::Number(number)) if number.as_u64() == Some(1) => {}
+            None => {}
+            Some(Value::Number(number)) if whole_i64(number) == Some(1) => {}
             Some(_) => problems.push("`quantity` must be 1: an order is for one pet".to_owned()),
         }
         match pet_id {
@@ -141,6 +168,17 @@ impl NewOrderDto {
             }
         }
     }
+}
+
+/// A JSON number's value when it is whole and within int64, however written (`3`, `3.0`,
+/// `-1e3`): what JSON Schema's `integer` admits.
+fn whole_i64(number: &serde_json::Number) -> Option<i64> {
+    if let Some(value) = number.as_i64() {
+        return Some(value);
+    }
+    let float = number.as_f64()?;
+    let in_range = (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float);
+    (float.fract() == 0.0 && in_range).then_some(float as i64)
 }
 
 #[cfg(test)]
@@ -165,6 +203,12 @@ mod tests {
             }
         );
         assert!(parse(serde_json::json!({"petId": 3, "quantity": 1})).is_ok());
+        assert_eq!(
+            parse(serde_json::json!({"petId": -5.0, "quantity": 1.0})).unwrap(),
+            NewOrder {
+                pet_id: PetId::new(-5)
+            }
+        );
         for (body, says) in [
             (serde_json::json!({}), "`petId` is required"),
             (

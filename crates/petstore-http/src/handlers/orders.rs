@@ -11,7 +11,7 @@ use petstore_domain::{KeyScope, OrderAction, OrderId, OrderStatus, PetId};
 use super::authorize;
 use crate::body::{read_limited, require_json_content_type};
 use crate::dto::json_object;
-use crate::dto::order::{NewOrderDto, OrderDto};
+use crate::dto::order::{NewOrderDto, OrderDto, OrderStatusDto};
 use crate::error::{ApiError, ErrorBody};
 use crate::paths::{order_path, ORDERS_PATH};
 use crate::state::HttpState;
@@ -85,10 +85,13 @@ pub(crate) async fn place_order(
     tag = "store",
     summary = "List orders (experimental)",
     params(
-        ("limit" = Option<u32>, Query, description = "1 to 100, default 20."),
-        ("status" = Option<String>, Query, description = "Only orders with this status."),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100,
+            description = "1 to 100, default 20."),
+        ("status" = Option<OrderStatusDto>, Query, description = "Only orders with this status."),
         ("petId" = Option<i64>, Query, description = "Only orders for this pet."),
-        ("cursor" = Option<String>, Query, description = "From the previous page's `Link`."),
+        ("cursor" = Option<String>, Query, min_length = 1,
+            description = "Opaque: copy it from the previous page's `Link: rel=\"next\"`; it is \
+                signed and bound to the filters it was issued with."),
     ),
     security(("bearerAuth" = [])),
     responses(
