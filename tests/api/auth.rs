@@ -9,7 +9,7 @@ use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use petstore_http::auth::key_id;
 use serde_json::{json, Value};
 
-use crate::helpers::{send, TestApp, TestResponse};
+use crate::helpers::{claims_of, send, TestApp, TestResponse};
 use crate::on_backends;
 
 const CHALLENGE: &str = r#"Bearer realm="petstore""#;
@@ -111,12 +111,6 @@ async fn the_scheme_word_is_case_insensitive(app: TestApp) {
         let response = list_with_authorization(&app, &format!("{scheme} {}", app.api_key)).await;
         assert_eq!(response.status.as_u16(), 200, "{scheme}: {}", response.body);
     }
-}
-
-/// The claims of a key, decoded (the test reads them; the server checks them).
-fn claims_of(key: &str) -> Value {
-    let payload = key.split('.').nth(1).expect("a JWT has a payload");
-    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("JSON")
 }
 
 /// `token` with its header replaced by `header` (the signature is kept, so it no longer fits).

@@ -2,11 +2,11 @@
 //! to start without a real secret, and migrations that can be run ahead of a deploy.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use petstore_test_support::TestDatabase;
 
-use crate::helpers::{issue_key, petstore, run_petstore, start_server};
+use crate::helpers::{issue_key, petstore, poll_list_status, run_petstore, start_server};
 
 #[test]
 fn keys_issue_prints_the_key_alone_on_stdout() {
@@ -122,21 +122,9 @@ fn new_secret(data_dir: &std::path::Path) -> String {
 
 /// GET /v1/pets with `key`, retried for up to `within` until the status is `expected`.
 async fn status_becomes(address: &str, key: &str, expected: u16, within: Duration) -> u16 {
-    let deadline = Instant::now() + within;
-    loop {
-        let mut response = crate::helpers::client()
-            .get(format!("{address}/v1/pets"))
-            .bearer_auth(key)
-            .send()
-            .await
-            .expect("request");
-        let _ = response.body().await;
-        let status = response.status().as_u16();
-        if status == expected || Instant::now() >= deadline {
-            return status;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_list_status(address, key, within, |status| status == expected)
+        .await
+        .0
 }
 
 /// The README's walk-through, as an operator runs it against a production server: a secret

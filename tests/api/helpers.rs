@@ -292,24 +292,10 @@ impl TestApp {
 
     /// Waits (up to 5 s) until `key` gets anything but 401 from this server.
     pub async fn wait_until_accepted(&self, key: &str) {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let response = send(
-                self.client
-                    .get(self.url("/v1/pets?limit=1"))
-                    .bearer_auth(key),
-                None,
-            )
-            .await;
-            if response.status != StatusCode::UNAUTHORIZED {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server never accepted the new key"
-            );
-            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-        }
+        let within = Duration::from_secs(5);
+        let (status, _) =
+            poll_list_status(&self.address, key, within, |status| status != 401).await;
+        assert_ne!(status, 401, "the server never accepted the new key");
     }
 
     pub fn get(&self, path: &str) -> awc::ClientRequest {
@@ -513,6 +499,37 @@ impl TestResponse {
         assert!(!message.is_empty());
         message.to_owned()
     }
+}
+
+/// The status of `GET {address}/v1/pets?limit=1` with `key`, asked again every 20 ms until
+/// `done` says so or `within` has passed; the last status and how long it took.
+pub async fn poll_list_status(
+    address: &str,
+    key: &str,
+    within: Duration,
+    done: impl Fn(u16) -> bool,
+) -> (u16, Duration) {
+    let started = Instant::now();
+    loop {
+        let request = client()
+            .get(format!("{address}/v1/pets?limit=1"))
+            .bearer_auth(key);
+        let status = send(request, None).await.status.as_u16();
+        if done(status) || started.elapsed() >= within {
+            return (status, started.elapsed());
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The claims of a key, decoded (a test reads them; the server checks them).
+pub fn claims_of(key: &str) -> Value {
+    use base64::Engine as _;
+    let payload = key.split('.').nth(1).expect("a JWT has a payload");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("base64url");
+    serde_json::from_slice(&bytes).expect("JSON")
 }
 
 pub async fn send(request: awc::ClientRequest, body: Option<String>) -> TestResponse {

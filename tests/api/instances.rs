@@ -11,7 +11,9 @@ use petstore_test_support::unreachable_postgres_url;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::helpers::{run_petstore, send, start_server, Backend, NextLinks, TestApp};
+use crate::helpers::{
+    claims_of, poll_list_status, run_petstore, send, start_server, Backend, NextLinks, TestApp,
+};
 
 /// The key secret both instances are configured with, as in production: keys and cursors issued
 /// by one are accepted by the other because of it, not because they share a data directory.
@@ -33,19 +35,10 @@ impl Drop for Sibling {
 /// Two instances on one PostgreSQL database, each with its own data directory, sharing only the
 /// database and the configured key secret.
 async fn two_instances() -> (TestApp, Sibling) {
-    let app =
-        TestApp::spawn_with_env(Backend::Postgres, &[("PETSTORE_KEY_SECRET", SHARED_SECRET)]).await;
-    let data_dir = tempfile::tempdir().expect("temporary data directory");
-    let env = [("PETSTORE_KEY_SECRET".to_owned(), SHARED_SECRET.to_owned())];
-    let (server, address) = start_server(data_dir.path(), &app.database_url, &env);
-    (
-        app,
-        Sibling {
-            server,
-            address,
-            _data_dir: data_dir,
-        },
-    )
+    let env = [("PETSTORE_KEY_SECRET", SHARED_SECRET)];
+    let app = TestApp::spawn_with_env(Backend::Postgres, &env).await;
+    let other = sibling_with(&app, &env);
+    (app, other)
 }
 
 #[actix_web::test]
@@ -240,60 +233,34 @@ fn sibling_with(app: &TestApp, env: &[(&str, &str)]) -> Sibling {
 
 /// The status of `GET /v1/pets` on `address` with `key`, polled until it is `expected` or
 /// `within` has passed; returns the last status and how long it took.
-async fn poll_status(
-    app: &TestApp,
-    address: &str,
-    key: &str,
-    expected: u16,
-    within: Duration,
-) -> (u16, Duration) {
-    let started = Instant::now();
-    loop {
-        let request = app
-            .client
-            .get(format!("{address}/v1/pets"))
-            .bearer_auth(key);
-        let status = send(request, None).await.status.as_u16();
-        if status == expected || started.elapsed() >= within {
-            return (status, started.elapsed());
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    }
+async fn poll_status(address: &str, key: &str, expected: u16, within: Duration) -> (u16, Duration) {
+    poll_list_status(address, key, within, |status| status == expected).await
 }
 
 fn jti(key: &str) -> String {
-    use base64::Engine as _;
-    let payload = key.split('.').nth(1).expect("a JWT has a payload");
-    let claims: serde_json::Value = serde_json::from_slice(
-        &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
-            .expect("base64url"),
-    )
-    .expect("JSON");
-    claims["jti"].as_str().expect("jti").to_owned()
+    claims_of(key)["jti"].as_str().expect("jti").to_owned()
 }
 
 #[actix_web::test]
 async fn a_key_revoked_through_the_registry_is_refused_by_every_instance_within_a_second() {
     let (app, other) = two_instances().await;
     let key = app.issue_key(&["--name", "leaked"]).await;
-    let (status, _) = poll_status(&app, &other.address, &key, 200, Duration::from_secs(2)).await;
+    let (status, _) = poll_status(&other.address, &key, 200, Duration::from_secs(2)).await;
     assert_eq!(status, 200, "the other instance learns of a new key");
 
     let output = app.run_keys_command(&["revoke", &jti(&key)]);
     assert!(output.status.success(), "{output:?}");
-    let (on_other, took) =
-        poll_status(&app, &other.address, &key, 401, Duration::from_secs(1)).await;
+    let (on_other, took) = poll_status(&other.address, &key, 401, Duration::from_secs(1)).await;
     assert_eq!(
         on_other, 401,
         "the other instance still accepted it after {took:?}"
     );
-    let (on_first, took) = poll_status(&app, &app.address, &key, 401, Duration::from_secs(1)).await;
+    let (on_first, took) = poll_status(&app.address, &key, 401, Duration::from_secs(1)).await;
     assert_eq!(
         on_first, 401,
         "the first instance still accepted it after {took:?}"
     );
-    let (status, _) = poll_status(&app, &other.address, &app.api_key, 200, Duration::ZERO).await;
+    let (status, _) = poll_status(&other.address, &app.api_key, 200, Duration::ZERO).await;
     assert_eq!(status, 200, "other keys are untouched");
 }
 
@@ -311,7 +278,7 @@ async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
             ("PETSTORE_KEY_SECRET_PREVIOUS", SHARED_SECRET),
         ],
     );
-    let (status, _) = poll_status(&app, &rolled.address, &old_key, 200, Duration::ZERO).await;
+    let (status, _) = poll_status(&rolled.address, &old_key, 200, Duration::ZERO).await;
     assert_eq!(status, 200, "a key of the previous secret still works");
 
     let env = [
@@ -319,24 +286,16 @@ async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
         ("DATABASE_URL".to_owned(), app.database_url.clone()),
     ];
     let new_key = crate::helpers::issue_key(app.data_dir.path(), &env, &["--name", "reissued"]);
-    let (status, _) =
-        poll_status(&app, &rolled.address, &new_key, 200, Duration::from_secs(2)).await;
+    let (status, _) = poll_status(&rolled.address, &new_key, 200, Duration::from_secs(2)).await;
     assert_eq!(status, 200, "a key of the new secret works");
 
     let retired = sibling_with(&app, &[("PETSTORE_KEY_SECRET", NEW_SECRET)]);
-    let (status, _) = poll_status(&app, &retired.address, &old_key, 401, Duration::ZERO).await;
+    let (status, _) = poll_status(&retired.address, &old_key, 401, Duration::ZERO).await;
     assert_eq!(
         status, 401,
         "once the old secret is retired, its keys stop working"
     );
-    let (status, _) = poll_status(
-        &app,
-        &retired.address,
-        &new_key,
-        200,
-        Duration::from_secs(2),
-    )
-    .await;
+    let (status, _) = poll_status(&retired.address, &new_key, 200, Duration::from_secs(2)).await;
     assert_eq!(status, 200);
 }
 

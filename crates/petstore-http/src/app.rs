@@ -125,19 +125,28 @@ pub fn app(
                         .route(get().to(orders::get_order))
                         .default_service(fallback::method_not_allowed(GET)),
                 );
-            for (action, handler) in [
-                ("approve", "approveOrder"),
-                ("deliver", "deliverOrder"),
-                ("cancel", "cancelOrder"),
-            ] {
-                let resource = web::resource(format!("{ORDER_PATH}/{action}")).name(handler);
-                let resource = match action {
-                    "approve" => resource.route(web::post().to(orders::approve_order)),
-                    "deliver" => resource.route(web::post().to(orders::deliver_order)),
-                    _ => resource.route(web::post().to(orders::cancel_order)),
-                };
-                config.service(resource.default_service(fallback::method_not_allowed(POST)));
-            }
+            let order_action = |action: &str, name: &str, route: Route| {
+                web::resource(format!("{ORDER_PATH}/{action}"))
+                    .name(name)
+                    .route(route)
+                    .default_service(fallback::method_not_allowed(POST))
+            };
+            config
+                .service(order_action(
+                    "approve",
+                    "approveOrder",
+                    web::post().to(orders::approve_order),
+                ))
+                .service(order_action(
+                    "deliver",
+                    "deliverOrder",
+                    web::post().to(orders::deliver_order),
+                ))
+                .service(order_action(
+                    "cancel",
+                    "cancelOrder",
+                    web::post().to(orders::cancel_order),
+                ));
         })
         .configure(|config| {
             if serves_metrics {

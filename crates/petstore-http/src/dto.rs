@@ -252,23 +252,40 @@ fn json_category_id(value: &Value) -> Result<CategoryId, String> {
         return Err(format!("`categoryId` must be an integer {}", range()));
     };
     let out_of_range = || format!("`categoryId` must be {} (got {number})", range());
-    if let Some(id) = number.as_i64() {
-        return CategoryId::parse(id).map_err(|_| out_of_range());
+    match whole_i64(number) {
+        Ok(id) => CategoryId::parse(id).map_err(|_| out_of_range()),
+        Err(NotWholeI64::Fraction) => Err(format!(
+            "`categoryId` must be a whole number (got {number})"
+        )),
+        Err(NotWholeI64::OutOfRange) => Err(out_of_range()),
+    }
+}
+
+/// Why a JSON number is not a whole int64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotWholeI64 {
+    Fraction,
+    OutOfRange,
+}
+
+/// A JSON number's value when it is whole and within int64, however written (`3`, `3.0`,
+/// `-1e3`): what JSON Schema's `integer` admits.
+pub(crate) fn whole_i64(number: &serde_json::Number) -> Result<i64, NotWholeI64> {
+    if let Some(value) = number.as_i64() {
+        return Ok(value);
     }
     if number.is_u64() {
-        return Err(out_of_range());
+        return Err(NotWholeI64::OutOfRange);
     }
     let float = number.as_f64().unwrap_or(f64::NAN);
     if float.fract() != 0.0 || !float.is_finite() {
-        return Err(format!(
-            "`categoryId` must be a whole number (got {number})"
-        ));
+        return Err(NotWholeI64::Fraction);
     }
     // Whole floats from -2^63 up to (excluding) 2^63 convert exactly.
     if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float) {
-        return Err(out_of_range());
+        return Err(NotWholeI64::OutOfRange);
     }
-    CategoryId::parse(float as i64).map_err(|_| out_of_range())
+    Ok(float as i64)
 }
 
 /// A request body parsed as one JSON object with no member given twice (`{"a":1,"a":2}` is

@@ -28,14 +28,7 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
     let database = TestDatabase::create();
     let url = parse(database.url());
     let applied = migrate(&url, &PoolSettings::default()).expect("first run");
-    assert_eq!(
-        applied,
-        vec![
-            "20261122000000".to_owned(),
-            "20261123000000".to_owned(),
-            "20261123000001".to_owned(),
-        ]
-    );
+    assert_eq!(applied, common::migration_versions());
     assert!(migrate(&url, &PoolSettings::default())
         .expect("second run")
         .is_empty());
@@ -66,11 +59,7 @@ async fn two_instances_migrating_a_fresh_database_at_once_both_succeed() {
         }
         assert_eq!(
             applied,
-            vec![
-                "20261122000000".to_owned(),
-                "20261123000000".to_owned(),
-                "20261123000001".to_owned(),
-            ],
+            common::migration_versions(),
             "exactly one run applies it"
         );
         let repo = open(database.url());

@@ -48,14 +48,7 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
     let url = parse(&file.url());
     let settings = PoolSettings::default();
     let applied = migrate(&url, &settings).expect("first run");
-    assert_eq!(
-        applied,
-        vec![
-            "20261122000000".to_owned(),
-            "20261123000000".to_owned(),
-            "20261123000001".to_owned(),
-        ]
-    );
+    assert_eq!(applied, common::migration_versions());
     assert!(migrate(&url, &settings).expect("second run").is_empty());
     let _repo = open(&file.url());
 }
@@ -140,14 +133,7 @@ fn two_processes_migrating_a_new_file_at_once_both_succeed() {
                     .unwrap_or_else(|err| panic!("a concurrent migration failed: {err}")),
             );
         }
-        assert_eq!(
-            applied,
-            vec![
-                "20261122000000".to_owned(),
-                "20261123000000".to_owned(),
-                "20261123000001".to_owned(),
-            ]
-        );
+        assert_eq!(applied, common::migration_versions());
     }
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::whole_i64;
 use crate::error::ApiError;
 
 /// An order as the API returns it (the classic Petstore's fields).
@@ -152,12 +153,12 @@ impl NewOrderDto {
             None => Err("`petId` is required".to_owned()),
             Some(Value::Number(number)) => whole_i64(number)
                 .map(PetId::new)
-                .ok_or_else(|| "`petId` must be an int64 integer".to_owned()),
+                .map_err(|_| "`petId` must be an int64 integer".to_owned()),
             Some(_) => Err("`petId` must be an int64 integer".to_owned()),
         };
         match fields.get("quantity") {
             None => {}
-            Some(Value::Number(number)) if whole_i64(number) == Some(1) => {}
+            Some(Value::Number(number)) if whole_i64(number) == Ok(1) => {}
             Some(_) => problems.push("`quantity` must be 1: an order is for one pet".to_owned()),
         }
         match pet_id {
@@ -168,17 +169,6 @@ impl NewOrderDto {
             }
         }
     }
-}
-
-/// A JSON number's value when it is whole and within int64, however written (`3`, `3.0`,
-/// `-1e3`): what JSON Schema's `integer` admits.
-fn whole_i64(number: &serde_json::Number) -> Option<i64> {
-    if let Some(value) = number.as_i64() {
-        return Some(value);
-    }
-    let float = number.as_f64()?;
-    let in_range = (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float);
-    (float.fract() == 0.0 && in_range).then_some(float as i64)
 }
 
 #[cfg(test)]

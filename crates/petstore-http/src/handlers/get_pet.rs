@@ -65,15 +65,16 @@ pub fn successor_link(pet_id: Option<PetId>) -> String {
     ),
 )]
 pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpResponse {
-    let mut response = match find_pet(&state, &req).await {
+    let pet_id = parse_pet_id(req.match_info().get("petId").unwrap_or_default());
+    let link = successor_link(pet_id.as_ref().ok().copied());
+    let mut response = match find_pet(&state, &req, pet_id).await {
         Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),
         Err(err) => err.error_response(),
     };
     for (name, value) in deprecation_headers() {
         response.headers_mut().insert(name.clone(), value.clone());
     }
-    let pet_id = parse_pet_id(req.match_info().get("petId").unwrap_or_default()).ok();
-    if let Ok(link) = HeaderValue::try_from(successor_link(pet_id)) {
+    if let Ok(link) = HeaderValue::try_from(link) {
         response.headers_mut().insert(header::LINK, link);
     }
     response
@@ -100,9 +101,12 @@ fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 2] {
     &HEADERS
 }
 
-async fn find_pet(state: &HttpState, req: &HttpRequest) -> Result<Pet, ApiError> {
+/// The key first, then the id (parsed by the caller, which also needs it for the `Link`).
+async fn find_pet(
+    state: &HttpState,
+    req: &HttpRequest,
+    pet_id: Result<PetId, ApiError>,
+) -> Result<Pet, ApiError> {
     authorize(req, state, KeyScope::Read, "getPet")?;
-    let raw = req.match_info().get("petId").unwrap_or_default();
-    let id = parse_pet_id(raw)?;
-    Ok(state.service().get_pet(id).await?)
+    Ok(state.service().get_pet(pet_id?).await?)
 }

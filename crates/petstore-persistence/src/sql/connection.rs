@@ -205,6 +205,27 @@ pub(crate) fn read_with_retry<T>(
     }
 }
 
+/// [`read_with_retry`] on tokio's blocking pool, its failure translated for the port: the read
+/// path every repository takes when a query may have to wait for a connection.
+pub(crate) async fn read_off_the_workers<T, Q>(
+    pool: &super::Pool,
+    generations: &Generations,
+    url: &crate::DatabaseUrl,
+    query: Q,
+) -> Result<T, petstore_application::RepositoryError>
+where
+    T: Send + 'static,
+    Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
+{
+    let (pool, generations, url) = (pool.clone(), generations.clone(), url.clone());
+    tokio::task::spawn_blocking(move || {
+        read_with_retry(&pool, &generations, query)
+            .map_err(|failure| super::errors::from_read(failure, &url))
+    })
+    .await
+    .map_err(|error| petstore_application::RepositoryError::Unexpected(Box::new(error)))?
+}
+
 /// What `is_valid` reports for a retired connection; not worth a log line.
 const RETIRED: &str = "connection retired after another of its pool was found closed";
 

@@ -24,7 +24,7 @@ pub struct DieselKeyRegistry {
     url: DatabaseUrl,
 }
 
-type KeyColumns = (
+const COLUMNS: (
     api_keys::id,
     api_keys::name,
     api_keys::scope,
@@ -32,9 +32,7 @@ type KeyColumns = (
     api_keys::expires_at,
     api_keys::revoked_at,
     api_keys::last_used_at,
-);
-
-const COLUMNS: KeyColumns = (
+) = (
     api_keys::id,
     api_keys::name,
     api_keys::scope,

@@ -14,7 +14,7 @@ use petstore_application::{
 };
 use petstore_domain::{NewOrder, Order, OrderId, OrderStatus, Pet, PetId};
 
-use super::connection::{read_with_retry, AnyConnection, Generations};
+use super::connection::{read_off_the_workers, AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::pet_row::PetRow;
 use super::schema::{orders, pets};
@@ -38,15 +38,13 @@ impl std::fmt::Debug for DieselOrderRepository {
     }
 }
 
-type OrderColumns = (
+const COLUMNS: (
     orders::id,
     orders::pet_id,
     orders::quantity,
     orders::status,
     orders::ship_date,
-);
-
-const COLUMNS: OrderColumns = (
+) = (
     orders::id,
     orders::pet_id,
     orders::quantity,
@@ -166,17 +164,7 @@ impl DieselOrderRepository {
         T: Send + 'static,
         Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
-        let (pool, generations, url) = (
-            self.pool.clone(),
-            self.generations.clone(),
-            self.url.clone(),
-        );
-        tokio::task::spawn_blocking(move || {
-            read_with_retry(&pool, &generations, query)
-                .map_err(|failure| errors::from_read(failure, &url))
-        })
-        .await
-        .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
+        read_off_the_workers(&self.pool, &self.generations, &self.url, query).await
     }
 }
 

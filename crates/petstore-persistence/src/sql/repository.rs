@@ -24,7 +24,8 @@ use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::checkpointer::{Checkpointer, WriterGate};
 use super::connection::{
-    read_with_retry, AnyConnection, Generations, LogConnectionErrors, Manager, SqliteRole, Target,
+    read_off_the_workers, AnyConnection, Generations, LogConnectionErrors, Manager, SqliteRole,
+    Target,
 };
 use super::errors;
 use super::group_commit::CreateQueue;
@@ -197,15 +198,7 @@ impl DieselPetRepository {
                 outcome => return outcome.map_err(errors::from_query),
             }
         }
-        let pool = self.pool.clone();
-        let generations = self.generations.clone();
-        let url = self.url.clone();
-        tokio::task::spawn_blocking(move || {
-            read_with_retry(&pool, &generations, query)
-                .map_err(|failure| errors::from_read(failure, &url))
-        })
-        .await
-        .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
+        read_off_the_workers(&self.pool, &self.generations, &self.url, query).await
     }
 }
 

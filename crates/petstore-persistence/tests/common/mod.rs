@@ -76,6 +76,14 @@ pub fn postgres() -> Fixture {
     Fixture::new("postgres", &url, Box::new(database))
 }
 
+/// The versions of every migration under `migrations/`, oldest first: what a fresh database
+/// gets applied.
+pub fn migration_versions() -> Vec<String> {
+    ["20261122000000", "20261123000000", "20261123000001"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
 pub fn parse(url: &str) -> DatabaseUrl {
     url.parse()
         .unwrap_or_else(|err| panic!("{url} should parse: {err}"))
