@@ -1,37 +1,48 @@
-//! The HTTP adapter of the pet store: actix-web routes over the application's `PetService`,
-//! bearer API keys, the JSON DTOs, and the mapping of every failure to the spec's `Error` body.
+//! The HTTP adapter of the pet store: actix-web routes over the application's use cases, bearer
+//! API keys, the JSON DTOs, and the mapping of every failure to the spec's `Error` body.
 //!
-//! The server crate builds an [`HttpState`] and serves [`app`]; nothing else is needed. The
-//! OpenAPI document ([`openapi`]) is generated from this crate's handlers and DTOs.
+//! The server crate builds an [`HttpState`] and serves [`app`]; nothing else is needed.
+//!
+//! Each resource owns a module with its handlers, DTOs, parameters, routes and part of the
+//! OpenAPI document: [`pets`](mod@pets), [`orders`](mod@orders); `service` holds the endpoints
+//! about the service itself (health, metrics, the documents and Swagger UI). What they share
+//! sits beside them: the key check every `/v1` handler declares (`state::Authorized`), body
+//! reading (`body`, `json`), cursors, errors, routing helpers and the middleware. The
+//! [`openapi`] module merges the resources' parts into one document.
 
 mod app;
 pub mod auth;
 mod body;
+mod common_responses;
 pub mod cors;
 mod cursor;
-pub mod dto;
 pub mod error;
-mod handlers;
+mod json;
 pub mod metrics;
 mod middleware;
 pub mod openapi;
-mod params;
+mod orders;
 pub mod paths;
+mod pets;
 pub mod rate_limit;
 pub mod request_id;
+mod routing;
+mod servers;
+mod service;
 mod state;
+
+#[cfg(test)]
+mod module_graph;
 
 pub use app::{app, metrics_app};
 pub use auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY, NOT_BEFORE_LEEWAY};
 pub use cors::CorsOrigins;
 pub use cursor::CursorCodec;
-pub use dto::{NewPetDto, PetDto};
 pub use error::{ApiError, ErrorCode};
-pub use handlers::get_pet::successor_link;
 pub use metrics::MetricsExporter;
-pub use openapi::{ApiServers, ServerUrl};
 pub use paths::{
     BASE_PATH, DOCS_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
 };
 pub use rate_limit::RateLimit;
+pub use servers::{ApiServers, ServerUrl, ServerUrlError};
 pub use state::HttpState;

@@ -22,7 +22,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, Method, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::{HttpMessage, HttpRequest, ResponseError};
+use actix_web::{HttpMessage, ResponseError};
 use futures_util::FutureExt as _;
 use strum::IntoEnumIterator as _;
 use tracing::Instrument as _;
@@ -77,7 +77,11 @@ pub(crate) async fn log_and_contain_failures(
     match outcome {
         Ok(Ok(response)) => {
             let mut response = ensure_json_error(response.map_into_boxed_body());
-            let operation = operation_of(response.request(), response.status());
+            let operation = if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+                "method_not_allowed"
+            } else {
+                metrics::operation(response.request())
+            };
             let (key_id, rate_limit) = {
                 let extensions = response.request().extensions();
                 (
@@ -136,31 +140,6 @@ pub(crate) async fn log_and_contain_failures(
             record(&outcome_of(err.status(), "unrouted", None, None));
             Err(err.into())
         }
-    }
-}
-
-/// The OpenAPI `operationId` the request was routed to (or what kind of non-API request it
-/// was): the `operation` label of the metrics and log line. A fixed set, whatever the path.
-fn operation_of(req: &HttpRequest, status: StatusCode) -> &'static str {
-    if status == StatusCode::METHOD_NOT_ALLOWED {
-        return "method_not_allowed";
-    }
-    match (req.match_name(), req.method()) {
-        (Some("pets"), &Method::POST) => "createPet",
-        (Some("pets"), _) => "listPets",
-        (Some("pet"), _) => "getPet",
-        (Some("orders"), &Method::POST) => "placeOrder",
-        (Some("orders"), _) => "listOrders",
-        (Some("order"), _) => "getOrder",
-        (Some("approveOrder"), _) => "approveOrder",
-        (Some("deliverOrder"), _) => "deliverOrder",
-        (Some("cancelOrder"), _) => "cancelOrder",
-        (Some("healthz"), _) => "healthz",
-        (Some("readyz"), _) => "readyz",
-        (Some("metrics"), _) => "metrics",
-        (Some("openapi"), _) => "openapi",
-        (Some("docs" | "docs_file"), _) => "docs",
-        _ => "not_found",
     }
 }
 

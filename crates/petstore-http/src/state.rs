@@ -1,22 +1,28 @@
 //! `HttpState`: what every handler needs, shared by all workers.
+//!
+//! The use cases inside it are private to this module: a `/v1` handler reaches them only
+//! through [`Authorized`], the extractor that checks the caller's key first.
+
+mod access;
+
+pub(crate) use access::{Authorized, Read, Write};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::web::Bytes;
-use petstore_application::{KeyDirectory, OrderService, PetService};
+use petstore_application::{KeyDirectory, OrderService, PetService, RepositoryError};
 
 use crate::auth::ApiKeys;
 use crate::cors::CorsOrigins;
 use crate::cursor::CursorCodec;
 use crate::metrics::MetricsExporter;
-use crate::openapi::{document_json, document_json_3_0, ApiServers};
 use crate::rate_limit::{KeyRateLimiter, RateLimit};
+use crate::servers::ApiServers;
 
-/// The use cases, the key verifier, the cursor codec, the rendered OpenAPI document and the
-/// HTTP settings (body size limit and deadline). Cheap to clone (everything is behind an `Arc` or is `Bytes`), as
-/// `HttpServer::new` clones it once per worker.
+/// The use cases, the key verifier, the cursor codec, the OpenAPI document's servers and the
+/// HTTP settings (body size limit and deadline). Cheap to clone (everything is behind an `Arc`
+/// or small), as `HttpServer::new` clones it once per worker.
 #[derive(Debug, Clone)]
 pub struct HttpState {
     service: PetService,
@@ -24,8 +30,7 @@ pub struct HttpState {
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
-    openapi_json: Bytes,
-    openapi_3_0_json: Bytes,
+    servers: Arc<ApiServers>,
     body_timeout: Duration,
     metrics: Option<MetricsExporter>,
     rate_limiter: Option<Arc<KeyRateLimiter>>,
@@ -61,8 +66,7 @@ impl HttpState {
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
-            openapi_json: Bytes::from(document_json(&ApiServers::default())),
-            openapi_3_0_json: Bytes::from(document_json_3_0(&ApiServers::default())),
+            servers: Arc::default(),
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             metrics: None,
             rate_limiter: None,
@@ -102,10 +106,6 @@ impl HttpState {
         self.metrics.as_ref()
     }
 
-    pub(crate) fn rate_limiter(&self) -> Option<&KeyRateLimiter> {
-        self.rate_limiter.as_deref()
-    }
-
     pub(crate) fn cors(&self) -> &CorsOrigins {
         &self.cors
     }
@@ -120,15 +120,19 @@ impl HttpState {
         self.body_timeout
     }
 
-    /// Sets the `servers` of the OpenAPI document (rendered once, here).
+    /// Sets the `servers` of the OpenAPI document.
     pub fn with_servers(mut self, servers: &ApiServers) -> Self {
-        self.openapi_json = Bytes::from(document_json(servers));
-        self.openapi_3_0_json = Bytes::from(document_json_3_0(servers));
+        self.servers = Arc::new(servers.clone());
         self
     }
 
-    pub fn service(&self) -> &PetService {
-        &self.service
+    pub(crate) fn servers(&self) -> &ApiServers {
+        &self.servers
+    }
+
+    /// Whether storage answers (for `/readyz`, which needs no key).
+    pub(crate) async fn check_storage(&self) -> Result<(), RepositoryError> {
+        self.service.check_storage().await
     }
 
     /// Serves the store's orders with `orders` (without it, their paths are 404).
@@ -141,14 +145,6 @@ impl HttpState {
         self.orders.is_some()
     }
 
-    /// The order use cases; only called by the order handlers, which are routed only when
-    /// there are orders.
-    pub(crate) fn orders(&self) -> &OrderService {
-        self.orders
-            .as_ref()
-            .expect("order routes exist only with an order service")
-    }
-
     pub fn keys(&self) -> &ApiKeys {
         &self.keys
     }
@@ -159,15 +155,5 @@ impl HttpState {
 
     pub(crate) fn cursors(&self) -> &CursorCodec {
         &self.cursors
-    }
-
-    /// The OpenAPI document as served at `GET /v1/openapi.json`.
-    pub fn openapi_json(&self) -> &Bytes {
-        &self.openapi_json
-    }
-
-    /// The same document in OpenAPI 3.0.3, as served at `GET /v1/openapi-3.0.json`.
-    pub fn openapi_3_0_json(&self) -> &Bytes {
-        &self.openapi_3_0_json
     }
 }

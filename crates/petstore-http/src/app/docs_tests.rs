@@ -5,10 +5,15 @@
 
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
+use petstore_application::{MockClock, MockPetRepository};
+use petstore_domain::KeyScope;
 use serde_json::Value;
 
-use super::tests::send_untouched as get;
-use crate::openapi::{document_json, ApiServers, BASE_PATH};
+use super::tests::{bearer, send_untouched as get, send_with_keys};
+use crate::auth::test_directory;
+use crate::openapi::document_json;
+use crate::paths::BASE_PATH;
+use crate::servers::ApiServers;
 
 #[actix_web::test]
 async fn every_documented_operation_is_a_route_under_the_server_url_that_refuses_a_missing_key() {
@@ -29,6 +34,37 @@ async fn every_documented_operation_is_a_route_under_the_server_url_that_refuses
             assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{method} {uri}");
         }
     }
+}
+
+/// Every documented operation that changes something (all are POSTs) refuses a `read` key with
+/// 403 before it reads the request or touches storage (the mocks panic on any call).
+#[actix_web::test]
+async fn every_documented_post_refuses_a_read_key() {
+    let doc: Value = serde_json::from_str(&document_json(&ApiServers::default())).unwrap();
+    let mut posts = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        if item.get("post").is_none() {
+            continue;
+        }
+        posts += 1;
+        let uri = format!("{BASE_PATH}{}", path.replace("{orderId}", "1"));
+        let req = TestRequest::post()
+            .uri(&uri)
+            .insert_header(bearer())
+            .insert_header(("content-type", "application/json"))
+            .set_payload("{}");
+        let reply = send_with_keys(
+            MockPetRepository::new(),
+            MockClock::new(),
+            test_directory(KeyScope::Read),
+            req,
+        )
+        .await;
+        let message = reply.assert_error(StatusCode::FORBIDDEN, "forbidden");
+        assert!(message.contains("`write`"), "POST {uri}: {message}");
+    }
+    // createPet, placeOrder, approveOrder, deliverOrder, cancelOrder.
+    assert_eq!(posts, 5);
 }
 
 #[actix_web::test]

@@ -47,7 +47,7 @@ impl Reply {
 
     /// Asserts the `Error` body: JSON, exactly the three fields, `status` = HTTP status.
     #[track_caller]
-    fn assert_error(&self, status: StatusCode, code: &str) -> String {
+    pub(super) fn assert_error(&self, status: StatusCode, code: &str) -> String {
         assert_eq!(
             self.status,
             status,
@@ -68,7 +68,7 @@ fn key() -> String {
     crate::auth::test_key(SECRET, "tests")
 }
 
-fn bearer() -> (header::HeaderName, String) {
+pub(super) fn bearer() -> (header::HeaderName, String) {
     (header::AUTHORIZATION, format!("Bearer {}", key()))
 }
 
@@ -97,7 +97,7 @@ async fn send(repository: MockPetRepository, clock: MockClock, req: TestRequest)
     send_with_keys(repository, clock, test_directory(KeyScope::Write), req).await
 }
 
-async fn send_with_keys(
+pub(super) async fn send_with_keys(
     repository: MockPetRepository,
     clock: MockClock,
     key_directory: KeyDirectory,

@@ -6,18 +6,18 @@
 use std::sync::LazyLock;
 
 use actix_web::http::header::{self, HeaderName, HeaderValue};
-use actix_web::web::Data;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use petstore_application::deprecation::{get_pet_sunset, GET_PET_DEPRECATED_AT_UNIX};
-use petstore_domain::{KeyScope, Pet, PetId};
+use petstore_domain::{Pet, PetId};
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::{Deprecated, OpenApi, RefOr};
+use utoipa::Modify;
 
-use super::authorize;
-use crate::dto::PetDto;
-use crate::error::ApiError;
-use crate::error::ErrorBody;
-use crate::params::parse_pet_id;
+use super::dto::PetDto;
+use super::params::parse_pet_id;
+use crate::error::{ApiError, ErrorBody};
 use crate::paths::PETS_PATH;
-use crate::state::HttpState;
+use crate::state::{Authorized, Read};
 
 /// RFC 9745 `Deprecation` header.
 pub(crate) const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
@@ -64,10 +64,15 @@ pub fn successor_link(pet_id: Option<PetId>) -> String {
             headers(("Retry-After" = u32, description = "Seconds to wait before retrying."))),
     ),
 )]
-pub(crate) async fn get_pet(state: Data<HttpState>, req: HttpRequest) -> HttpResponse {
+// The key's refusal is taken as a value rather than answered by actix, so that it carries the
+// deprecation headers too.
+pub(crate) async fn get_pet(
+    caller: Result<Authorized<Read>, ApiError>,
+    req: HttpRequest,
+) -> HttpResponse {
     let pet_id = parse_pet_id(req.match_info().get("petId").unwrap_or_default());
     let link = successor_link(pet_id.as_ref().ok().copied());
-    let mut response = match find_pet(&state, &req, pet_id).await {
+    let mut response = match find_pet(caller, pet_id).await {
         Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),
         Err(err) => err.error_response(),
     };
@@ -101,12 +106,69 @@ fn deprecation_headers() -> &'static [(HeaderName, HeaderValue); 2] {
     &HEADERS
 }
 
-/// The key first, then the id (parsed by the caller, which also needs it for the `Link`).
+/// The key first, then the id (parsed by the handler, which also needs it for the `Link`).
 async fn find_pet(
-    state: &HttpState,
-    req: &HttpRequest,
+    caller: Result<Authorized<Read>, ApiError>,
     pet_id: Result<PetId, ApiError>,
 ) -> Result<Pet, ApiError> {
-    authorize(req, state, KeyScope::Read, "getPet")?;
-    Ok(state.service().get_pet(pet_id?).await?)
+    let caller = caller?;
+    Ok(caller.pets().get_pet(pet_id?).await?)
+}
+
+/// Marks getPet deprecated, says in its description when it goes and what replaces it, and
+/// lists the headers every one of its responses carries.
+pub(super) struct GetPetDeprecation;
+
+impl Modify for GetPetDeprecation {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let sunset = httpdate::fmt_http_date(get_pet_sunset());
+        let Some(operation) = openapi
+            .paths
+            .paths
+            .get_mut("/pets/{petId}")
+            .and_then(|item| item.get.as_mut())
+        else {
+            return;
+        };
+        operation.deprecated = Some(Deprecated::True);
+        let notice = format!(
+            "**Deprecated.** Removed on {sunset} (the `Sunset` header): from then on it answers \
+             410 `gone`. Use `GET /pets?id={{petId}}` (listPets by id) instead: the same pet, \
+             with the other listings' paging and filters."
+        );
+        operation.description = Some(match operation.description.take() {
+            Some(text) => format!("{notice}\n\n{text}"),
+            None => notice,
+        });
+
+        let headers = [
+            (
+                "Deprecation",
+                format!(
+                    "RFC 9745: `@{GET_PET_DEPRECATED_AT_UNIX}`, the moment getPet was deprecated \
+                     (Unix seconds)."
+                ),
+            ),
+            (
+                "Sunset",
+                format!("RFC 8594: `{sunset}`, when getPet is removed."),
+            ),
+            (
+                "Link",
+                format!(
+                    "The replacement, for this pet: `{}` (`{}` when `petId` is invalid).",
+                    successor_link(Some(PetId::new(3))).replace("id=3", "id={petId}"),
+                    successor_link(None)
+                ),
+            ),
+        ];
+        for response in operation.responses.responses.values_mut() {
+            if let RefOr::T(response) = response {
+                for (name, description) in &headers {
+                    let header = HeaderBuilder::new().description(Some(description)).build();
+                    response.headers.insert((*name).to_owned(), header.into());
+                }
+            }
+        }
+    }
 }

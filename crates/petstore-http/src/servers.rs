@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use utoipa::openapi::server::{Server, ServerBuilder};
 
-pub use crate::paths::BASE_PATH;
+use crate::paths::BASE_PATH;
 
 /// An absolute `http(s)` URL ending in `/v1`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,4 +138,59 @@ fn server(url: &str, description: &str) -> Server {
         .url(url)
         .description(Some(description))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn server_urls_get_v1_once_and_bad_ones_are_refused() {
+        for (raw, expected) in [
+            (
+                "https://petstore.example.com",
+                "https://petstore.example.com/v1",
+            ),
+            (
+                "https://petstore.example.com/",
+                "https://petstore.example.com/v1",
+            ),
+            (
+                "https://petstore.example.com/v1",
+                "https://petstore.example.com/v1",
+            ),
+            (
+                "https://petstore.example.com/v1/",
+                "https://petstore.example.com/v1",
+            ),
+            ("http://10.0.0.5:8080/api", "http://10.0.0.5:8080/api/v1"),
+            ("http://[::1]:8080", "http://[::1]:8080/v1"),
+        ] {
+            assert_eq!(ServerUrl::parse(raw).unwrap().as_str(), expected, "{raw}");
+        }
+        for raw in [
+            "",
+            "petstore.example.com",
+            "ftp://petstore.example.com",
+            "https://",
+            "https:///v1",
+            "https://petstore.example.com/v1?x=1",
+            "https://petstore.example.com/#v1",
+            "https://pet store.example.com",
+            "https://{host}/v1",
+            "https://petstore.example.com/v2",
+        ] {
+            assert!(ServerUrl::parse(raw).is_err(), "{raw} accepted");
+        }
+    }
+
+    #[test]
+    fn the_default_public_url_is_the_bound_address() {
+        let at = |address: &str| ServerUrl::for_address(address.parse().unwrap()).to_string();
+        assert_eq!(at("127.0.0.1:8080"), "http://127.0.0.1:8080/v1");
+        assert_eq!(at("0.0.0.0:9000"), "http://127.0.0.1:9000/v1");
+        assert_eq!(at("[::]:9000"), "http://[::1]:9000/v1");
+    }
 }

@@ -7,8 +7,9 @@
 use actix_web::web::Query;
 use petstore_domain::{PetId, PetIds, PetLimit, PetListQuery, PetStatus};
 
+use super::dto::PetStatusDto;
+use super::fields;
 use crate::cursor::CursorCodec;
-use crate::dto::{fields, PetStatusDto};
 use crate::error::ApiError;
 use crate::paths::PETS_PATH;
 

@@ -1,23 +1,19 @@
 //! `listPets` (`GET /v1/pets`) and `createPet` (`POST /v1/pets`).
 //!
 //! The `#[utoipa::path]` attributes are these operations' part of the OpenAPI document: every
-//! status listed there is one these handlers (or `authorize` and the storage error mapping they
-//! call) can return.
+//! status listed there is one these handlers (or `Authorized` and the storage error mapping
+//! they use) can return.
 
 use actix_web::http::header;
-use actix_web::web::{Data, Payload};
+use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
 
-use petstore_domain::KeyScope;
-
-use super::authorize;
+use super::dto::{NewPetDto, PetDto, PetsDto};
+use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use crate::body::{read_limited, require_json_content_type};
-use crate::dto::{NewPetDto, PetDto, PetsDto};
-use crate::error::ApiError;
-use crate::error::ErrorBody;
-use crate::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
+use crate::error::{ApiError, ErrorBody};
 use crate::paths::pet_path;
-use crate::state::HttpState;
+use crate::state::{Authorized, HttpState, Read, Write};
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a
 /// `Link: <...>; rel="next"` header points at the next page.
@@ -54,21 +50,20 @@ use crate::state::HttpState;
     ),
 )]
 pub(crate) async fn list_pets(
-    state: Data<HttpState>,
+    caller: Authorized<Read>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&req, &state, KeyScope::Read, "listPets")?;
-    let ListRequest { query, ids } = parse_list_request(req.query_string(), state.cursors())?;
+    let ListRequest { query, ids } = parse_list_request(req.query_string(), caller.cursors())?;
     let page = match &ids {
-        None => state.service().list_pets(query).await?,
-        Some(ids) => state.service().list_pets_by_id(query, ids).await?,
+        None => caller.pets().list_pets(query).await?,
+        Some(ids) => caller.pets().list_pets_by_id(query, ids).await?,
     };
 
     let mut response = HttpResponse::Ok();
     if let Some(next_after) = page.next_after {
         response.insert_header((
             header::LINK,
-            next_page_link(&query, ids.as_ref(), next_after, state.cursors()),
+            next_page_link(&query, ids.as_ref(), next_after, caller.cursors()),
         ));
     }
     let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());
@@ -120,15 +115,14 @@ pub(crate) async fn list_pets(
     ),
 )]
 pub(crate) async fn create_pet(
-    state: Data<HttpState>,
+    caller: Authorized<Write>,
     req: HttpRequest,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
-    authorize(&req, &state, KeyScope::Write, "createPet")?;
     require_json_content_type(&req)?;
-    let body = read_limited(&req, payload, HttpState::JSON_LIMIT, state.body_timeout()).await?;
+    let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
     let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
-    let pet = state.service().create_pet(new_pet).await?;
+    let pet = caller.pets().create_pet(new_pet).await?;
 
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, pet_path(pet.id)))

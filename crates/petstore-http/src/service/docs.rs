@@ -8,13 +8,29 @@
 use std::sync::Arc;
 
 use actix_web::http::header::{self, CacheControl, CacheDirective, ContentType};
-use actix_web::web::Data;
+use actix_web::web::{Bytes, Data};
 use actix_web::{HttpRequest, HttpResponse};
 use utoipa_swagger_ui::Config;
 
 use crate::error::ApiError;
+use crate::openapi::{document_json, document_json_3_0};
 use crate::paths::{DOCS_PATH, OPENAPI_PATH};
-use crate::state::HttpState;
+use crate::servers::ApiServers;
+
+/// The OpenAPI documents as served: rendered once per worker, when its app is built.
+pub(crate) struct ApiDocuments {
+    v3_1: Bytes,
+    v3_0: Bytes,
+}
+
+impl ApiDocuments {
+    pub(crate) fn render(servers: &ApiServers) -> Self {
+        Self {
+            v3_1: Bytes::from(document_json(servers)),
+            v3_0: Bytes::from(document_json_3_0(servers)),
+        }
+    }
+}
 
 /// Swagger UI's settings (they end up in its `swagger-initializer.js`).
 pub(crate) fn swagger_ui_config() -> Arc<Config<'static>> {
@@ -28,20 +44,21 @@ pub(crate) fn swagger_ui_config() -> Arc<Config<'static>> {
     )
 }
 
-/// The pre-rendered document (rendered once, when the state is built).
-pub(crate) async fn openapi_json(state: Data<HttpState>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(ContentType::json())
-        .insert_header(CacheControl(vec![CacheDirective::NoCache]))
-        .body(state.openapi_json().clone())
+/// The OpenAPI 3.1 document.
+pub(crate) async fn openapi_json(documents: Data<ApiDocuments>) -> HttpResponse {
+    document_response(&documents.v3_1)
 }
 
-/// The same document in OpenAPI 3.0.3 (pre-rendered too).
-pub(crate) async fn openapi_3_0_json(state: Data<HttpState>) -> HttpResponse {
+/// The same document in OpenAPI 3.0.3.
+pub(crate) async fn openapi_3_0_json(documents: Data<ApiDocuments>) -> HttpResponse {
+    document_response(&documents.v3_0)
+}
+
+fn document_response(document: &Bytes) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(ContentType::json())
         .insert_header(CacheControl(vec![CacheDirective::NoCache]))
-        .body(state.openapi_3_0_json().clone())
+        .body(document.clone())
 }
 
 /// `/docs` to `/docs/`: Swagger UI's page loads its files relative to itself, which only

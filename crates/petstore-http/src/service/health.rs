@@ -47,7 +47,7 @@ pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiEr
             &ShuttingDown,
         ));
     }
-    if let Err(err) = state.service().check_storage().await {
+    if let Err(err) = state.check_storage().await {
         return Err(ApiError::unavailable("storage is not reachable", &err));
     }
     let stale_for = state.key_directory().stale_for();

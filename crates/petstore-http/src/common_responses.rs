@@ -1,0 +1,77 @@
+//! What every operation may answer beyond its own statuses, for the OpenAPI document: each
+//! resource's part lists [`CommonResponses`] first among its modifiers, so that the resource's
+//! own modifiers (getPet's deprecation headers, the orders' stability header) see these
+//! responses too. `openapi/tests.rs` checks that every operation has them.
+
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr};
+use utoipa::Modify;
+
+/// What every operation may answer beyond its own statuses: 429 when per-key rate limits are on,
+/// the rate-limit headers on every response to a key, and `X-Request-Id` on every response.
+pub(crate) struct CommonResponses;
+
+impl Modify for CommonResponses {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let string_header =
+            |description: &str| HeaderBuilder::new().description(Some(description)).build();
+        let request_id = string_header(
+            "The request's id: the client's `X-Request-Id` when it sent a sane one (1 to 128 \
+             printable ASCII characters), else a UUIDv7. Every log line of the request carries it.",
+        );
+        let policy = string_header(
+            "Only when per-key rate limits are on (IETF httpapi rate-limit headers draft): \
+             `\"per-key\";q=BURST;w=SECONDS`, the bucket of this key and how long it takes to refill.",
+        );
+        let state = string_header(
+            "Only when per-key rate limits are on: `\"per-key\";r=REMAINING;t=SECONDS`, requests \
+             left now and seconds until the next is allowed.",
+        );
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [item.get.as_mut(), item.post.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                let too_many = ResponseBuilder::new()
+                    .description(
+                        "`rate_limited`: this API key has used up its rate limit (per instance); \
+                         retry after `Retry-After` seconds.",
+                    )
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Error")))
+                            .build(),
+                    )
+                    .header(
+                        "Retry-After",
+                        HeaderBuilder::new()
+                            .description(Some("Seconds until the key may call again."))
+                            .build(),
+                    )
+                    .build();
+                operation
+                    .responses
+                    .responses
+                    .insert("429".to_owned(), too_many.into());
+                for (status, response) in operation.responses.responses.iter_mut() {
+                    let RefOr::T(response) = response else {
+                        continue;
+                    };
+                    response
+                        .headers
+                        .insert("X-Request-Id".to_owned(), request_id.clone().into());
+                    if status.starts_with('2') || status == "429" {
+                        response
+                            .headers
+                            .insert("RateLimit-Policy".to_owned(), policy.clone().into());
+                        response
+                            .headers
+                            .insert("RateLimit".to_owned(), state.clone().into());
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The order operations' handlers and their part of the OpenAPI document (`#[utoipa::path]`).
+
+use actix_web::http::header;
+use actix_web::web::Payload;
+use actix_web::{HttpRequest, HttpResponse};
+use petstore_domain::OrderAction;
+
+use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
+use super::params::{next_page_link, order_id, parse_list, ListRequest};
+use crate::body::{read_limited, require_json_content_type};
+use crate::error::{ApiError, ErrorBody};
+use crate::json::json_object;
+use crate::paths::order_path;
+use crate::state::{Authorized, HttpState, Read, Write};
+
+/// Places an order for an available pet: the pet becomes `pending` and the order `placed`,
+/// together. An order for a pet that is not available is 409 `conflict`.
+#[utoipa::path(
+    post,
+    path = "/store/orders",
+    operation_id = "placeOrder",
+    tag = "store",
+    summary = "Place an order (experimental)",
+    request_body(content = NewOrderDto, content_type = "application/json"),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 201, description = "The order was placed; its pet is now `pending`.",
+            body = OrderDto, headers(("Location" = String, description = "The new order."))),
+        (status = 400, description = "`malformed_json` or `validation_failed`.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`.", body = ErrorBody),
+        (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
+        (status = 404, description = "`not_found`: no pet has `petId`.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the pet is not `available`.", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`.", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn place_order(
+    caller: Authorized<Write>,
+    req: HttpRequest,
+    payload: Payload,
+) -> Result<HttpResponse, ApiError> {
+    require_json_content_type(&req)?;
+    let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
+    let new = NewOrderDto::parse(&json_object(&body)?)?;
+    let order = caller.orders().place(new).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, order_path(order.id)))
+        .json(OrderDto::from(order)))
+}
+
+/// One page of orders, ascending by id; `Link: rel="next"` when more follow.
+#[utoipa::path(
+    get,
+    path = "/store/orders",
+    operation_id = "listOrders",
+    tag = "store",
+    summary = "List orders (experimental)",
+    params(
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 100,
+            description = "1 to 100, default 20."),
+        ("status" = Option<OrderStatusDto>, Query, description = "Only orders with this status."),
+        ("petId" = Option<i64>, Query, description = "Only orders for this pet."),
+        ("cursor" = Option<String>, Query, min_length = 1,
+            description = "Opaque: copy it from the previous page's `Link: rel=\"next\"`; it is \
+                signed and bound to the filters it was issued with."),
+    ),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "A page of orders.", body = Vec<OrderDto>),
+        (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`.", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn list_orders(
+    caller: Authorized<Read>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let ListRequest {
+        filter,
+        after,
+        limit,
+    } = parse_list(req.query_string(), caller.cursors())?;
+    let page = caller.orders().list(filter, after, limit).await?;
+    let mut response = HttpResponse::Ok();
+    if let Some(next) = page.next_after {
+        response.insert_header((
+            header::LINK,
+            next_page_link(filter, next, limit, caller.cursors()),
+        ));
+    }
+    let orders: Vec<OrderDto> = page.orders.into_iter().map(OrderDto::from).collect();
+    Ok(response.json(orders))
+}
+
+/// The order with this id.
+#[utoipa::path(
+    get,
+    path = "/store/orders/{orderId}",
+    operation_id = "getOrder",
+    tag = "store",
+    summary = "Get an order (experimental)",
+    params(("orderId" = i64, Path, description = "The order's `id`.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The order.", body = OrderDto),
+        (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`.", body = ErrorBody),
+        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`.", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn get_order(
+    caller: Authorized<Read>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let order = caller.orders().get(order_id(&req)?).await?;
+    Ok(HttpResponse::Ok().json(OrderDto::from(order)))
+}
+
+/// Moves the order in the path by `action`.
+async fn act(
+    caller: Authorized<Write>,
+    req: HttpRequest,
+    action: OrderAction,
+) -> Result<HttpResponse, ApiError> {
+    let order = caller.orders().act(order_id(&req)?, action).await?;
+    Ok(HttpResponse::Ok().json(OrderDto::from(order)))
+}
+
+/// `placed -> approved`; the pet stays `pending`.
+#[utoipa::path(
+    post,
+    path = "/store/orders/{orderId}/approve",
+    operation_id = "approveOrder",
+    tag = "store",
+    summary = "Approve an order (experimental)",
+    params(("orderId" = i64, Path, description = "The order's `id`.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The approved order.", body = OrderDto),
+        (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`.", body = ErrorBody),
+        (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
+        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the order is not `placed`.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`.", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn approve_order(
+    caller: Authorized<Write>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    act(caller, req, OrderAction::Approve).await
+}
+
+/// `approved -> delivered`; the pet becomes `sold` and the order gets its `shipDate`.
+#[utoipa::path(
+    post,
+    path = "/store/orders/{orderId}/deliver",
+    operation_id = "deliverOrder",
+    tag = "store",
+    summary = "Deliver an order (experimental)",
+    params(("orderId" = i64, Path, description = "The order's `id`.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The delivered order; its pet is `sold`.", body = OrderDto),
+        (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`.", body = ErrorBody),
+        (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
+        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the order is not `approved`.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`.", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn deliver_order(
+    caller: Authorized<Write>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    act(caller, req, OrderAction::Deliver).await
+}
+
+/// `placed` or `approved` -> `cancelled`; the pet is `available` again.
+#[utoipa::path(
+    post,
+    path = "/store/orders/{orderId}/cancel",
+    operation_id = "cancelOrder",
+    tag = "store",
+    summary = "Cancel an order (experimental)",
+    params(("orderId" = i64, Path, description = "The order's `id`.")),
+    security(("bearerAuth" = [])),
+    responses(
+        (status = 200, description = "The cancelled order; its pet is `available`.", body = OrderDto),
+        (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
+        (status = 401, description = "`unauthorized`.", body = ErrorBody),
+        (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
+        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the order is delivered or cancelled.", body = ErrorBody),
+        (status = 503, description = "`service_unavailable`.", body = ErrorBody),
+    ),
+)]
+pub(crate) async fn cancel_order(
+    caller: Authorized<Write>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    act(caller, req, OrderAction::Cancel).await
+}

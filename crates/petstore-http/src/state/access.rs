@@ -1,0 +1,118 @@
+//! [`Authorized`]: the extractor every `/v1` handler declares, and the only way a handler reaches
+//! the use cases. Declared as a handler's first argument, it runs before anything about the
+//! request (path, query, body) is looked at: it authenticates the bearer key, checks that the
+//! key's scope allows the operation and that the key is within its rate limit, and keeps the
+//! key's claims (for the request's log line) and its rate-limit headers (for the response) in
+//! the request's extensions. A handler without it cannot compile a call to a use case.
+
+use std::future::{ready, Ready};
+use std::marker::PhantomData;
+use std::ops::Deref;
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::web::Data;
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use petstore_application::{OrderService, PetService};
+use petstore_domain::KeyScope;
+
+use super::HttpState;
+use crate::auth::authenticate;
+use crate::error::{ApiError, ErrorCode};
+use crate::metrics;
+use crate::rate_limit::{Decision, RATE_LIMIT, RATE_LIMIT_POLICY};
+
+/// The scope an operation needs, as a type: `Authorized<Read>` or `Authorized<Write>`.
+pub(crate) trait Scope {
+    const NEEDED: KeyScope;
+}
+
+/// Listing and getting: any valid key.
+pub(crate) enum Read {}
+
+/// Creating and changing: a `write` key.
+pub(crate) enum Write {}
+
+impl Scope for Read {
+    const NEEDED: KeyScope = KeyScope::Read;
+}
+
+impl Scope for Write {
+    const NEEDED: KeyScope = KeyScope::Write;
+}
+
+/// A request whose key was accepted for scope `S`; derefs to the [`HttpState`] and gives the use
+/// cases.
+pub(crate) struct Authorized<S: Scope> {
+    state: Data<HttpState>,
+    scope: PhantomData<S>,
+}
+
+impl<S: Scope> Authorized<S> {
+    pub(crate) fn pets(&self) -> &PetService {
+        &self.state.service
+    }
+
+    /// The order use cases. Order routes are registered only when the state has them.
+    pub(crate) fn orders(&self) -> &OrderService {
+        self.state
+            .orders
+            .as_ref()
+            .expect("order routes exist only with an order service")
+    }
+
+    fn check(req: &HttpRequest) -> Result<Self, ApiError> {
+        let state = req
+            .app_data::<Data<HttpState>>()
+            .expect("the app registers its HttpState")
+            .clone();
+        let claims = authenticate(req, &state.keys, &state.key_directory, S::NEEDED)?;
+        let decision = state
+            .rate_limiter
+            .as_deref()
+            .map(|limiter| limiter.check(&claims.jti));
+        req.extensions_mut().insert(claims);
+        match decision {
+            None => {}
+            Some(Decision::Allowed(headers)) => {
+                req.extensions_mut().insert(headers);
+            }
+            Some(Decision::Limited {
+                headers,
+                retry_after_secs,
+            }) => {
+                metrics::rate_limited(metrics::operation(req));
+                return Err(ApiError::new(
+                    ErrorCode::RateLimited,
+                    format!(
+                        "this API key has used up its rate limit; retry in {retry_after_secs} s"
+                    ),
+                )
+                .with_header(header::RETRY_AFTER, &retry_after_secs.to_string())
+                .with_header_value(RATE_LIMIT_POLICY, headers.policy)
+                .with_header_value(RATE_LIMIT, headers.state));
+            }
+        }
+        Ok(Self {
+            state,
+            scope: PhantomData,
+        })
+    }
+}
+
+impl<S: Scope> Deref for Authorized<S> {
+    type Target = HttpState;
+
+    fn deref(&self) -> &HttpState {
+        &self.state
+    }
+}
+
+impl<S: Scope> FromRequest for Authorized<S> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Self::check(req))
+    }
+}
