@@ -32,6 +32,9 @@ async fn every_documented_operation_is_a_route_under_the_server_url_that_refuses
                 .uri(&uri);
             let reply = get(req).await;
             assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{method} {uri}");
+            // The orders say they are experimental on every response, refusals included.
+            let stability = path.starts_with("/store/").then_some("experimental");
+            assert_eq!(reply.header("x-api-stability"), stability, "{method} {uri}");
         }
     }
 }
