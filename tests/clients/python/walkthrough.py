@@ -1,0 +1,290 @@
+"""The README's walk-through, run with the client openapi-python-client generated from the
+committed docs/openapi.json (tests/clients/python/generate.sh), against a live server:
+
+    PETSTORE_URL=http://127.0.0.1:PORT/v1 PETSTORE_KEY=<write key> \
+        PYTHONPATH=target/clients/python python walkthrough.py
+
+Every call goes through the generated `*_detailed` functions: a success must parse as the
+documented model, and every error must reach this code as the generated `Error` model (not
+`None`, not an `UnexpectedStatus`) with the expected `code` and `status`. Any mismatch prints
+what was expected and what came, and exits 1. tests/clients/run.sh generates and runs it; one
+summary line on success.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+from petstore_client import AuthenticatedClient, Client
+from petstore_client.api.pets import create_pet, get_pet, list_pets
+from petstore_client.api.store import approve_order, deliver_order, get_order, place_order
+from petstore_client.models import Error, NewOrder, NewPet, Order, OrderStatus, Pet, PetStatus
+from petstore_client.types import Response
+
+PAGED_PETS = 45
+PAGE_LIMIT = 10
+
+
+class Mismatch(Exception):
+    pass
+
+
+def ensure(condition: bool, message: str) -> None:
+    if not condition:
+        raise Mismatch(message)
+
+
+def expect(what: str, response: Response[Any], status: HTTPStatus, model: type) -> Any:
+    """A success with this status, parsed as the documented model."""
+    ensure(
+        response.status_code == status,
+        f"{what}: expected {status.value}, got {response.status_code.value}: {response.content!r}",
+    )
+    ensure(
+        isinstance(response.parsed, model),
+        f"{what}: expected a {model.__name__}, got {response.parsed!r}",
+    )
+    return response.parsed
+
+
+def expect_error(what: str, response: Response[Any], status: int, code: str) -> Error:
+    """An error that reached the caller typed: the generated `Error` with this code and status."""
+    error = response.parsed
+    ensure(
+        isinstance(error, Error),
+        f"{what}: expected {status} `{code}` as the generated Error, got HTTP "
+        f"{response.status_code.value} parsed as {error!r}: {response.content!r}",
+    )
+    ensure(
+        response.status_code == status and error.code == code and error.status == status,
+        f"{what}: expected {status} `{code}`, got HTTP {response.status_code.value} with {error!r}",
+    )
+    return error
+
+
+def next_link(value: str | None) -> str | None:
+    """The target of the `rel="next"` link of a `Link` header value (RFC 8288)."""
+    for link in (value or "").split(","):
+        target, _, params = link.strip().partition(";")
+        if any(p.strip() in ('rel="next"', "rel=next") for p in params.split(";")):
+            return target.strip().removeprefix("<").removesuffix(">")
+    return None
+
+
+def page_through(api: AuthenticatedClient, base: str, ids: list[int]) -> tuple[list[int], int]:
+    """Follows listPets' `Link: rel="next"` from the first page until a page has none."""
+    seen: list[int] = []
+    cursor: str | None = None
+    for page in range(1, PAGED_PETS + 2):
+        kwargs: dict[str, Any] = {"id": ids, "limit": PAGE_LIMIT}
+        if cursor is not None:
+            kwargs["cursor"] = cursor
+        response = list_pets.sync_detailed(client=api, **kwargs)
+        pets = expect(f"listPets page {page}", response, HTTPStatus.OK, list)
+        ensure(all(isinstance(p, Pet) for p in pets), f"listPets page {page}: {pets!r}")
+        ensure(len(pets) <= PAGE_LIMIT, f"listPets page {page} holds {len(pets)} pets")
+        seen.extend(p.id for p in pets)
+        link = response.headers.get("link")
+        if link is None:
+            return seen, page
+        target = next_link(link)
+        ensure(target is not None, f"listPets page {page}: no rel=\"next\" in Link {link!r}")
+        url = urlsplit(urljoin(base, target))
+        ensure(url.path == "/v1/pets", f"listPets page {page}: Link points at {target}")
+        query = parse_qs(url.query)
+        ensure(
+            [int(i) for i in query.get("id", [])] == ids,
+            f"listPets page {page}: the next link lost the id filter: {target}",
+        )
+        ensure(len(query.get("cursor", [])) == 1, f"listPets page {page}: no cursor in {target}")
+        cursor = query["cursor"][0]
+    raise Mismatch(f"listPets: still a next link after {PAGED_PETS + 1} pages")
+
+
+def expect_pet_status(api: AuthenticatedClient, pet_id: int, status: PetStatus, when: str) -> None:
+    # listPets by id, getPet's documented replacement.
+    pets = expect(
+        f"listPets?id={pet_id} {when}",
+        list_pets.sync_detailed(client=api, id=[pet_id]),
+        HTTPStatus.OK,
+        list,
+    )
+    ensure(
+        len(pets) == 1 and pets[0].id == pet_id and pets[0].status == status,
+        f"listPets?id={pet_id} {when} answered {pets!r}, expected the pet {status.value}",
+    )
+
+
+def walkthrough(base: str, key: str) -> str:
+    api = AuthenticatedClient(base_url=base, token=key, raise_on_unexpected_status=True)
+
+    # createPet: 201, the typed pet and its Location.
+    response = create_pet.sync_detailed(client=api, body=NewPet(name="Rex", category_id=3))
+    rex = expect("createPet Rex", response, HTTPStatus.CREATED, Pet)
+    ensure(
+        rex.name == "Rex" and rex.category_id == 3 and rex.status == PetStatus.AVAILABLE,
+        f"createPet Rex answered {rex!r}",
+    )
+    location = response.headers.get("location")
+    ensure(location == f"/v1/pets/{rex.id}", f"createPet Rex: Location {location!r}")
+
+    # 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
+    created = []
+    for n in range(1, PAGED_PETS + 1):
+        name = f"Chien nº {n} 🐕"
+        pet = expect(
+            f"createPet {name}",
+            create_pet.sync_detailed(client=api, body=NewPet(name=name, category_id=1 + n % 5)),
+            HTTPStatus.CREATED,
+            Pet,
+        )
+        ensure(pet.name == name, f"createPet {name} answered {pet!r}")
+        created.append(pet.id)
+    seen, pages = page_through(api, base, created)
+    ensure(
+        seen == created,
+        f"paging listPets?id=<the {PAGED_PETS} pets>&limit={PAGE_LIMIT} by Link saw {seen}, "
+        f"expected {created} (each once, in id order)",
+    )
+    expected_pages = -(-PAGED_PETS // PAGE_LIMIT)
+    ensure(pages == expected_pages, f"paging took {pages} pages, expected {expected_pages}")
+
+    # getPet: deprecated, still 200 with the pet and the deprecation headers.
+    response = get_pet.sync_detailed(rex.id, client=api)
+    got = expect("getPet", response, HTTPStatus.OK, Pet)
+    ensure(got.id == rex.id and got.name == "Rex", f"getPet answered {got!r}")
+    ensure(
+        "deprecation" in response.headers and "sunset" in response.headers,
+        f"getPet answered without Deprecation and Sunset: {dict(response.headers)}",
+    )
+
+    # placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
+    response = place_order.sync_detailed(client=api, body=NewOrder(pet_id=rex.id))
+    order = expect("placeOrder", response, HTTPStatus.CREATED, Order)
+    ensure(
+        order.pet_id == rex.id
+        and order.status == OrderStatus.PLACED
+        and not order.complete
+        and order.ship_date is None
+        and order.quantity == 1,
+        f"placeOrder answered {order!r}",
+    )
+    location = response.headers.get("location")
+    ensure(location == f"/v1/store/orders/{order.id}", f"placeOrder: Location {location!r}")
+    expect_pet_status(api, rex.id, PetStatus.PENDING, "after placeOrder")
+
+    approved = expect(
+        "approveOrder", approve_order.sync_detailed(order.id, client=api), HTTPStatus.OK, Order
+    )
+    ensure(
+        approved.id == order.id and approved.status == OrderStatus.APPROVED and not approved.complete,
+        f"approveOrder answered {approved!r}",
+    )
+    delivered = expect(
+        "deliverOrder", deliver_order.sync_detailed(order.id, client=api), HTTPStatus.OK, Order
+    )
+    ensure(
+        delivered.id == order.id
+        and delivered.status == OrderStatus.DELIVERED
+        and delivered.complete
+        and delivered.ship_date is not None
+        and delivered.ship_date.tzinfo is not None,
+        f"deliverOrder answered {delivered!r}",
+    )
+    fetched = expect("getOrder", get_order.sync_detailed(order.id, client=api), HTTPStatus.OK, Order)
+    ensure(
+        fetched.status == OrderStatus.DELIVERED and fetched.complete,
+        f"getOrder after deliverOrder answered {fetched!r}",
+    )
+    expect_pet_status(api, rex.id, PetStatus.SOLD, "after deliverOrder")
+
+    # Errors, each the generated `Error` model with its code and status.
+    errors = []
+    error = expect_error(
+        "createPet categoryId 0",
+        create_pet.sync_detailed(client=api, body=NewPet(name="Zero", category_id=0)),
+        400,
+        "validation_failed",
+    )
+    ensure("categoryId" in error.message, f"the message does not name categoryId: {error.message!r}")
+    errors.append(400)
+    expect_error(
+        "listPets limit=0",
+        list_pets.sync_detailed(client=api, limit=0),
+        400,
+        "invalid_parameter",
+    )
+    errors.append(400)
+    no_key = Client(base_url=base, raise_on_unexpected_status=True)
+    expect_error(
+        "listPets without a key",
+        # The generated functions are typed for AuthenticatedClient; the plain Client works alike.
+        list_pets.sync_detailed(client=no_key),  # type: ignore[arg-type]
+        401,
+        "unauthorized",
+    )
+    errors.append(401)
+    bogus = AuthenticatedClient(base_url=base, token="not-a-key", raise_on_unexpected_status=True)
+    expect_error(
+        "createPet with a bogus key",
+        create_pet.sync_detailed(client=bogus, body=NewPet(name="Nobody", category_id=1)),
+        401,
+        "unauthorized",
+    )
+    errors.append(401)
+    missing = max(created) + 1_000_000
+    expect_error("getPet of a missing pet", get_pet.sync_detailed(missing, client=api), 404, "not_found")
+    errors.append(404)
+    expect_error(
+        "getOrder of a missing order",
+        get_order.sync_detailed(order.id + 1_000_000, client=api),
+        404,
+        "not_found",
+    )
+    errors.append(404)
+    expect_error(
+        "placeOrder for a sold pet",
+        place_order.sync_detailed(client=api, body=NewOrder(pet_id=rex.id)),
+        409,
+        "conflict",
+    )
+    errors.append(409)
+    expect_error(
+        "deliverOrder of a delivered order",
+        deliver_order.sync_detailed(order.id, client=api),
+        409,
+        "conflict",
+    )
+    errors.append(409)
+
+    return (
+        f"createPet x{PAGED_PETS + 1}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, "
+        f"order {order.id} placed/approved/delivered (pet sold), {len(errors)} typed errors "
+        f"({', '.join(map(str, errors))})"
+    )
+
+
+def main() -> int:
+    base, key = os.environ.get("PETSTORE_URL"), os.environ.get("PETSTORE_KEY")
+    if not base or not key:
+        print("python: set PETSTORE_URL (http://HOST:PORT/v1) and PETSTORE_KEY", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    try:
+        summary = walkthrough(base.rstrip("/"), key)
+    except Mismatch as mismatch:
+        print(f"openapi-python-client: walk-through FAILED: {mismatch}", file=sys.stderr)
+        return 1
+    print(
+        f"openapi-python-client: walk-through passed in {time.monotonic() - start:.1f} s: {summary}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,456 @@
+//! The README's walk-through, run with the client progenitor generated from the committed
+//! `docs/openapi-3.0.json` (see `build.rs`), against a live server:
+//!
+//! ```sh
+//! PETSTORE_URL=http://127.0.0.1:PORT/v1 PETSTORE_KEY=<write key> petstore-progenitor-walkthrough
+//! ```
+//!
+//! Every call goes through the generated `Client` and its typed results: a success must parse
+//! as the documented type, and every error must reach this code as
+//! `progenitor_client::Error::ErrorResponse` holding the generated `types::Error` with the
+//! expected `code` and `status`. Any mismatch prints what was expected and what came, and exits 1.
+//! `tests/clients/run.sh` builds and runs it; one summary line on success.
+
+use std::{num::NonZeroU64, process::ExitCode, time::Instant};
+
+use progenitor_client::{Error as ClientError, ResponseValue};
+use reqwest::{header, StatusCode, Url};
+
+#[allow(dead_code, unused_imports, clippy::all)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/petstore_client.rs"));
+}
+
+use generated::{types, Client};
+
+type Outcome<T> = Result<T, String>;
+
+/// Pets created for the paging part, besides the walk-through's first pet.
+const PAGED_PETS: usize = 45;
+const PAGE_LIMIT: u32 = 10;
+
+macro_rules! ensure {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(format!($($msg)+));
+        }
+    };
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let (Ok(base), Ok(key)) = (std::env::var("PETSTORE_URL"), std::env::var("PETSTORE_KEY")) else {
+        eprintln!(
+            "progenitor: set PETSTORE_URL (http://HOST:PORT/v1) and PETSTORE_KEY (a write key)"
+        );
+        return ExitCode::from(2);
+    };
+    let start = Instant::now();
+    match walkthrough(base.trim_end_matches('/'), &key).await {
+        Ok(summary) => {
+            println!(
+                "progenitor client: walk-through passed in {:.1} s: {summary}",
+                start.elapsed().as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("progenitor client: walk-through FAILED: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A generated client whose every request carries `Authorization: Bearer <key>` (progenitor
+/// leaves authentication to the `reqwest::Client` it is given); `None` sends no key.
+fn client(base: &str, key: Option<&str>) -> Outcome<Client> {
+    let mut headers = header::HeaderMap::new();
+    if let Some(key) = key {
+        let value = header::HeaderValue::from_str(&format!("Bearer {key}"))
+            .map_err(|e| format!("the key is not a header value: {e}"))?;
+        headers.insert(header::AUTHORIZATION, value);
+    }
+    let http = reqwest::Client::builder()
+        .default_headers(headers)
+        .timeout(std::time::Duration::from_secs(15))
+        .build()
+        .map_err(|e| format!("building the HTTP client: {e}"))?;
+    Ok(Client::new_with_client(base, http))
+}
+
+async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
+    let api = client(base, Some(key))?;
+    let origin = Url::parse(base).map_err(|e| format!("PETSTORE_URL {base:?}: {e}"))?;
+
+    // createPet: 201, the typed pet and its Location.
+    let rex = expect_status(
+        "createPet Rex",
+        api.create_pet(&new_pet("Rex", 3)?).await,
+        StatusCode::CREATED,
+    )?;
+    let location = header_str(&rex, header::LOCATION);
+    let rex = rex.into_inner();
+    ensure!(
+        rex.name.as_str() == "Rex"
+            && rex.category_id.get() == 3
+            && rex.status == types::PetStatus::Available,
+        "createPet Rex answered {rex:?}"
+    );
+    ensure!(
+        location.as_deref() == Some(format!("/v1/pets/{}", rex.id).as_str()),
+        "createPet Rex: Location {location:?}, expected /v1/pets/{}",
+        rex.id
+    );
+
+    // 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
+    // Names beyond ASCII go through the generated name type's pattern check both ways.
+    let mut created = Vec::with_capacity(PAGED_PETS);
+    for n in 1..=PAGED_PETS {
+        let name = format!("Chien nº {n} 🐕");
+        let pet = expect_status(
+            &format!("createPet {name}"),
+            api.create_pet(&new_pet(&name, 1 + n as u64 % 5)?).await,
+            StatusCode::CREATED,
+        )?
+        .into_inner();
+        ensure!(
+            pet.name.as_str() == name,
+            "createPet {name} answered {pet:?}"
+        );
+        created.push(pet.id);
+    }
+    let (seen, pages) = page_through(&api, &origin, &created).await?;
+    ensure!(
+        seen == created,
+        "paging listPets?id=<the {PAGED_PETS} pets>&limit={PAGE_LIMIT} by Link saw ids {seen:?}, expected {created:?} (each once, in id order)"
+    );
+    let expected_pages = PAGED_PETS.div_ceil(PAGE_LIMIT as usize);
+    ensure!(
+        pages == expected_pages,
+        "paging {PAGED_PETS} pets {PAGE_LIMIT} a page took {pages} pages, expected {expected_pages}"
+    );
+
+    // getPet: deprecated, still 200 with the pet and the deprecation headers.
+    #[allow(deprecated)]
+    let got = expect_status("getPet", api.get_pet(rex.id).await, StatusCode::OK)?;
+    ensure!(
+        got.headers().contains_key("deprecation") && got.headers().contains_key("sunset"),
+        "getPet answered without Deprecation and Sunset headers: {:?}",
+        got.headers()
+    );
+    let got = got.into_inner();
+    ensure!(
+        got.id == rex.id && got.name.as_str() == "Rex",
+        "getPet answered {got:?}"
+    );
+
+    // placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
+    let placed = expect_status(
+        "placeOrder",
+        api.place_order(&types::NewOrder {
+            pet_id: rex.id,
+            quantity: None,
+        })
+        .await,
+        StatusCode::CREATED,
+    )?;
+    let location = header_str(&placed, header::LOCATION);
+    let order = placed.into_inner();
+    ensure!(
+        order.pet_id == rex.id
+            && order.status == types::OrderStatus::Placed
+            && !order.complete
+            && order.ship_date.is_none()
+            && order.quantity.get() == 1,
+        "placeOrder answered {order:?}"
+    );
+    ensure!(
+        location.as_deref() == Some(format!("/v1/store/orders/{}", order.id).as_str()),
+        "placeOrder: Location {location:?}"
+    );
+    expect_pet_status(&api, rex.id, types::PetStatus::Pending, "after placeOrder").await?;
+
+    let approved = expect_status(
+        "approveOrder",
+        api.approve_order(order.id).await,
+        StatusCode::OK,
+    )?
+    .into_inner();
+    ensure!(
+        approved.id == order.id
+            && approved.status == types::OrderStatus::Approved
+            && !approved.complete,
+        "approveOrder answered {approved:?}"
+    );
+    let delivered = expect_status(
+        "deliverOrder",
+        api.deliver_order(order.id).await,
+        StatusCode::OK,
+    )?
+    .into_inner();
+    ensure!(
+        delivered.id == order.id
+            && delivered.status == types::OrderStatus::Delivered
+            && delivered.complete
+            && delivered.ship_date.is_some(),
+        "deliverOrder answered {delivered:?}"
+    );
+    let fetched =
+        expect_status("getOrder", api.get_order(order.id).await, StatusCode::OK)?.into_inner();
+    ensure!(
+        fetched.status == types::OrderStatus::Delivered && fetched.complete,
+        "getOrder after deliverOrder answered {fetched:?}"
+    );
+    expect_pet_status(&api, rex.id, types::PetStatus::Sold, "after deliverOrder").await?;
+
+    // Errors, each the generated `types::Error` with its code and status.
+    let mut errors = Vec::new();
+    // 400: the schema's int64 maximum is lost in the generated type (`NonZeroU64`), so the
+    // client sends 2^63 and the service refuses it.
+    let too_big = NonZeroU64::new(1 << 63).ok_or("2^63 is not zero")?;
+    let body = types::NewPet {
+        name: "Too big".try_into().map_err(|e| format!("pet name: {e}"))?,
+        category_id: too_big,
+        status: None,
+    };
+    let error = expect_error(
+        "createPet categoryId 2^63",
+        api.create_pet(&body).await,
+        400,
+        "validation_failed",
+    )?;
+    ensure!(
+        error.message.contains("categoryId"),
+        "createPet categoryId 2^63: the message does not name categoryId: {:?}",
+        error.message
+    );
+    errors.push(400);
+    // 400: more ids than the schema's maxItems (not checked by the generated client).
+    let too_many: Vec<i64> = (1..=101).collect();
+    expect_error(
+        "listPets with 101 ids",
+        api.list_pets(None, Some(&too_many), None, None).await,
+        400,
+        "invalid_parameter",
+    )?;
+    errors.push(400);
+    // 401: no key, and a key the server never issued.
+    expect_error(
+        "listPets without a key",
+        client(base, None)?.list_pets(None, None, None, None).await,
+        401,
+        "unauthorized",
+    )?;
+    errors.push(401);
+    expect_error(
+        "createPet with a bogus key",
+        client(base, Some("not-a-key"))?
+            .create_pet(&new_pet("Nobody", 1)?)
+            .await,
+        401,
+        "unauthorized",
+    )?;
+    errors.push(401);
+    // 404: a pet and an order that do not exist.
+    let missing = created.last().copied().unwrap_or(rex.id) + 1_000_000;
+    #[allow(deprecated)]
+    let result = api.get_pet(missing).await;
+    expect_error("getPet of a missing pet", result, 404, "not_found")?;
+    errors.push(404);
+    expect_error(
+        "getOrder of a missing order",
+        api.get_order(order.id + 1_000_000).await,
+        404,
+        "not_found",
+    )?;
+    errors.push(404);
+    // 409: a second order for the sold pet, and delivering a delivered order again.
+    expect_error(
+        "placeOrder for a sold pet",
+        api.place_order(&types::NewOrder {
+            pet_id: rex.id,
+            quantity: None,
+        })
+        .await,
+        409,
+        "conflict",
+    )?;
+    errors.push(409);
+    expect_error(
+        "deliverOrder of a delivered order",
+        api.deliver_order(order.id).await,
+        409,
+        "conflict",
+    )?;
+    errors.push(409);
+
+    Ok(format!(
+        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, order {} placed/approved/delivered (pet sold), {} typed errors ({})",
+        PAGED_PETS + 1,
+        order.id,
+        errors.len(),
+        errors.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+fn new_pet(name: &str, category_id: u64) -> Outcome<types::NewPet> {
+    Ok(types::NewPet {
+        name: name
+            .try_into()
+            .map_err(|e| format!("pet name {name:?}: {e}"))?,
+        category_id: NonZeroU64::new(category_id).ok_or("categoryId 0")?,
+        status: None,
+    })
+}
+
+/// Follows listPets' `Link: <...>; rel="next"` from the first page until a page has none;
+/// returns the ids seen, in order, and the number of pages.
+async fn page_through(api: &Client, origin: &Url, ids: &[i64]) -> Outcome<(Vec<i64>, usize)> {
+    let ids = ids.to_vec();
+    let limit = std::num::NonZeroU32::new(PAGE_LIMIT);
+    let mut cursor: Option<types::ListPetsCursor> = None;
+    let mut seen = Vec::new();
+    for page in 1..=PAGED_PETS + 1 {
+        let response = expect_status(
+            &format!("listPets page {page}"),
+            api.list_pets(cursor.as_ref(), Some(&ids), limit, None)
+                .await,
+            StatusCode::OK,
+        )?;
+        let link = header_str(&response, header::LINK);
+        let pets = response.into_inner().0;
+        ensure!(
+            pets.len() <= PAGE_LIMIT as usize,
+            "listPets page {page} holds {} pets, over limit {PAGE_LIMIT}",
+            pets.len()
+        );
+        seen.extend(pets.iter().map(|pet| pet.id));
+        let Some(link) = link else {
+            return Ok((seen, page));
+        };
+        let next = next_link(&link)
+            .ok_or_else(|| format!("listPets page {page}: no rel=\"next\" in Link {link:?}"))?;
+        let url = origin
+            .join(&next)
+            .map_err(|e| format!("listPets page {page}: Link target {next:?}: {e}"))?;
+        ensure!(
+            url.path() == "/v1/pets",
+            "listPets page {page}: Link points at {url}"
+        );
+        let linked_ids: Vec<i64> = url
+            .query_pairs()
+            .filter(|(name, _)| name == "id")
+            .filter_map(|(_, value)| value.parse().ok())
+            .collect();
+        ensure!(
+            linked_ids == ids,
+            "listPets page {page}: the next link lost the id filter: {url}"
+        );
+        let next_cursor = url
+            .query_pairs()
+            .find(|(name, _)| name == "cursor")
+            .map(|(_, value)| value.into_owned())
+            .ok_or_else(|| format!("listPets page {page}: the next link has no cursor: {url}"))?;
+        cursor = Some(next_cursor.as_str().try_into().map_err(|e| {
+            format!("listPets page {page}: the generated type refuses cursor {next_cursor:?}: {e}")
+        })?);
+    }
+    Err(format!(
+        "listPets: still a next link after {} pages",
+        PAGED_PETS + 1
+    ))
+}
+
+/// The target of the `rel="next"` link of a `Link` header value (RFC 8288).
+fn next_link(value: &str) -> Option<String> {
+    value.split(',').find_map(|link| {
+        let (target, params) = link.trim().split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|param| matches!(param.trim(), "rel=\"next\"" | "rel=next"));
+        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| target.to_owned())
+    })
+}
+
+async fn expect_pet_status(
+    api: &Client,
+    id: i64,
+    status: types::PetStatus,
+    when: &str,
+) -> Outcome<()> {
+    // listPets by id, getPet's documented replacement.
+    let ids = vec![id];
+    let pets = expect_status(
+        &format!("listPets?id={id} {when}"),
+        api.list_pets(None, Some(&ids), None, None).await,
+        StatusCode::OK,
+    )?
+    .into_inner()
+    .0;
+    ensure!(
+        pets.len() == 1 && pets[0].id == id && pets[0].status == status,
+        "listPets?id={id} {when} answered {pets:?}, expected the pet {status}"
+    );
+    Ok(())
+}
+
+fn header_str<T>(response: &ResponseValue<T>, name: header::HeaderName) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// A success with this status, parsed as the documented type.
+fn expect_status<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<ResponseValue<T>, ClientError<types::Error>>,
+    status: StatusCode,
+) -> Outcome<ResponseValue<T>> {
+    match result {
+        Ok(response) if response.status() == status => Ok(response),
+        Ok(response) => Err(format!(
+            "{what}: expected {status}, got {}: {:?}",
+            response.status(),
+            response.into_inner()
+        )),
+        Err(ClientError::ErrorResponse(response)) => Err(format!(
+            "{what}: expected {status}, got {}: {:?}",
+            response.status(),
+            response.into_inner()
+        )),
+        Err(other) => Err(format!("{what}: expected {status}, got {other}")),
+    }
+}
+
+/// An error response that reached the caller typed: `Error::ErrorResponse` with the generated
+/// `types::Error`, whose `code` and `status` are the expected ones. Anything else (an untyped
+/// `UnexpectedResponse`, a body that failed to parse, a success) is a failure.
+fn expect_error<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<ResponseValue<T>, ClientError<types::Error>>,
+    status: u16,
+    code: &str,
+) -> Outcome<types::Error> {
+    match result {
+        Err(ClientError::ErrorResponse(response)) => {
+            let http = response.status().as_u16();
+            let error: types::Error = response.into_inner();
+            ensure!(
+                http == status && error.code == code && error.status == i32::from(status),
+                "{what}: expected {status} `{code}`, got HTTP {http} with {error:?}"
+            );
+            Ok(error)
+        }
+        Ok(response) => Err(format!(
+            "{what}: expected {status} `{code}`, got {}: {:?}",
+            response.status(),
+            response.into_inner()
+        )),
+        Err(other) => Err(format!(
+            "{what}: expected {status} `{code}` as a typed Error, got {other}"
+        )),
+    }
+}
