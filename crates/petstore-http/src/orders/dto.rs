@@ -193,6 +193,13 @@ mod tests {
             }
         );
         assert!(parse(serde_json::json!({"petId": 3, "quantity": 1})).is_ok());
+        let whole_double: Value = serde_json::from_str(r#"{"petId": 2251799813685247.0}"#).unwrap();
+        assert_eq!(
+            parse(whole_double).unwrap(),
+            NewOrder {
+                pet_id: PetId::new(2_251_799_813_685_247)
+            }
+        );
         assert_eq!(
             parse(serde_json::json!({"petId": -5.0, "quantity": 1.0})).unwrap(),
             NewOrder {
