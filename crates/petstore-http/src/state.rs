@@ -145,11 +145,8 @@ impl HttpState {
         self.orders.is_some()
     }
 
-    pub fn keys(&self) -> &ApiKeys {
-        &self.keys
-    }
-
-    pub fn key_directory(&self) -> &KeyDirectory {
+    /// For `/readyz`, which reports a stale view of the key registry.
+    pub(crate) fn key_directory(&self) -> &KeyDirectory {
         &self.key_directory
     }
 
