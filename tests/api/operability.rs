@@ -50,7 +50,8 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
     let pet = app
         .create_pet(json!({"name": "Rex", "categoryId": 1}))
         .await;
-    app.create_pet(json!({"name": "Tom", "categoryId": 1}))
+    let tom = app
+        .create_pet(json!({"name": "Tom", "categoryId": 1}))
         .await;
     assert_eq!(
         send(app.get(&format!("/v1/pets/{}", pet["id"])), None)
@@ -80,6 +81,30 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
             .as_u16(),
         404
     );
+    assert_eq!(
+        send(app.client.delete(app.url("/v1/pets")), None)
+            .await
+            .status
+            .as_u16(),
+        405
+    );
+    // Every order operation, each once.
+    let order = send(
+        app.post_json("/v1/store/orders"),
+        Some(json!({"petId": tom["id"]}).to_string()),
+    )
+    .await;
+    assert_eq!(order.status.as_u16(), 201, "{}", order.body);
+    let order_path = format!("/v1/store/orders/{}", order.json()["id"]);
+    for (request, status) in [
+        (app.get("/v1/store/orders"), 200),
+        (app.get(&order_path), 200),
+        (app.post_json(&format!("{order_path}/approve")), 200),
+        (app.post_json(&format!("{order_path}/deliver")), 200),
+        (app.post_json(&format!("{order_path}/cancel")), 409),
+    ] {
+        assert_eq!(send(request, None).await.status.as_u16(), status);
+    }
 
     let metrics = scrape(&app.address).await;
     let requests = |operation: &str, method: &str, status: &str| {
@@ -106,6 +131,26 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
         "{metrics}"
     );
     assert_eq!(requests("not_found", "GET", "404"), Some(1.0), "{metrics}");
+    assert_eq!(
+        requests("method_not_allowed", "DELETE", "405"),
+        Some(1.0),
+        "{metrics}"
+    );
+    // Each order operation under its `operationId`.
+    for (operation, method, status) in [
+        ("placeOrder", "POST", "201"),
+        ("listOrders", "GET", "200"),
+        ("getOrder", "GET", "200"),
+        ("approveOrder", "POST", "200"),
+        ("deliverOrder", "POST", "200"),
+        ("cancelOrder", "POST", "409"),
+    ] {
+        assert_eq!(
+            requests(operation, method, status),
+            Some(1.0),
+            "{operation}: {metrics}"
+        );
+    }
     assert!(
         !metrics.contains("/no/such/path") && !metrics.contains("/v1/pets/"),
         "raw paths must not become labels"
@@ -192,6 +237,16 @@ async fn metrics_can_have_an_address_of_their_own_and_count_rate_limited_request
     };
     assert_eq!(send(list(), None).await.status.as_u16(), 200);
     send(list(), None).await.assert_error(429, "rate_limited");
+    for path in ["/v1/pets/1", "/v1/store/orders/1/approve"] {
+        let request = if path.ends_with("approve") {
+            client().post(format!("{}{path}", started.address))
+        } else {
+            client().get(format!("{}{path}", started.address))
+        };
+        send(request.bearer_auth(&key), None)
+            .await
+            .assert_error(429, "rate_limited");
+    }
 
     let metrics = scrape(&metrics_address).await;
     assert!(metrics.contains("petstore_build_info"), "{metrics}");
@@ -204,6 +259,17 @@ async fn metrics_can_have_an_address_of_their_own_and_count_rate_limited_request
         Some(1.0),
         "{metrics}"
     );
+    for operation in ["getPet", "approveOrder"] {
+        assert_eq!(
+            sample(
+                &metrics,
+                "petstore_rate_limited_total",
+                &[("operation", operation)]
+            ),
+            Some(1.0),
+            "{operation}: {metrics}"
+        );
+    }
     let _ = started.child.kill();
     let _ = started.child.wait();
 }
@@ -293,6 +359,19 @@ async fn each_key_has_its_own_bucket_and_429_says_when_to_retry(app: TestApp) {
     )
     .await;
     created.assert_error(429, "rate_limited");
+    // What a resource says on every response it says on its 429s too.
+    let get_pet = send(app.get("/v1/pets/1"), None).await;
+    get_pet.assert_error(429, "rate_limited");
+    for header in ["deprecation", "sunset", "link", "retry-after", "ratelimit"] {
+        assert!(
+            get_pet.header(header).is_some(),
+            "getPet's 429 lacks {header}"
+        );
+    }
+    let orders = send(app.get("/v1/store/orders"), None).await;
+    orders.assert_error(429, "rate_limited");
+    assert_eq!(orders.header("x-api-stability"), Some("experimental"));
+    assert!(orders.header("retry-after").is_some());
 
     let response = send(
         app.client.get(app.url("/v1/pets")).bearer_auth(&other),

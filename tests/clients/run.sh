@@ -6,7 +6,7 @@
 # README's walk-through with each, each against a fresh `petstore serve` (SQLite, throwaway):
 # createPet, 45 pets paged through by listPets' `Link: rel="next"`, getPet, an order placed,
 # approved and delivered, and a 400, 401, 404 and 409 that must each reach the caller as the
-# generated `Error` type with the expected code and status. See docs/testing.md.
+# generated `Error` type with the expected code and status. See docs/generated-clients.md.
 #
 # Prints one line per client and a closing "clients: N passed, N failed"; fails when either
 # client fails to build, generate or walk through. TEST_SERVER_BIN and TEST_SERVER_DATABASE_URL

@@ -13,6 +13,11 @@
 TEST_SERVER_PID=
 TEST_SERVER_DIR=
 
+# Every client of the test server (Schemathesis, the generated clients, Selenium, the key check
+# below) talks to loopback: never through a proxy configured for reaching package registries.
+export NO_PROXY=127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}
+export no_proxy=$NO_PROXY
+
 test_server_start() {
     local name=$1
     local bin=${TEST_SERVER_BIN:-}
@@ -48,9 +53,25 @@ test_server_start() {
     fi
     TEST_SERVER_ORIGIN="http://$addr"
     TEST_SERVER_KEY=$("$bin" keys issue --name "$name" 2>"$TEST_SERVER_DIR/keys.log")
-    # The server learns of a key issued by another process at its next registry refresh
-    # (every 250 ms); give it four of them.
-    sleep 1
+    # The server learns of a key issued by another process at its next registry refresh (every
+    # 250 ms): wait until it accepts the key rather than guessing how long that takes.
+    if ! python3 - "$TEST_SERVER_ORIGIN" "$TEST_SERVER_KEY" <<'PY'
+import sys, time, urllib.error, urllib.request
+origin, key = sys.argv[1:]
+request = urllib.request.Request(origin + "/v1/pets?limit=1", headers={"Authorization": "Bearer " + key})
+for _ in range(300):
+    try:
+        urllib.request.urlopen(request, timeout=5)
+        sys.exit(0)
+    except urllib.error.HTTPError as err:
+        if err.code != 401:
+            sys.exit(f"the server answered {err.code} to the new key")
+    time.sleep(0.1)
+sys.exit("the server did not accept the new key within 30 s")
+PY
+    then
+        return 1
+    fi
     echo "petstore serving at $TEST_SERVER_ORIGIN/v1 (data in $TEST_SERVER_DIR)" >&2
 }
 

@@ -4,10 +4,10 @@
 //! The server crate builds an [`HttpState`] and serves [`app`]; nothing else is needed.
 //!
 //! Each resource owns a module with its handlers, DTOs, parameters, routes and part of the
-//! OpenAPI document: [`pets`](mod@pets), [`orders`](mod@orders); `service` holds the endpoints
-//! about the service itself (health, metrics, the documents and Swagger UI). What they share
-//! sits beside them: the key check every `/v1` handler declares (`state::Authorized`), body
-//! reading (`body`, `json`), cursors, errors, routing helpers and the middleware. The
+//! OpenAPI document: `pets`, `orders`; `service` holds the endpoints about the service itself
+//! (health, metrics, the documents and Swagger UI). What they share sits beside them: the key
+//! check every `/v1` handler declares (`state::Authorized`), body and query reading (`body`,
+//! `json`, `query`), cursors, errors, routing helpers and the middleware. The
 //! [`openapi`] module merges the resources' parts into one document.
 
 mod app;
@@ -24,6 +24,7 @@ pub mod openapi;
 mod orders;
 pub mod paths;
 mod pets;
+mod query;
 pub mod rate_limit;
 pub mod request_id;
 mod routing;

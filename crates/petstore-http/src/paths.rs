@@ -1,5 +1,6 @@
-//! Every path the service answers, written once: the router (`app.rs`), the `Location`, `Link`
-//! and redirect headers, and error messages use these. The OpenAPI document's paths are
+//! Every path the service answers, written once: the routes (each resource's `routes`,
+//! `service::routes`), the `Location`, `Link` and redirect headers, and error messages use
+//! these. The OpenAPI document's paths are
 //! relative to [`BASE_PATH`] (its servers end in it); `app/docs_tests.rs` checks that each one,
 //! so prefixed, is routed.
 

@@ -151,6 +151,14 @@ async fn unauthenticated_requests_get_401_before_body_query_or_lookup() {
         TestRequest::get().uri("/v1/pets"),
         TestRequest::get().uri("/v1/pets/999"),
         TestRequest::get().uri("/v1/pets/not-a-number"),
+        TestRequest::post()
+            .uri("/v1/store/orders")
+            .insert_header(("content-type", "application/json"))
+            .set_payload("{not json"),
+        TestRequest::get().uri("/v1/store/orders?limit=abc&bogus=1"),
+        TestRequest::get().uri("/v1/store/orders/abc"),
+        TestRequest::post().uri("/v1/store/orders/abc/approve"),
+        TestRequest::post().uri("/v1/store/orders/1/cancel"),
     ];
     for req in requests {
         let reply = send_untouched(req).await;

@@ -14,7 +14,7 @@ use crate::json::whole_i64;
     "id": 1, "petId": 3, "quantity": 1, "shipDate": null, "status": "placed", "complete": false
 }))]
 #[serde(rename_all = "camelCase")]
-pub struct OrderDto {
+pub(crate) struct OrderDto {
     /// Assigned by the store; increasing.
     id: i64,
     /// The ordered pet.
@@ -95,7 +95,7 @@ fn httpdate_rfc3339(at: std::time::SystemTime) -> String {
 /// ([`NewOrderDto::parse`]); its schema is written out below so that it says what the parser
 /// refuses (other members).
 #[derive(Debug)]
-pub struct NewOrderDto;
+pub(crate) struct NewOrderDto;
 
 impl utoipa::PartialSchema for NewOrderDto {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {

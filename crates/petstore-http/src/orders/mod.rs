@@ -22,7 +22,7 @@ use crate::routing::{get, resource, GET, GET_POST, POST};
 use dto::{NewOrderDto, OrderDto, OrderStatusDto};
 
 /// Says on every order response that the resource may still change.
-pub const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
+const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
 
 /// The orders' operations and schemas, with the responses all operations share, marked
 /// experimental.

@@ -2,7 +2,6 @@
 //! `listOrders`, `orderId` of the others; and the `Link` to a listing's next page. Every bad
 //! value is a 400 `invalid_parameter` naming the parameter, as for the pets.
 
-use actix_web::web::Query;
 use actix_web::HttpRequest;
 use petstore_application::OrderFilter;
 use petstore_domain::{OrderId, OrderStatus, PetId};
@@ -10,10 +9,16 @@ use petstore_domain::{OrderId, OrderStatus, PetId};
 use crate::cursor::CursorCodec;
 use crate::error::ApiError;
 use crate::paths::ORDERS_PATH;
+use crate::query;
 
 /// Largest page of orders, and the default.
 const MAX_LIMIT: usize = 100;
 const DEFAULT_LIMIT: usize = 20;
+
+const LIMIT: &str = "limit";
+const STATUS: &str = "status";
+const PET_ID: &str = "petId";
+const CURSOR: &str = "cursor";
 
 /// What a `listOrders` query asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,40 +44,48 @@ fn scope(filter: OrderFilter) -> Vec<u8> {
     scope
 }
 
-/// Reads a `listOrders` query string; an unknown parameter is refused, as for listPets.
-pub(crate) fn parse_list(query: &str, cursors: &CursorCodec) -> Result<ListRequest, ApiError> {
-    let pairs = Query::<Vec<(String, String)>>::from_query(query)
-        .map_err(|_| ApiError::invalid_parameter("the query string is not valid"))?
-        .into_inner();
-    let mut filter = OrderFilter::default();
-    let (mut limit, mut cursor) = (DEFAULT_LIMIT, None);
-    for (name, value) in pairs {
-        let bad =
-            |rule: &str| ApiError::invalid_parameter(format!("query parameter `{name}` {rule}"));
-        match name.as_str() {
-            "limit" => {
-                limit = value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|limit| (1..=MAX_LIMIT).contains(limit))
-                    .ok_or_else(|| bad("must be an integer from 1 to 100"))?;
-            }
-            "status" => {
-                filter.status =
-                    Some(OrderStatus::parse(&value).map_err(|err| bad(&err.to_string()))?);
-            }
-            "petId" => {
-                filter.pet_id = Some(PetId::parse(&value).map_err(|err| bad(&err.to_string()))?);
-            }
-            "cursor" => cursor = Some(value),
+/// Reads a `listOrders` query string: `limit`, `status`, `petId` and `cursor`, each at most once;
+/// any other parameter is refused, naming it, as for listPets.
+pub(crate) fn parse_list(
+    query_string: &str,
+    cursors: &CursorCodec,
+) -> Result<ListRequest, ApiError> {
+    let (mut limit, mut status, mut pet_id, mut cursor) = (None, None, None, None);
+    for (name, value) in query::pairs(query_string)? {
+        let slot = match name.as_str() {
+            LIMIT => &mut limit,
+            STATUS => &mut status,
+            PET_ID => &mut pet_id,
+            CURSOR => &mut cursor,
             other => {
                 return Err(ApiError::invalid_parameter(format!(
                     "unknown query parameter `{other}`; listOrders takes `limit`, `status`, \
                      `petId` and `cursor`"
                 )))
             }
-        }
+        };
+        query::set_once(slot, &name, value)?;
     }
+    let bad = |name: &str, rule: &dyn std::fmt::Display| {
+        ApiError::invalid_parameter(format!("query parameter `{name}` {rule}"))
+    };
+    let limit = match limit {
+        None => DEFAULT_LIMIT,
+        Some(raw) => raw
+            .parse::<usize>()
+            .ok()
+            .filter(|limit| (1..=MAX_LIMIT).contains(limit))
+            .ok_or_else(|| bad(LIMIT, &"must be an integer from 1 to 100"))?,
+    };
+    let filter = OrderFilter {
+        status: status
+            .map(|raw| OrderStatus::parse(&raw).map_err(|err| bad(STATUS, &err)))
+            .transpose()?,
+        pet_id: pet_id
+            .map(|raw| PetId::parse(&raw).map_err(|err| bad(PET_ID, &err)))
+            .transpose()?,
+    };
+    // A cursor is valid only for the filters it was issued with.
     let after = cursor
         .map(|raw| {
             cursors
@@ -100,16 +113,16 @@ pub(crate) fn next_page_link(
     limit: usize,
     cursors: &CursorCodec,
 ) -> String {
-    let mut target = format!("{ORDERS_PATH}?limit={limit}");
-    if let Some(status) = filter.status {
-        target.push_str(&format!("&status={status}"));
-    }
-    if let Some(pet_id) = filter.pet_id {
-        target.push_str(&format!("&petId={pet_id}"));
-    }
-    let cursor = cursors.encode_scoped(last.get(), &scope(filter));
-    target.push_str(&format!("&cursor={cursor}"));
-    format!("<{target}>; rel=\"next\"")
+    let status = filter.status.map(|status| (STATUS, status.to_string()));
+    let pet_id = filter.pet_id.map(|pet_id| (PET_ID, pet_id.to_string()));
+    let cursor = (CURSOR, cursors.encode_scoped(last.get(), &scope(filter)));
+    query::next_link(
+        ORDERS_PATH,
+        std::iter::once((LIMIT, limit.to_string()))
+            .chain(status)
+            .chain(pet_id)
+            .chain(std::iter::once(cursor)),
+    )
 }
 
 /// The `orderId` path parameter.
@@ -120,4 +133,65 @@ pub(crate) fn order_id(req: &HttpRequest) -> Result<OrderId, ApiError> {
             "path parameter `orderId` must be an int64 integer written as digits (got `{raw}`)"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn cursors() -> CursorCodec {
+        CursorCodec::new(b"a secret for the order listing tests")
+    }
+
+    fn refused(query_string: &str, naming: &str) {
+        let err = parse_list(query_string, &cursors()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidParameter, "{query_string}");
+        assert!(
+            err.message().contains(naming),
+            "{query_string}: {}",
+            err.message()
+        );
+    }
+
+    #[test]
+    fn bad_duplicate_and_unknown_parameters_are_refused_naming_them() {
+        refused("limit=0", "`limit`");
+        refused("limit=101", "`limit`");
+        refused("limit=5&limit=6", "`limit` must be given at most once");
+        refused(
+            "status=placed&status=approved",
+            "`status` must be given at most once",
+        );
+        refused("status=shipped", "`status`");
+        refused("petId=x", "`petId`");
+        refused("pet_id=3", "unknown query parameter `pet_id`");
+        refused("cursor=abc", "`cursor`");
+    }
+
+    #[test]
+    fn the_next_link_carries_a_cursor_valid_for_the_same_filters_only() {
+        let first = parse_list("limit=2&status=placed&petId=7", &cursors()).unwrap();
+        assert_eq!(first.after, None);
+        let link = next_page_link(first.filter, OrderId::new(41), first.limit, &cursors());
+        let target = link
+            .strip_prefix("</v1/store/orders?")
+            .and_then(|rest| rest.strip_suffix(">; rel=\"next\""))
+            .unwrap();
+        assert!(
+            target.starts_with("limit=2&status=placed&petId=7&cursor="),
+            "{link}"
+        );
+        let next = parse_list(target, &cursors()).unwrap();
+        assert_eq!(next.after, Some(OrderId::new(41)));
+        assert_eq!(next.filter, first.filter);
+
+        let cursor = target.rsplit_once("cursor=").unwrap().1;
+        refused(
+            &format!("limit=2&status=placed&cursor={cursor}"),
+            "`cursor`",
+        );
+    }
 }

@@ -19,14 +19,14 @@ use crate::json::{json_object, whole_i64, NotWholeI64};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(as = Pet, description = "An animal of the store.", example = json!({"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}))]
 #[serde(rename_all = "camelCase")]
-pub struct PetDto {
+pub(crate) struct PetDto {
     /// Assigned by the service on creation; unique and increasing, never reused.
-    pub id: i64,
+    pub(crate) id: i64,
     #[schema(schema_with = fields::pet_name)]
-    pub name: String,
+    pub(crate) name: String,
     #[schema(schema_with = fields::pet_category_id)]
-    pub category_id: i64,
-    pub status: PetStatusDto,
+    pub(crate) category_id: i64,
+    pub(crate) status: PetStatusDto,
 }
 
 impl From<Pet> for PetDto {
@@ -43,12 +43,12 @@ impl From<Pet> for PetDto {
 /// The body of a listPets page: a bare JSON array of pets (the `Pets` schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(as = Pets, description = "A page of pets: a bare JSON array in ascending `id` order.")]
-pub struct PetsDto(pub Vec<PetDto>);
+pub(crate) struct PetsDto(pub(crate) Vec<PetDto>);
 
 /// The wire form of the domain's `PetStatus`: its `as_str`, and a `PetStatus` schema that lists
 /// `PetStatus::ALL`, so the statuses are spelled once, in the domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PetStatusDto(pub PetStatus);
+pub(crate) struct PetStatusDto(pub(crate) PetStatus);
 
 impl From<PetStatus> for PetStatusDto {
     fn from(status: PetStatus) -> Self {
@@ -85,11 +85,11 @@ const CATEGORY_ID: &str = "categoryId";
 const STATUS: &str = "status";
 
 /// The fields a `createPet` body may have.
-pub const NEW_PET_FIELDS: [&str; 3] = [NAME, CATEGORY_ID, STATUS];
+pub(crate) const NEW_PET_FIELDS: [&str; 3] = [NAME, CATEGORY_ID, STATUS];
 
 /// The body of `createPet`, parsed as JSON but not yet validated.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NewPetDto {
+pub(crate) struct NewPetDto {
     fields: Map<String, Value>,
 }
 
@@ -97,12 +97,12 @@ impl NewPetDto {
     /// Parses the raw body. Only the JSON itself is checked here: it must be one object with
     /// no field given twice (`{"name":"a","name":"b"}` is ambiguous, so it is refused rather
     /// than silently keeping the last one).
-    pub fn from_json(body: &[u8]) -> Result<Self, ApiError> {
+    pub(crate) fn from_json(body: &[u8]) -> Result<Self, ApiError> {
         json_object(body).map(|fields| Self { fields })
     }
 
     /// The domain's `NewPet`, or a 400 `validation_failed` naming every offending field.
-    pub fn try_into_domain(self) -> Result<NewPet, ApiError> {
+    pub(crate) fn try_into_domain(self) -> Result<NewPet, ApiError> {
         let mut problems = Vec::new();
 
         let mut unknown: Vec<&str> = self

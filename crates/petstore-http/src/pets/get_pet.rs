@@ -25,7 +25,7 @@ pub(crate) const DEPRECATION: HeaderName = HeaderName::from_static("deprecation"
 pub(crate) const SUNSET: HeaderName = HeaderName::from_static("sunset");
 /// Where to go instead, as a `Link`: the same pet through listPets (`/v1/pets?id=3`), or the
 /// listing itself when the request named no valid id.
-pub fn successor_link(pet_id: Option<PetId>) -> String {
+fn successor_link(pet_id: Option<PetId>) -> String {
     match pet_id {
         Some(id) => format!("<{PETS_PATH}?id={id}>; rel=\"successor-version\""),
         None => format!("<{PETS_PATH}>; rel=\"successor-version\""),
@@ -33,7 +33,7 @@ pub fn successor_link(pet_id: Option<PetId>) -> String {
 }
 
 /// Deprecated for clients (the OpenAPI operation says so, with the sunset and the replacement),
-/// but served until the sunset; `app` registers it with the lint allowed.
+/// but served until the sunset; `pets::routes` registers it with the lint allowed.
 #[deprecated(note = "getPet is removed at its sunset; use listPets with `id`")]
 #[utoipa::path(
     get,

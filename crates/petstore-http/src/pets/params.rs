@@ -4,7 +4,6 @@
 //! naming the parameter, and so that the rules are exactly ours: integers are plain decimal
 //! digits (no `+`, no `1.5`, no `1e2`), statuses are spelled exactly.
 
-use actix_web::web::Query;
 use petstore_domain::{PetId, PetIds, PetLimit, PetListQuery, PetStatus};
 
 use super::dto::PetStatusDto;
@@ -12,8 +11,9 @@ use super::fields;
 use crate::cursor::CursorCodec;
 use crate::error::ApiError;
 use crate::paths::PETS_PATH;
+use crate::query;
 
-/// The query parameters of `listPets`, as [`parse_list_query`] reads them: their OpenAPI
+/// The query parameters of `listPets`, as [`parse_list_request`] reads them: their OpenAPI
 /// description comes from the same names and domain rules.
 pub(crate) struct ListPetsParams;
 
@@ -113,9 +113,7 @@ pub(crate) fn parse_list_request(
     query_string: &str,
     cursors: &CursorCodec,
 ) -> Result<ListRequest, ApiError> {
-    let pairs = Query::<Vec<(String, String)>>::from_query(query_string)
-        .map_err(|_| ApiError::invalid_parameter("the query string is not valid"))?
-        .into_inner();
+    let pairs = query::pairs(query_string)?;
 
     let mut limit = None;
     let mut status = None;
@@ -140,11 +138,7 @@ pub(crate) fn parse_list_request(
                 )))
             }
         };
-        if slot.replace(value).is_some() {
-            return Err(ApiError::invalid_parameter(format!(
-                "query parameter `{name}` must be given at most once"
-            )));
-        }
+        query::set_once(slot, &name, value)?;
     }
 
     let status = status
@@ -181,24 +175,29 @@ pub(crate) fn parse_list_request(
     })
 }
 
-/// The `Link` target of the page after `query`'s, keeping its limit, status and ids.
+/// The `Link` to the page after `query`'s, keeping its limit, status and ids.
 pub(crate) fn next_page_link(
     query: &PetListQuery,
     ids: Option<&PetIds>,
     next_after: PetId,
     cursors: &CursorCodec,
 ) -> String {
-    let mut target = format!("{PETS_PATH}?limit={}", query.limit.get());
-    if let Some(status) = query.status {
-        target.push_str("&status=");
-        target.push_str(status.as_str());
-    }
-    for id in ids.map_or(&[][..], PetIds::as_slice) {
-        target.push_str(&format!("&id={id}"));
-    }
-    target.push_str("&cursor=");
-    target.push_str(&cursors.encode(next_after, query.status));
-    format!("<{target}>; rel=\"next\"")
+    let limit = (LIMIT, query.limit.get().to_string());
+    let status = query
+        .status
+        .map(|status| (STATUS, status.as_str().to_owned()));
+    let ids = ids
+        .map_or(&[][..], PetIds::as_slice)
+        .iter()
+        .map(|id| (ID, id.to_string()));
+    let cursor = (CURSOR, cursors.encode(next_after, query.status));
+    query::next_link(
+        PETS_PATH,
+        std::iter::once(limit)
+            .chain(status)
+            .chain(ids)
+            .chain(std::iter::once(cursor)),
+    )
 }
 
 #[cfg(test)]

@@ -70,7 +70,9 @@ fn client(base: &str, key: Option<&str>) -> Outcome<Client> {
             .map_err(|e| format!("the key is not a header value: {e}"))?;
         headers.insert(header::AUTHORIZATION, value);
     }
+    // The server is on loopback: a proxy set for reaching package registries must not be used.
     let http = reqwest::Client::builder()
+        .no_proxy()
         .default_headers(headers)
         .timeout(std::time::Duration::from_secs(15))
         .build()

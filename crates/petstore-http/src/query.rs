@@ -1,0 +1,75 @@
+//! What every listing's query string goes through: name/value pairs parsed once, a parameter
+//! given twice refused, and the `Link: <...>; rel="next"` to the following page. Each bad value
+//! is a 400 `invalid_parameter` naming its parameter.
+
+use actix_web::web::Query;
+
+use crate::error::ApiError;
+
+/// The query string's `name=value` pairs, in order, percent-decoded.
+pub(crate) fn pairs(query_string: &str) -> Result<Vec<(String, String)>, ApiError> {
+    Query::<Vec<(String, String)>>::from_query(query_string)
+        .map(Query::into_inner)
+        .map_err(|_| ApiError::invalid_parameter("the query string is not valid"))
+}
+
+/// Keeps `value` of parameter `name` in `slot`, refusing a second one: `?limit=5&limit=50` is
+/// ambiguous, so it is refused rather than silently keeping one of them.
+pub(crate) fn set_once(
+    slot: &mut Option<String>,
+    name: &str,
+    value: String,
+) -> Result<(), ApiError> {
+    match slot.replace(value) {
+        None => Ok(()),
+        Some(_) => Err(ApiError::invalid_parameter(format!(
+            "query parameter `{name}` must be given at most once"
+        ))),
+    }
+}
+
+/// `<path?name=value&...>; rel="next"`. The values are digits, status names and base64url
+/// cursors, none of which needs escaping.
+pub(crate) fn next_link<'a>(
+    path: &str,
+    params: impl IntoIterator<Item = (&'a str, String)>,
+) -> String {
+    let query: Vec<String> = params
+        .into_iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    format!("<{path}?{}>; rel=\"next\"", query.join("&"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn a_parameter_given_twice_is_refused_naming_it() {
+        let mut slot = None;
+        set_once(&mut slot, "limit", "5".to_owned()).unwrap();
+        let err = set_once(&mut slot, "limit", "50".to_owned()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidParameter);
+        assert!(err.message().contains("`limit`"), "{}", err.message());
+    }
+
+    #[test]
+    fn next_links_keep_the_parameters_in_order() {
+        assert_eq!(
+            next_link(
+                "/v1/pets",
+                [("limit", "5".to_owned()), ("cursor", "abc".to_owned())]
+            ),
+            "</v1/pets?limit=5&cursor=abc>; rel=\"next\""
+        );
+        assert_eq!(
+            pairs("a=1&b=%20x&a=2").unwrap(),
+            [("a", "1"), ("b", " x"), ("a", "2")]
+                .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        );
+    }
+}
