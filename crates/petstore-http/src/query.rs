@@ -34,11 +34,18 @@ pub(crate) fn next_link<'a>(
     path: &str,
     params: impl IntoIterator<Item = (&'a str, String)>,
 ) -> String {
-    let query: Vec<String> = params
-        .into_iter()
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect();
-    format!("<{path}?{}>; rel=\"next\"", query.join("&"))
+    // Written into one string: listPets answers with a next link on every full page.
+    let mut link = format!("<{path}?");
+    for (at, (name, value)) in params.into_iter().enumerate() {
+        if at > 0 {
+            link.push('&');
+        }
+        link.push_str(name);
+        link.push('=');
+        link.push_str(&value);
+    }
+    link.push_str(">; rel=\"next\"");
+    link
 }
 
 #[cfg(test)]
