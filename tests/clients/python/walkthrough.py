@@ -202,6 +202,14 @@ def walkthrough(base: str, key: str) -> str:
         f"getOrder after deliverOrder answered {fetched!r}",
     )
     expect_pet_status(api, rex.id, PetStatus.SOLD, "after deliverOrder")
+    # The README's own listing, by status: on this fresh server only Rex was sold.
+    response = list_pets.sync_detailed(client=api, status=PetStatus.SOLD, limit=10)
+    sold = expect("listPets?status=sold&limit=10", response, HTTPStatus.OK, list)
+    ensure("link" not in response.headers, "listPets?status=sold has a next page")
+    ensure(
+        [pet.id for pet in sold] == [rex.id],
+        f"listPets?status=sold answered {sold!r}, expected only Rex ({rex.id})",
+    )
 
     # Errors, each the generated `Error` model with its code and status.
     errors = []

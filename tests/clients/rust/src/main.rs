@@ -204,6 +204,28 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         "getOrder after deliverOrder answered {fetched:?}"
     );
     expect_pet_status(&api, rex.id, types::PetStatus::Sold, "after deliverOrder").await?;
+    // The README's own listing, by status: on this fresh server only Rex was sold.
+    let sold = expect_status(
+        "listPets?status=sold&limit=10",
+        api.list_pets(
+            None,
+            None,
+            std::num::NonZeroU32::new(10),
+            Some(types::PetStatus::Sold),
+        )
+        .await,
+        StatusCode::OK,
+    )?;
+    ensure!(
+        header_str(&sold, header::LINK).is_none(),
+        "listPets?status=sold has a next page"
+    );
+    let sold: Vec<i64> = sold.into_inner().0.iter().map(|pet| pet.id).collect();
+    ensure!(
+        sold == [rex.id],
+        "listPets?status=sold answered {sold:?}, expected only Rex ({})",
+        rex.id
+    );
 
     // Errors, each the generated `types::Error` with its code and status.
     let mut errors = Vec::new();
