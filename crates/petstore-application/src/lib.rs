@@ -5,6 +5,7 @@
 pub mod deprecation;
 pub mod keys;
 pub mod orders;
+mod paging;
 pub mod ports;
 mod service;
 

@@ -8,6 +8,7 @@ use std::time::UNIX_EPOCH;
 
 use petstore_domain::{NewOrder, Order, OrderAction, OrderConflict, OrderId, PetId};
 
+use crate::paging::cut_page;
 use crate::ports::{Clock, OrderFilter, OrderRepository, OrderWork, RepositoryError};
 
 /// Why an order use case failed; nothing changed.
@@ -102,12 +103,7 @@ impl OrderService {
         limit: usize,
     ) -> Result<OrderPage, OrderError> {
         let mut orders = self.repository.list(filter, after, limit + 1).await?;
-        let next_after = if orders.len() > limit {
-            orders.truncate(limit);
-            orders.last().map(|order| order.id)
-        } else {
-            None
-        };
+        let next_after = cut_page(&mut orders, limit, |order| order.id);
         Ok(OrderPage { orders, next_after })
     }
 }

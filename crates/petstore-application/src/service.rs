@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use petstore_domain::{NewPet, Pet, PetId, PetIds, PetListQuery};
 
 use crate::deprecation::get_pet_sunset;
+use crate::paging::cut_page;
 use crate::ports::{Clock, PetRepository, RepositoryError};
 
 #[derive(Debug, thiserror::Error)]
@@ -59,12 +60,7 @@ impl PetService {
             .repository
             .list(query.status, query.after, limit + 1)
             .await?;
-        let next_after = if pets.len() > limit {
-            pets.truncate(limit);
-            pets.last().map(|pet| pet.id)
-        } else {
-            None
-        };
+        let next_after = cut_page(&mut pets, limit, |pet| pet.id);
         Ok(PetPage { pets, next_after })
     }
 
@@ -86,12 +82,7 @@ impl PetService {
             .filter(|pet| query.after.is_none_or(|after| pet.id > after))
             .take(limit + 1)
             .collect();
-        let next_after = if pets.len() > limit {
-            pets.truncate(limit);
-            pets.last().map(|pet| pet.id)
-        } else {
-            None
-        };
+        let next_after = cut_page(&mut pets, limit, |pet| pet.id);
         Ok(PetPage { pets, next_after })
     }
 
