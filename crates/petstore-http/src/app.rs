@@ -8,7 +8,7 @@ use actix_web::{middleware, web, App};
 use crate::cors;
 use crate::middleware::log_and_contain_failures;
 use crate::routing::not_found;
-use crate::service::{self, swagger_ui_config, ApiDocuments};
+use crate::service::{self, swagger_ui_config};
 use crate::state::HttpState;
 use crate::{orders, pets};
 
@@ -36,10 +36,8 @@ pub fn app(
         middleware::Condition::new(state.cors().is_enabled(), cors::middleware(state.cors()));
     let serves_metrics = state.metrics().is_some();
     let serves_orders = state.has_orders();
-    let documents = ApiDocuments::render(state.servers());
     App::new()
         .app_data(web::Data::new(state))
-        .app_data(web::Data::new(documents))
         .app_data(web::Data::from(swagger_ui_config()))
         // Routes are tried in order: the API's first, so its requests are not matched against
         // the documentation's pattern on the way.

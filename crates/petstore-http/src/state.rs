@@ -8,9 +8,10 @@ mod access;
 pub(crate) use access::{Authorized, Read, Write};
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use actix_web::web::Bytes;
 use petstore_application::{KeyDirectory, OrderService, PetService, RepositoryError};
 
 use crate::auth::ApiKeys;
@@ -19,6 +20,13 @@ use crate::cursor::CursorCodec;
 use crate::metrics::MetricsExporter;
 use crate::rate_limit::{KeyRateLimiter, RateLimit};
 use crate::servers::ApiServers;
+
+/// The OpenAPI documents as served, in 3.1 and 3.0.3.
+#[derive(Debug)]
+pub(crate) struct RenderedDocuments {
+    pub(crate) v3_1: Bytes,
+    pub(crate) v3_0: Bytes,
+}
 
 /// The use cases, the key verifier, the cursor codec, the OpenAPI document's servers and the
 /// HTTP settings (body size limit and deadline). Cheap to clone (everything is behind an `Arc`
@@ -31,6 +39,8 @@ pub struct HttpState {
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
     servers: Arc<ApiServers>,
+    /// Rendered by `service::docs` on the first request for them, once for all workers.
+    documents: Arc<OnceLock<RenderedDocuments>>,
     body_timeout: Duration,
     metrics: Option<MetricsExporter>,
     rate_limiter: Option<Arc<KeyRateLimiter>>,
@@ -67,6 +77,7 @@ impl HttpState {
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
             servers: Arc::default(),
+            documents: Arc::default(),
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             metrics: None,
             rate_limiter: None,
@@ -123,11 +134,16 @@ impl HttpState {
     /// Sets the `servers` of the OpenAPI document.
     pub fn with_servers(mut self, servers: &ApiServers) -> Self {
         self.servers = Arc::new(servers.clone());
+        self.documents = Arc::default();
         self
     }
 
-    pub(crate) fn servers(&self) -> &ApiServers {
-        &self.servers
+    /// The OpenAPI documents for this state's servers, rendered by `render` the first time.
+    pub(crate) fn documents(
+        &self,
+        render: impl FnOnce(&ApiServers) -> RenderedDocuments,
+    ) -> &RenderedDocuments {
+        self.documents.get_or_init(|| render(&self.servers))
     }
 
     /// Whether storage answers (for `/readyz`, which needs no key).

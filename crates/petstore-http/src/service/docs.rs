@@ -16,19 +16,14 @@ use crate::error::ApiError;
 use crate::openapi::{document_json, document_json_3_0};
 use crate::paths::{DOCS_PATH, OPENAPI_PATH};
 use crate::servers::ApiServers;
+use crate::state::{HttpState, RenderedDocuments};
 
-/// The OpenAPI documents as served: rendered once per worker, when its app is built.
-pub(crate) struct ApiDocuments {
-    v3_1: Bytes,
-    v3_0: Bytes,
-}
-
-impl ApiDocuments {
-    pub(crate) fn render(servers: &ApiServers) -> Self {
-        Self {
-            v3_1: Bytes::from(document_json(servers)),
-            v3_0: Bytes::from(document_json_3_0(servers)),
-        }
+/// Both documents for `servers`: a few milliseconds, so done once per process (see
+/// `HttpState::documents`), on the first request for either.
+fn render(servers: &ApiServers) -> RenderedDocuments {
+    RenderedDocuments {
+        v3_1: Bytes::from(document_json(servers)),
+        v3_0: Bytes::from(document_json_3_0(servers)),
     }
 }
 
@@ -45,13 +40,13 @@ pub(crate) fn swagger_ui_config() -> Arc<Config<'static>> {
 }
 
 /// The OpenAPI 3.1 document.
-pub(crate) async fn openapi_json(documents: Data<ApiDocuments>) -> HttpResponse {
-    document_response(&documents.v3_1)
+pub(crate) async fn openapi_json(state: Data<HttpState>) -> HttpResponse {
+    document_response(&state.documents(render).v3_1)
 }
 
 /// The same document in OpenAPI 3.0.3.
-pub(crate) async fn openapi_3_0_json(documents: Data<ApiDocuments>) -> HttpResponse {
-    document_response(&documents.v3_0)
+pub(crate) async fn openapi_3_0_json(state: Data<HttpState>) -> HttpResponse {
+    document_response(&state.documents(render).v3_0)
 }
 
 fn document_response(document: &Bytes) -> HttpResponse {

@@ -8,7 +8,7 @@ mod metrics;
 
 use actix_web::web::ServiceConfig;
 
-pub(crate) use docs::{swagger_ui_config, ApiDocuments};
+pub(crate) use docs::swagger_ui_config;
 
 use crate::paths::{
     DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, READYZ_PATH,
