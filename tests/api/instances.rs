@@ -41,6 +41,19 @@ async fn two_instances() -> (TestApp, Sibling) {
     (app, other)
 }
 
+/// A JSON POST of `path` with the shared key, to `app` for even `n` and to `other` for odd.
+fn post_json_to_either(app: &TestApp, other: &Sibling, n: usize, path: &str) -> awc::ClientRequest {
+    let address = if n % 2 == 0 {
+        &app.address
+    } else {
+        &other.address
+    };
+    app.client
+        .post(format!("{address}{path}"))
+        .bearer_auth(&app.api_key)
+        .insert_header(("Content-Type", "application/json"))
+}
+
 #[actix_web::test]
 async fn a_pet_created_through_one_instance_is_read_through_the_other() {
     let (app, other) = two_instances().await;
@@ -67,18 +80,8 @@ async fn a_pet_created_through_one_instance_is_read_through_the_other() {
 async fn concurrent_creates_split_across_two_instances_get_distinct_ids() {
     let (app, other) = two_instances().await;
     let requests = (0..200).map(|n| {
-        let address = if n % 2 == 0 {
-            &app.address
-        } else {
-            &other.address
-        };
-        let request = app
-            .client
-            .post(format!("{address}/v1/pets"))
-            .bearer_auth(&app.api_key)
-            .insert_header(("Content-Type", "application/json"));
         send(
-            request,
+            post_json_to_either(&app, &other, n, "/v1/pets"),
             Some(json!({"name": format!("pet {n}"), "categoryId": 1}).to_string()),
         )
     });
@@ -309,17 +312,10 @@ async fn fifty_orders_for_one_pet_across_two_instances_place_exactly_one() {
         .await;
     let pet_id = pet["id"].as_i64().expect("an id");
     let orders = (0..50).map(|n| {
-        let address = if n % 2 == 0 {
-            &app.address
-        } else {
-            &other.address
-        };
-        let request = app
-            .client
-            .post(format!("{address}/v1/store/orders"))
-            .bearer_auth(&app.api_key)
-            .insert_header(("Content-Type", "application/json"));
-        send(request, Some(json!({"petId": pet_id}).to_string()))
+        send(
+            post_json_to_either(&app, &other, n, "/v1/store/orders"),
+            Some(json!({"petId": pet_id}).to_string()),
+        )
     });
     let answers = join_all(orders).await;
     let statuses: Vec<u16> = answers
