@@ -9,6 +9,7 @@ mod cli;
 mod create_pet;
 mod durability;
 mod get_pet;
+mod held_connections;
 mod instances;
 mod list_pets;
 mod malformed_http;

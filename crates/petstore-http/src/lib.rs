@@ -1,7 +1,9 @@
 //! The HTTP adapter of the pet store: actix-web routes over the application's use cases, bearer
 //! API keys, the JSON DTOs, and the mapping of every failure to the spec's `Error` body.
 //!
-//! The server crate builds an [`HttpState`] and serves [`app`]; nothing else is needed.
+//! The server crate builds an [`HttpState`] and serves [`app`] with [`serve`] (actix-web's
+//! server with a deadline for every request head and a bound on connections); nothing else is
+//! needed.
 //!
 //! Each resource owns a module with its handlers, DTOs, parameters, routes and part of the
 //! OpenAPI document: `pets`, `orders`; `service` holds the endpoints about the service itself
@@ -17,6 +19,7 @@ mod common_responses;
 pub mod cors;
 mod cursor;
 pub mod error;
+mod head_deadline;
 mod json;
 pub mod metrics;
 mod middleware;
@@ -28,6 +31,7 @@ mod query;
 pub mod rate_limit;
 pub mod request_id;
 mod routing;
+mod server;
 mod servers;
 mod service;
 mod state;
@@ -45,5 +49,6 @@ pub use paths::{
     BASE_PATH, DOCS_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
 };
 pub use rate_limit::RateLimit;
+pub use server::{serve, ConnectionLimits, ServerSettings};
 pub use servers::{ApiServers, ServerUrl, ServerUrlError};
 pub use state::HttpState;

@@ -24,6 +24,8 @@ pub const REQUEST_DURATION: &str = "petstore_http_request_duration_seconds";
 pub const KEY_REFUSALS: &str = "petstore_api_key_refusals_total";
 /// Requests refused with 429, by `operation`.
 pub const RATE_LIMITED: &str = "petstore_rate_limited_total";
+/// Connections ended because a request head did not arrive within the head timeout.
+pub const HEAD_TIMEOUTS: &str = "petstore_http_head_timeouts_total";
 
 /// Renders the exposition text for `GET /metrics`.
 #[derive(Clone)]

@@ -137,6 +137,11 @@ pub struct KeySecretArgs {
     pub environment: Environment,
 }
 
+/// Connections served at once unless told otherwise: far more than a load balancer's pool or a
+/// fleet of keep-alive clients needs, and with the database's files within the open-file limit
+/// most service managers grant.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
+
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port.
@@ -149,8 +154,23 @@ pub struct ServeArgs {
 
     /// How long a request body may take to arrive; a slower one gets 408 and its connection
     /// is closed.
-    #[arg(long, env = "PETSTORE_BODY_TIMEOUT", default_value = "10s", value_parser = parse_body_timeout)]
+    #[arg(long, env = "PETSTORE_BODY_TIMEOUT", default_value = "10s", value_parser = parse_deadline)]
     pub body_timeout: Duration,
+
+    /// How long a request head (request line and headers) may take from its first byte, for
+    /// every request on a connection; a slower connection is closed.
+    #[arg(long, env = "PETSTORE_HEAD_TIMEOUT", default_value = "5s", value_parser = parse_deadline)]
+    pub head_timeout: Duration,
+
+    /// How long an idle connection stays open waiting for its next request; `0s` closes each
+    /// connection after its response.
+    #[arg(long, env = "PETSTORE_KEEP_ALIVE", default_value = "5s", value_parser = parse_duration)]
+    pub keep_alive: Duration,
+
+    /// Most connections open at once, across the workers (each serves its share); more wait
+    /// in the listen backlog. Lowered at start-up to fit the open-file limit.
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
 
     /// On SIGTERM or SIGINT, how long requests in flight may take to finish before the server
     /// closes their connections.
@@ -283,8 +303,9 @@ pub struct RevokeKeyArgs {
     pub storage: StorageArgs,
 }
 
-/// A body deadline: a duration of at least one millisecond (zero would refuse every body).
-fn parse_body_timeout(text: &str) -> Result<Duration, String> {
+/// A body or head deadline: a duration of at least one millisecond (zero would refuse every
+/// request).
+fn parse_deadline(text: &str) -> Result<Duration, String> {
     let timeout = parse_duration(text).map_err(|err| err.to_string())?;
     if timeout < Duration::from_millis(1) {
         return Err("must be at least 1ms".to_owned());

@@ -9,6 +9,7 @@ pub mod keys;
 pub mod logging;
 pub mod metrics;
 pub mod migrate;
+mod open_files;
 pub mod openapi;
 mod random;
 pub mod serve;

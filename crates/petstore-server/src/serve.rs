@@ -7,19 +7,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::HttpServer;
 use petstore_application::{KeyDirectory, OrderService, PetService, SystemClock};
 use petstore_domain::KeyScope;
-use petstore_http::{ApiServers, HttpState, ServerUrl, DOCS_PATH, METRICS_PATH};
+use petstore_http::{
+    ApiServers, ConnectionLimits, HttpState, ServerSettings, ServerUrl, DOCS_PATH, METRICS_PATH,
+};
 use petstore_persistence::DatabaseUrl;
 use secrecy::ExposeSecret as _;
 
 use crate::cli::ServeArgs;
 use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
+use crate::open_files::{self, FileBudget};
 use crate::{key_secret, AppError};
 
 /// Lifetime of the key a `memory:` server issues itself at start-up.
 const STARTUP_KEY_LIFETIME: Duration = Duration::from_secs(90 * 86_400);
+
+/// Connections the metrics port serves at once: scrapers, not clients.
+const METRICS_MAX_CONNECTIONS: usize = 64;
 
 /// The service, bound and ready: built by [`Application::build`], served by
 /// [`Application::run_until_stopped`]. `petstore serve` and the in-process tests both use it.
@@ -27,6 +32,7 @@ pub struct Application {
     address: SocketAddr,
     metrics_address: Option<SocketAddr>,
     servers: ApiServers,
+    limits: ConnectionLimits,
     server: Server,
     metrics_server: Option<Server>,
     shutting_down: Arc<AtomicBool>,
@@ -97,6 +103,8 @@ impl Application {
             None => state,
         };
         let shutting_down = state.shutdown_flag();
+        let workers = args.workers.unwrap_or_else(default_workers);
+        let limits = connection_limits(args);
         // `/metrics` on the API's port, or on an address of its own (then only there).
         let (state, metrics_server, metrics_address) = match args.metrics_bind {
             None => (state.with_metrics(exporter), None, None),
@@ -108,14 +116,18 @@ impl Application {
                 };
                 let listener = TcpListener::bind(metrics_bind).map_err(metrics_error)?;
                 let metrics_address = listener.local_addr().map_err(metrics_error)?;
-                let server =
-                    HttpServer::new(move || petstore_http::metrics_app(metrics_state.clone()))
-                        .workers(1)
-                        .disable_signals()
-                        .shutdown_timeout(1)
-                        .listen(listener)
-                        .map_err(metrics_error)?
-                        .run();
+                let settings = ServerSettings {
+                    workers: 1,
+                    shutdown_timeout: Duration::from_secs(1),
+                    limits: ConnectionLimits {
+                        max_connections: METRICS_MAX_CONNECTIONS,
+                        ..limits
+                    },
+                };
+                let server = petstore_http::serve(listener, settings, move || {
+                    petstore_http::metrics_app(metrics_state.clone())
+                })
+                .map_err(metrics_error)?;
                 (state, Some(server), Some(metrics_address))
             }
         };
@@ -129,19 +141,21 @@ impl Application {
         };
         // Signals are handled in `run_until_stopped`, so that readiness fails the moment a stop
         // is asked for.
-        let mut server = HttpServer::new(move || petstore_http::app(state.clone()))
-            .disable_signals()
-            .shutdown_timeout(args.shutdown_timeout.as_secs())
-            .listen(listener)
-            .map_err(bind_error)?;
-        if let Some(workers) = args.workers {
-            server = server.workers(workers);
-        }
+        let settings = ServerSettings {
+            workers,
+            shutdown_timeout: args.shutdown_timeout,
+            limits,
+        };
+        let server = petstore_http::serve(listener, settings, move || {
+            petstore_http::app(state.clone())
+        })
+        .map_err(bind_error)?;
         Ok(Self {
             address,
             metrics_address,
             servers,
-            server: server.run(),
+            limits,
+            server,
             metrics_server,
             shutting_down,
             key_issuer,
@@ -180,7 +194,14 @@ impl Application {
     /// once, no new connections are accepted, requests in flight finish within the shutdown
     /// timeout, creates waiting for their commit included), or through [`handle`](Self::handle).
     pub async fn run_until_stopped(self) -> Result<(), AppError> {
-        tracing::info!(address = %self.address, servers = ?self.servers, "serving");
+        tracing::info!(
+            address = %self.address,
+            servers = ?self.servers,
+            max_connections = self.limits.max_connections,
+            head_timeout = ?self.limits.head_timeout,
+            keep_alive = ?self.limits.keep_alive,
+            "serving"
+        );
         let handle = self.server.handle();
         let metrics_handle = self.metrics_server.as_ref().map(Server::handle);
         let shutting_down = Arc::clone(&self.shutting_down);
@@ -201,6 +222,30 @@ impl Application {
         drop(self.refresher);
         tracing::info!("stopped");
         served
+    }
+}
+
+/// One worker per CPU, as actix-web's own server has.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+}
+
+/// The configured limits, with the connections bound lowered if the open-file limit cannot
+/// hold it.
+fn connection_limits(args: &ServeArgs) -> ConnectionLimits {
+    let other_connections = match args.metrics_bind {
+        Some(_) => METRICS_MAX_CONNECTIONS as u64,
+        None => 0,
+    };
+    let max_connections = open_files::fit(FileBudget {
+        connections: u64::from(args.max_connections),
+        other_connections,
+        database_connections: u64::from(args.storage.pool_size),
+    });
+    ConnectionLimits {
+        head_timeout: args.head_timeout,
+        keep_alive: args.keep_alive,
+        max_connections: usize::try_from(max_connections).unwrap_or(usize::MAX),
     }
 }
 

@@ -1,0 +1,243 @@
+//! Clients that hold connections without finishing a request: every request head, the later
+//! ones on a keep-alive connection included, has a deadline; idle connections close after the
+//! keep-alive time; and the connections served at once are bounded.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use futures_util::{stream, StreamExt as _};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+use crate::helpers::{send, Backend, TestApp};
+
+const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+const HELD: usize = 1_000;
+/// How often a holding client sends one more byte of its next head.
+const TRICKLE_EVERY: Duration = Duration::from_millis(250);
+/// Beyond the deadline, for a busy machine to get round to closing 1,000 connections.
+const MARGIN: Duration = Duration::from_secs(3);
+
+/// A head that never ends: a request line and a header line that goes on and on.
+fn endless_head() -> impl Iterator<Item = u8> {
+    b"GET /v1/pets HTTP/1.1\r\nX-Slow: "
+        .iter()
+        .copied()
+        .chain(std::iter::repeat(b'a'))
+}
+
+fn host(app: &TestApp) -> &str {
+    app.address.trim_start_matches("http://")
+}
+
+/// Sends one complete request and reads its whole response (a `Content-Length` one).
+async fn one_request(stream: &mut TcpStream, host: &str) -> String {
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut received = Vec::new();
+    let mut buf = [0; 1024];
+    loop {
+        let read = stream.read(&mut buf).await.expect("read the response");
+        assert!(read > 0, "closed before the response was complete");
+        received.extend_from_slice(&buf[..read]);
+        let text = String::from_utf8_lossy(&received);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .expect("a Content-Length");
+            if body.len() >= length {
+                return text.into_owned();
+            }
+        }
+    }
+}
+
+/// Sends the next head a byte at a time until the server closes the connection; how long that
+/// took from the first byte, or what went wrong.
+async fn trickle_until_closed(
+    mut stream: TcpStream,
+    give_up: Duration,
+) -> Result<Duration, String> {
+    let started = Instant::now();
+    let (mut reader, mut writer) = stream.split();
+    let mut head = endless_head();
+    let mut ticks = tokio::time::interval(TRICKLE_EVERY);
+    let mut buf = [0; 256];
+    loop {
+        tokio::select! {
+            read = reader.read(&mut buf) => match read {
+                Ok(0) | Err(_) => return Ok(started.elapsed()),
+                Ok(_) => {}
+            },
+            _ = ticks.tick() => {
+                if started.elapsed() > give_up {
+                    return Err(format!("still open {:?} after its head started", started.elapsed()));
+                }
+                let byte = head.next().unwrap_or(b'a');
+                if writer.write_all(&[byte]).await.is_err() {
+                    return Ok(started.elapsed());
+                }
+            }
+        }
+    }
+}
+
+/// Requests from a client that behaves, one after the other until `done`; their latencies.
+async fn well_behaved_client(app: &TestApp, done: &Cell<bool>) -> Vec<Duration> {
+    let mut latencies = Vec::new();
+    while !done.get() {
+        let asked = Instant::now();
+        let response = send(app.get("/v1/pets?limit=5"), None).await;
+        assert_eq!(response.status, 200, "{}", response.body);
+        latencies.push(asked.elapsed());
+    }
+    latencies
+}
+
+fn p99(mut latencies: Vec<Duration>) -> Duration {
+    latencies.sort();
+    latencies[(latencies.len() * 99).div_ceil(100) - 1]
+}
+
+#[actix_web::test]
+async fn a_thousand_clients_trickling_their_next_head_are_closed_by_the_deadline() {
+    // A keep-alive far longer than the test: the head deadline is what must close them.
+    let app = TestApp::spawn_with_env(
+        Backend::Memory,
+        &[
+            ("PETSTORE_HEAD_TIMEOUT", "2s"),
+            ("PETSTORE_KEEP_ALIVE", "60s"),
+        ],
+    )
+    .await;
+    let host = host(&app);
+
+    // Each connection makes one complete request first: the deadline that matters is the one
+    // of a later head, which actix-web's own head timer does not cover.
+    let held: Vec<TcpStream> = stream::iter(0..HELD)
+        .map(|_| async move {
+            let mut stream = TcpStream::connect(host).await.expect("connect");
+            let response = one_request(&mut stream, host).await;
+            assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+            stream
+        })
+        .buffer_unordered(100)
+        .collect()
+        .await;
+
+    let done = Cell::new(false);
+    let trickling = async {
+        let closed = futures_util::future::join_all(
+            held.into_iter()
+                .map(|stream| trickle_until_closed(stream, HEAD_TIMEOUT + MARGIN)),
+        )
+        .await;
+        done.set(true);
+        closed
+    };
+    let (closed, latencies) = tokio::join!(trickling, well_behaved_client(&app, &done));
+
+    let failures: Vec<&String> = closed.iter().filter_map(|c| c.as_ref().err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {HELD} connections were not closed in time; first: {}",
+        failures.len(),
+        failures[0]
+    );
+    let slowest = closed.iter().flatten().max().expect("some connections");
+    let fastest = closed.iter().flatten().min().expect("some connections");
+    assert!(
+        *fastest >= HEAD_TIMEOUT,
+        "a connection was closed {fastest:?} into its head, before the deadline"
+    );
+    eprintln!(
+        "{HELD} held connections closed {fastest:?}..{slowest:?} after their next head started"
+    );
+
+    let answered = latencies.len();
+    let p99 = p99(latencies);
+    eprintln!("well-behaved client beside them: {answered} requests, p99 {p99:?}");
+    assert!(answered >= 10, "only {answered} requests answered");
+    assert!(p99 < Duration::from_secs(1), "p99 {p99:?}");
+
+    // The server is as good as new.
+    let response = send(app.get("/v1/pets"), None).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+}
+
+#[actix_web::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time() {
+    let keep_alive = Duration::from_secs(1);
+    let app = TestApp::spawn_with_args(Backend::Memory, &["--keep-alive", "1s"]).await;
+    let mut stream = TcpStream::connect(host(&app)).await.expect("connect");
+    let response = one_request(&mut stream, host(&app)).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+
+    let idle = Instant::now();
+    let mut buf = [0; 64];
+    let read = tokio::time::timeout(keep_alive + MARGIN, stream.read(&mut buf))
+        .await
+        .unwrap_or_else(|_| panic!("still open {:?} after its response", idle.elapsed()));
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    // actix-web times keep-alive from a clock it updates every 500 ms.
+    assert!(
+        idle.elapsed() >= keep_alive / 2,
+        "closed after {:?}",
+        idle.elapsed()
+    );
+}
+
+#[actix_web::test]
+async fn connections_beyond_the_bound_wait_until_one_closes_and_those_within_keep_working() {
+    // Two workers: one connection each.
+    let app = TestApp::spawn_with_args(
+        Backend::Memory,
+        &["--max-connections", "2", "--keep-alive", "60s"],
+    )
+    .await;
+    let host = host(&app);
+    let mut first = TcpStream::connect(host).await.expect("connect");
+    let mut second = TcpStream::connect(host).await.expect("connect");
+    assert!(one_request(&mut first, host)
+        .await
+        .starts_with("HTTP/1.1 200"));
+    assert!(one_request(&mut second, host)
+        .await
+        .starts_with("HTTP/1.1 200"));
+
+    // The kernel completes the handshake (the listen backlog), but nobody reads the request.
+    let mut third = TcpStream::connect(host).await.expect("connect");
+    let waiting = tokio::time::timeout(Duration::from_millis(1500), one_request(&mut third, host));
+    assert!(
+        waiting.await.is_err(),
+        "a third connection was served beyond the bound of two"
+    );
+
+    // The ones within the bound keep working.
+    assert!(one_request(&mut second, host)
+        .await
+        .starts_with("HTTP/1.1 200"));
+
+    // One closes: the waiting connection is served (its request is already sent).
+    drop(first);
+    let mut buf = Vec::new();
+    let answer = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut chunk = [0; 1024];
+        while !String::from_utf8_lossy(&buf).contains("\r\n\r\n") {
+            let read = third.read(&mut chunk).await.expect("read");
+            assert!(read > 0, "closed without an answer");
+            buf.extend_from_slice(&chunk[..read]);
+        }
+    })
+    .await;
+    assert!(
+        answer.is_ok(),
+        "the waiting connection was not served after one closed"
+    );
+    assert!(String::from_utf8_lossy(&buf).starts_with("HTTP/1.1 200"));
+}
