@@ -241,3 +241,103 @@ async fn connections_beyond_the_bound_wait_until_one_closes_and_those_within_kee
     );
     assert!(String::from_utf8_lossy(&buf).starts_with("HTTP/1.1 200"));
 }
+
+/// Reads one response whatever its framing is not needed for: up to the end of its head and
+/// `Content-Length` bytes of body.
+async fn read_response(stream: &mut TcpStream) -> String {
+    let mut received = Vec::new();
+    let mut buf = [0; 1024];
+    loop {
+        let text = String::from_utf8_lossy(&received).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            if !head.starts_with("HTTP/1.1 100") {
+                let length = head
+                    .lines()
+                    .find_map(|line| {
+                        let (name, value) = line.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if body.len() >= length {
+                    return text;
+                }
+            } else if body.is_empty() {
+                return text;
+            }
+        }
+        let read = stream.read(&mut buf).await.expect("read the response");
+        assert!(read > 0, "closed before the response was complete: {text}");
+        received.extend_from_slice(&buf[..read]);
+    }
+}
+
+#[actix_web::test]
+async fn slow_heads_within_the_deadline_and_slow_bodies_after_100_continue_are_served() {
+    let app = TestApp::spawn_with_args(
+        Backend::Memory,
+        &["--head-timeout", "1s", "--body-timeout", "10s"],
+    )
+    .await;
+    let host = host(&app);
+    let mut stream = TcpStream::connect(host).await.expect("connect");
+    assert!(one_request(&mut stream, host)
+        .await
+        .starts_with("HTTP/1.1 200"));
+
+    // A later head in pieces, well within its deadline.
+    let head = format!(
+        "GET /v1/pets HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}\r\n\r\n",
+        app.api_key
+    );
+    for piece in head.as_bytes().chunks(16) {
+        stream.write_all(piece).await.expect("send");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let answer = read_response(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // A body after `100 Continue` is the body's business: it may take longer than a head may.
+    let body = r#"{"name":"Slowpoke","categoryId":1}"#;
+    let head = format!(
+        "POST /v1/pets HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        app.api_key,
+        body.len()
+    );
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .expect("send the head");
+    let interim = read_response(&mut stream).await;
+    assert_eq!(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+    let started = Instant::now();
+    for piece in body.as_bytes().chunks(8) {
+        stream.write_all(piece).await.expect("send the body");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(started.elapsed() > Duration::from_secs(2));
+    let answer = read_response(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.contains("Slowpoke"), "{answer}");
+}
+
+#[actix_web::test]
+async fn a_connection_that_sends_nothing_is_closed_after_the_head_timeout() {
+    let app = TestApp::spawn_with_args(Backend::Memory, &["--head-timeout", "1s"]).await;
+    let mut stream = TcpStream::connect(host(&app)).await.expect("connect");
+    let connected = Instant::now();
+    let mut received = Vec::new();
+    tokio::time::timeout(
+        Duration::from_secs(1) + MARGIN,
+        stream.read_to_end(&mut received),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("still open {:?} after connecting", connected.elapsed()))
+    .ok();
+    assert!(
+        connected.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        connected.elapsed()
+    );
+}
