@@ -12,7 +12,7 @@ use crate::service::{self, swagger_ui_config};
 use crate::state::HttpState;
 use crate::{orders, pets};
 
-/// The whole HTTP interface, ready for `HttpServer::new(move || app(state.clone()))`.
+/// The whole HTTP interface, ready for [`serve`](crate::serve)`(listener, settings, move || app(state.clone()))`.
 ///
 /// - `GET /healthz`, `GET /readyz`: no key. `GET /metrics` (Prometheus), when the state has an
 ///   exporter for this port: no key, not in the OpenAPI document.

@@ -29,23 +29,23 @@ const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 pub struct HeadDeadline<IO> {
     io: IO,
     timeout: Duration,
-    phase: Phase,
+    head: Head,
     head_end: HeadEnd,
     timer: Option<Pin<Box<Sleep>>>,
     /// Bytes of an interim `100 Continue` still to be written.
     interim_left: usize,
 }
 
-/// Where the connection is between requests, as far as its bytes tell.
+/// Where the next request head is, as far as the bytes tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum Head {
     /// A response was written (or nothing yet): the next bytes read start a head.
-    AwaitingHead,
+    Awaited,
     /// Part of a head has arrived and the deadline runs.
-    InHead,
+    Arriving,
     /// The head ended: what is read now is its body (or pipelined requests); no deadline here,
     /// the body has its own (`PETSTORE_BODY_TIMEOUT`).
-    AfterHead,
+    Received,
 }
 
 impl<IO> HeadDeadline<IO> {
@@ -53,7 +53,7 @@ impl<IO> HeadDeadline<IO> {
         Self {
             io,
             timeout,
-            phase: Phase::AwaitingHead,
+            head: Head::Awaited,
             head_end: HeadEnd::default(),
             timer: None,
             interim_left: 0,
@@ -70,13 +70,13 @@ impl<IO> HeadDeadline<IO> {
 
     /// Follows the bytes just read through the head they belong to.
     fn note_read(&mut self, bytes: &[u8]) {
-        match self.phase {
-            Phase::AfterHead => {}
-            Phase::AwaitingHead | Phase::InHead => {
+        match self.head {
+            Head::Received => {}
+            Head::Awaited | Head::Arriving => {
                 if self.head_end.found_in(bytes) {
-                    self.phase = Phase::AfterHead;
-                } else if self.phase == Phase::AwaitingHead {
-                    self.phase = Phase::InHead;
+                    self.head = Head::Received;
+                } else if self.head == Head::Awaited {
+                    self.head = Head::Arriving;
                     self.start_deadline();
                 }
             }
@@ -91,19 +91,19 @@ impl<IO> HeadDeadline<IO> {
             let interim = rest.min(self.interim_left);
             self.interim_left -= interim;
             rest -= interim;
-        } else if self.phase == Phase::AfterHead && bytes.starts_with(CONTINUE) {
+        } else if self.head == Head::Received && bytes.starts_with(CONTINUE) {
             let interim = rest.min(CONTINUE.len());
             self.interim_left = CONTINUE.len() - interim;
             rest -= interim;
         }
         if rest > 0 {
-            self.phase = Phase::AwaitingHead;
+            self.head = Head::Awaited;
             self.head_end = HeadEnd::default();
         }
     }
 
     fn deadline_passed(&mut self, cx: &mut Context<'_>) -> bool {
-        self.phase == Phase::InHead
+        self.head == Head::Arriving
             && self
                 .timer
                 .as_mut()
@@ -131,7 +131,7 @@ impl<IO: AsyncRead + Unpin> AsyncRead for HeadDeadline<IO> {
         let read = &buf.filled()[filled..];
         if !read.is_empty() {
             this.note_read(read);
-            if this.phase == Phase::InHead {
+            if this.head == Head::Arriving {
                 // Registers this task with the timer, which may have just been started.
                 if this.deadline_passed(cx) {
                     cx.waker().wake_by_ref();

@@ -30,7 +30,7 @@ pub(crate) struct RenderedDocuments {
 
 /// The use cases, the key verifier, the cursor codec, the OpenAPI document's servers and the
 /// HTTP settings (body size limit and deadline). Cheap to clone (everything is behind an `Arc`
-/// or small), as `HttpServer::new` clones it once per worker.
+/// or small), as the server clones it once per worker.
 #[derive(Debug, Clone)]
 pub struct HttpState {
     service: PetService,
