@@ -108,3 +108,24 @@ where
     })?;
     Ok(builder.run())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_worker_serves_its_share_and_at_least_one() {
+        let limits = ConnectionLimits {
+            head_timeout: Duration::from_secs(5),
+            keep_alive: Duration::from_secs(5),
+            max_connections: 4096,
+        };
+        assert_eq!(limits.per_worker(4), 1024);
+        assert_eq!(limits.per_worker(3), 1365);
+        let tiny = ConnectionLimits {
+            max_connections: 1,
+            ..limits
+        };
+        assert_eq!(tiny.per_worker(2), 1);
+    }
+}

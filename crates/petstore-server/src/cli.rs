@@ -403,6 +403,21 @@ mod tests {
     }
 
     #[test]
+    fn connection_limits_have_defaults_and_a_head_deadline_is_never_zero() {
+        let Command::Serve(args) = Cli::try_parse_from(["petstore", "serve"]).unwrap().command
+        else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(args.head_timeout, Duration::from_secs(5));
+        assert_eq!(args.keep_alive, Duration::from_secs(5));
+        assert_eq!(args.max_connections, DEFAULT_MAX_CONNECTIONS);
+        let err = Cli::try_parse_from(["petstore", "serve", "--head-timeout", "0s"]).unwrap_err();
+        assert!(err.to_string().contains("at least 1ms"), "{err}");
+        let err = Cli::try_parse_from(["petstore", "serve", "--max-connections", "0"]).unwrap_err();
+        assert!(err.to_string().contains("--max-connections"), "{err}");
+    }
+
+    #[test]
     fn a_bad_duration_is_refused_with_its_value() {
         let err = Cli::try_parse_from(["petstore", "serve", "--pool-timeout", "soon"]).unwrap_err();
         assert!(err.to_string().contains("'soon'"), "{err}");
