@@ -13,7 +13,7 @@ pub use keys::{KeyDirectory, KeyRefusal};
 pub use orders::{OrderError, OrderPage, OrderService};
 pub use ports::{
     BoxError, Clock, KeyChanges, KeyRepository, OrderFilter, OrderRepository, OrderWork,
-    PetRepository, RepositoryError, Revocation, StoreTransaction, SystemClock,
+    PetRepository, RepositoryError, Revocation, StorageFault, StoreTransaction, SystemClock,
 };
 pub use service::{GetPetError, PetPage, PetService};
 

@@ -25,6 +25,23 @@ pub enum RepositoryError {
     Unexpected(#[source] BoxError),
 }
 
+/// A fault the storage adapter knows its store is in, kept by the adapter's background probe
+/// until the store works again. Adapters put it as the source of [`RepositoryError::Unavailable`]
+/// when they refuse a request at once because of it, so callers can say what is wrong without
+/// knowing the adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StorageFault {
+    /// The database server cannot be reached; nothing is tried until it can.
+    #[error("the database is not reachable")]
+    Unreachable,
+    /// The filesystem holding the database is full; reads still work, writes are refused.
+    #[error("the storage is full")]
+    Full,
+    /// The database cannot be written (file or filesystem read-only); reads still work.
+    #[error("the storage is read-only")]
+    ReadOnly,
+}
+
 /// Where pets are kept. Implementations must assign ids that are unique and increasing, and must
 /// only return from `create` once the pet is durably stored.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]

@@ -12,7 +12,7 @@ use std::fmt;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_application::{GetPetError, OrderError, RepositoryError};
+use petstore_application::{GetPetError, OrderError, RepositoryError, StorageFault};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -309,8 +309,21 @@ impl ResponseError for ApiError {
 impl From<RepositoryError> for ApiError {
     fn from(err: RepositoryError) -> Self {
         match &err {
-            RepositoryError::Unavailable(_) => {
-                Self::unavailable("storage is temporarily unavailable; retry later", &err)
+            RepositoryError::Unavailable(source) => {
+                let message = match source.downcast_ref::<StorageFault>() {
+                    Some(StorageFault::Full) => {
+                        "storage is full: new data cannot be stored until space is freed; \
+                         reads still work; retry later"
+                    }
+                    Some(StorageFault::ReadOnly) => {
+                        "storage is read-only: new data cannot be stored until it is writable \
+                         again; reads still work; retry later"
+                    }
+                    Some(StorageFault::Unreachable) | None => {
+                        "storage is temporarily unavailable; retry later"
+                    }
+                };
+                Self::unavailable(message, &err)
             }
             RepositoryError::Unexpected(_) => Self::internal("storage failed", &err),
         }

@@ -65,6 +65,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
     if !applied.is_empty() {
         tracing::info!(database = %url, versions = ?applied, "applied migrations");
     }
+    repository.check_writable()?;
     Ok(Storage {
         orders: Arc::new(repository.order_repository()),
         keys: Arc::new(repository.key_registry()),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use actix_web::web::Data;
 use actix_web::HttpResponse;
+use petstore_application::{RepositoryError, StorageFault};
 use serde::Serialize;
 
 use crate::error::ApiError;
@@ -36,7 +37,8 @@ struct ShuttingDown;
 #[error("the key registry was last read {0:?} ago")]
 struct StaleKeys(Duration);
 
-/// 200 `{"status":"ready"}` when storage answers and the key registry was read within
+/// 200 `{"status":"ready"}` when storage answers (for SQL stores: when the adapter's probe
+/// knows of no fault, so a call costs no database round trip) and the key registry was read within
 /// [`KEY_REGISTRY_STALE_AFTER`], else 503 `service_unavailable`. Any storage failure counts as
 /// "not ready", whether the repository called it unavailable or unexpected.
 pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiError> {
@@ -48,7 +50,15 @@ pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiEr
         ));
     }
     if let Err(err) = state.check_storage().await {
-        return Err(ApiError::unavailable("storage is not reachable", &err));
+        let message = match &err {
+            RepositoryError::Unavailable(source) => match source.downcast_ref::<StorageFault>() {
+                Some(StorageFault::Full) => "storage is full; writes are refused",
+                Some(StorageFault::ReadOnly) => "storage is read-only; writes are refused",
+                Some(StorageFault::Unreachable) | None => "storage is not reachable",
+            },
+            RepositoryError::Unexpected(_) => "storage is not reachable",
+        };
+        return Err(ApiError::unavailable(message, &err));
     }
     let stale_for = state.key_directory().stale_for();
     if stale_for > KEY_REGISTRY_STALE_AFTER {

@@ -32,7 +32,10 @@ pub(crate) fn insert_batch(
 ) -> Result<Outcomes, WriteFailure> {
     match in_write_transaction(conn, take_turn_to_insert, |conn| insert_all(conn, batch)) {
         Ok(rows) => Ok(assign(batch, rows)),
-        Err(WriteFailure::Statement(error)) if !errors::is_unavailable(&error) => {
+        // A full disk or a read-only file fails every row alike: the whole batch fails.
+        Err(WriteFailure::Statement(error))
+            if !errors::is_unavailable(&error) && errors::fault_of(&error).is_none() =>
+        {
             if batch.len() == 1 {
                 return Ok(vec![Err(errors::from_query(error))]);
             }

@@ -143,7 +143,7 @@ impl fmt::Debug for Target {
 pub(crate) struct Generations(Arc<AtomicU64>);
 
 impl Generations {
-    fn current(&self) -> u64 {
+    pub(crate) fn current(&self) -> u64 {
         self.0.load(Ordering::Acquire)
     }
 
@@ -187,11 +187,12 @@ pub(crate) enum ReadFailure {
 pub(crate) fn read_with_retry<T>(
     pool: &super::Pool,
     generations: &Generations,
+    health: &super::health::StoreHealth,
     query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
 ) -> Result<T, ReadFailure> {
     let mut retried = false;
     loop {
-        let mut conn = super::metrics::checkout(pool, "read").map_err(ReadFailure::Checkout)?;
+        let mut conn = super::metrics::checkout(pool, Some(health), "read").map_err(ReadFailure::Checkout)?;
         match query(&mut conn) {
             Err(error) if super::errors::is_connection_lost(&error) => {
                 generations.retire_all();
@@ -210,6 +211,7 @@ pub(crate) fn read_with_retry<T>(
 pub(crate) async fn read_off_the_workers<T, Q>(
     pool: &super::Pool,
     generations: &Generations,
+    health: &super::health::StoreHealth,
     url: &crate::DatabaseUrl,
     query: Q,
 ) -> Result<T, petstore_application::RepositoryError>
@@ -217,9 +219,14 @@ where
     T: Send + 'static,
     Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
 {
-    let (pool, generations, url) = (pool.clone(), generations.clone(), url.clone());
+    let (pool, generations, health, url) = (
+        pool.clone(),
+        generations.clone(),
+        health.clone(),
+        url.clone(),
+    );
     tokio::task::spawn_blocking(move || {
-        read_with_retry(&pool, &generations, query)
+        read_with_retry(&pool, &generations, &health, query)
             .map_err(|failure| super::errors::from_read(failure, &url))
     })
     .await
@@ -242,6 +249,10 @@ impl Manager {
             target,
             generations,
         }
+    }
+
+    pub(crate) fn is_postgres(&self) -> bool {
+        matches!(self.target, Target::Postgres { .. })
     }
 
     /// Opens a connection outside any pool (migrations, the checkpointer).
@@ -311,6 +322,8 @@ impl r2d2::ManageConnection for Manager {
 /// nothing here listens to. The message may quote the URL, so it is scrubbed first.
 pub(crate) struct LogConnectionErrors {
     pub(crate) database: crate::DatabaseUrl,
+    /// Told when a PostgreSQL server refuses or does not answer a new connection.
+    pub(crate) health: Option<super::health::StoreHealth>,
 }
 
 impl fmt::Debug for LogConnectionErrors {
@@ -327,6 +340,16 @@ impl r2d2::HandleError<PoolError> for LogConnectionErrors {
             if info.message() == RETIRED {
                 return;
             }
+        }
+        if let (PoolError::ConnectionError(_), crate::DatabaseUrl::Postgres(_), Some(health)) =
+            (&error, &self.database, &self.health)
+        {
+            // Logged there, once per episode.
+            health.report(
+                petstore_application::StorageFault::Unreachable,
+                &error.to_string(),
+            );
+            return;
         }
         tracing::warn!(
             database = %self.database,

@@ -159,6 +159,28 @@ pub(crate) fn migration_failed(
     }
 }
 
+/// The store-wide fault an error shows, if any (see `health.rs`): SQLite's SQLITE_FULL (the
+/// unix VFS reports a write that met ENOSPC as one) and SQLITE_READONLY (a file, directory or
+/// filesystem the process may not write, or a file opened read-only when it could not be opened
+/// for writing), and PostgreSQL refusing writes in a read-only transaction (a standby).
+pub(crate) fn fault_of(error: &DieselError) -> Option<petstore_application::StorageFault> {
+    use petstore_application::StorageFault;
+    let DieselError::DatabaseError(_, info) = error else {
+        return None;
+    };
+    let message = info.message();
+    if message.starts_with("database or disk is full") {
+        Some(StorageFault::Full)
+    } else if message.starts_with("attempt to write a readonly database")
+        || message.starts_with("cannot execute")
+            && message.ends_with("in a read-only transaction")
+    {
+        Some(StorageFault::ReadOnly)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +235,20 @@ mod tests {
                 "should be unexpected"
             );
         }
+    }
+
+    #[test]
+    fn full_and_read_only_files_are_store_faults() {
+        use petstore_application::StorageFault;
+        let full = database_error(DatabaseErrorKind::Unknown, "database or disk is full");
+        assert_eq!(fault_of(&full), Some(StorageFault::Full));
+        let read_only = database_error(
+            DatabaseErrorKind::ReadOnlyTransaction,
+            "attempt to write a readonly database",
+        );
+        assert_eq!(fault_of(&read_only), Some(StorageFault::ReadOnly));
+        let busy = database_error(DatabaseErrorKind::Unknown, "database is locked");
+        assert_eq!(fault_of(&busy), None);
     }
 
     #[test]

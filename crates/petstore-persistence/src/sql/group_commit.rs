@@ -20,6 +20,7 @@ use super::batch_insert::{self, Outcomes};
 use super::checkpointer::WriterGate;
 use super::connection::Generations;
 use super::errors::{self, Detail};
+use super::health::StoreHealth;
 use super::queue::{self, Reply};
 use super::write_transaction::WriteFailure;
 use super::Pool;
@@ -45,6 +46,7 @@ impl CreateQueue {
     pub(crate) fn start(
         pool: Pool,
         generations: Generations,
+        health: StoreHealth,
         gate: WriterGate,
         url: DatabaseUrl,
         capacity: usize,
@@ -53,6 +55,7 @@ impl CreateQueue {
         let writer = Writer {
             pool,
             generations,
+            health,
             gate,
             url,
         };
@@ -80,6 +83,7 @@ fn all_failed(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes {
 struct Writer {
     pool: Pool,
     generations: Generations,
+    health: StoreHealth,
     gate: WriterGate,
     url: DatabaseUrl,
 }
@@ -117,7 +121,7 @@ impl Writer {
         let started = std::time::Instant::now();
         let mut retried = false;
         loop {
-            let mut conn = match super::metrics::checkout(&self.pool, "write") {
+            let mut conn = match super::metrics::checkout(&self.pool, Some(&self.health), "write") {
                 Ok(conn) => conn,
                 Err(error) => {
                     return all_failed(group.len(), || errors::from_checkout(&error, &self.url))
@@ -144,6 +148,12 @@ impl Writer {
                         continue;
                     }
                     let error = failure.into_error();
+                    self.health.report_error(&error);
+                    if let Some(fault) = errors::fault_of(&error) {
+                        return all_failed(group.len(), || {
+                            RepositoryError::Unavailable(Box::new(fault))
+                        });
+                    }
                     let message = self.url.scrub(&error.to_string());
                     let unavailable = errors::is_unavailable(&error);
                     return all_failed(group.len(), || {

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 
 use super::connection::{read_with_retry, AnyConnection, Generations};
 use super::errors::{self, Detail};
+use super::health::StoreHealth;
 use super::pet_row::PetRow;
 use super::queue::{self, Reply};
 use super::schema::pets;
@@ -63,6 +64,7 @@ impl ReadQueue {
     pub(crate) fn start(
         pool: Pool,
         generations: Generations,
+        health: StoreHealth,
         url: DatabaseUrl,
         capacity: usize,
     ) -> std::io::Result<Self> {
@@ -72,6 +74,7 @@ impl ReadQueue {
             let reader = Reader {
                 pool: pool.clone(),
                 generations: generations.clone(),
+                health: health.clone(),
                 url: url.clone(),
                 queue: Arc::clone(&receiver),
             };
@@ -102,6 +105,7 @@ impl ReadQueue {
 struct Reader {
     pool: Pool,
     generations: Generations,
+    health: StoreHealth,
     url: DatabaseUrl,
     queue: Arc<Mutex<mpsc::Receiver<Read>>>,
 }
@@ -173,7 +177,7 @@ impl Reader {
         &self,
         query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
     ) -> Result<T, GroupError> {
-        read_with_retry(&self.pool, &self.generations, query).map_err(|failure| {
+        read_with_retry(&self.pool, &self.generations, &self.health, query).map_err(|failure| {
             match errors::from_read(failure, &self.url) {
                 RepositoryError::Unavailable(source) => GroupError::Unavailable(source.to_string()),
                 RepositoryError::Unexpected(source) => GroupError::Unexpected(source.to_string()),

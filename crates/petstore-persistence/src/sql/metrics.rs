@@ -2,7 +2,11 @@
 //! a recorder): how long requests wait for a pooled connection, how big each group commit is
 //! and how long it takes, and the pool's connections in use and idle.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use petstore_application::StorageFault;
+
+use super::health::StoreHealth;
 
 use super::Pool;
 
@@ -18,12 +22,44 @@ pub const CONNECTIONS: &str = "petstore_db_connections";
 /// Checks a connection out of `pool`, recording the wait as `purpose`.
 pub(crate) fn checkout(
     pool: &Pool,
+    health: Option<&StoreHealth>,
     purpose: &'static str,
 ) -> Result<r2d2::PooledConnection<super::connection::Manager>, r2d2::Error> {
     let started = Instant::now();
-    let conn = pool.get();
+    let conn = match health {
+        Some(health) => get(pool, health),
+        None => pool.get(),
+    };
     metrics::histogram!(CONNECTION_WAIT, "use" => purpose).record(started.elapsed().as_secs_f64());
     conn
+}
+
+/// How long a checkout waits at a time before looking whether the server is known unreachable.
+const CHECKOUT_SLICE: Duration = Duration::from_millis(50);
+
+/// A connection within the pool's timeout, given up as soon as the store's probe or pool knows
+/// the server is unreachable: a request already waiting when the outage is noticed answers
+/// within [`CHECKOUT_SLICE`] rather than at the end of the timeout.
+fn get(
+    pool: &Pool,
+    health: &StoreHealth,
+) -> Result<r2d2::PooledConnection<super::connection::Manager>, r2d2::Error> {
+    let deadline = Instant::now() + pool.connection_timeout();
+    loop {
+        let slice = deadline
+            .saturating_duration_since(Instant::now())
+            .min(CHECKOUT_SLICE);
+        match pool.get_timeout(slice) {
+            Ok(conn) => return Ok(conn),
+            Err(error)
+                if Instant::now() >= deadline
+                    || health.fault() == Some(StorageFault::Unreachable) =>
+            {
+                return Err(error)
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// Records one group commit of `size` pets that took since `started`.

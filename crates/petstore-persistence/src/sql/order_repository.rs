@@ -19,6 +19,7 @@ use super::errors::{self, Detail};
 use super::pet_row::PetRow;
 use super::schema::{orders, pets};
 use super::write_transaction::in_write_transaction;
+use super::health::StoreHealth;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -27,6 +28,7 @@ use crate::DatabaseUrl;
 pub struct DieselOrderRepository {
     pool: Pool,
     generations: Generations,
+    health: StoreHealth,
     url: DatabaseUrl,
 }
 
@@ -151,10 +153,16 @@ fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
 }
 
 impl DieselOrderRepository {
-    pub(crate) fn new(pool: Pool, generations: Generations, url: DatabaseUrl) -> Self {
+    pub(crate) fn new(
+        pool: Pool,
+        generations: Generations,
+        health: StoreHealth,
+        url: DatabaseUrl,
+    ) -> Self {
         Self {
             pool,
             generations,
+            health,
             url,
         }
     }
@@ -164,16 +172,18 @@ impl DieselOrderRepository {
         T: Send + 'static,
         Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
-        read_off_the_workers(&self.pool, &self.generations, &self.url, query).await
+        self.health.admit_read()?;
+        read_off_the_workers(&self.pool, &self.generations, &self.health, &self.url, query).await
     }
 }
 
 #[async_trait]
 impl OrderRepository for DieselOrderRepository {
     async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
-        let (pool, url) = (self.pool.clone(), self.url.clone());
+        self.health.admit_write()?;
+        let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
         tokio::task::spawn_blocking(move || {
-            let mut conn = super::metrics::checkout(&pool, "write")
+            let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
                 .map_err(|error| errors::from_checkout(&error, &url))?;
             // The work's own refusal (a conflict, a missing pet) must roll back and reach the
             // caller as it is; diesel only knows its own errors, so it waits here meanwhile.
@@ -190,9 +200,14 @@ impl OrderRepository for DieselOrderRepository {
             match (outcome, refused.into_inner()) {
                 (Ok(order), _) => Ok(order),
                 (Err(_), Some(refusal)) => Err(refusal),
-                (Err(failure), None) => Err(OrderError::Repository(errors::from_query(
-                    failure.into_error(),
-                ))),
+                (Err(failure), None) => {
+                    let error = failure.into_error();
+                    health.report_error(&error);
+                    Err(OrderError::Repository(match errors::fault_of(&error) {
+                        Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
+                        None => errors::from_query(error),
+                    }))
+                }
             }
         })
         .await

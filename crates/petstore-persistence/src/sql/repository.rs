@@ -19,7 +19,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::r2d2::R2D2Connection;
-use petstore_application::{PetRepository, RepositoryError};
+use petstore_application::{PetRepository, RepositoryError, StorageFault};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::checkpointer::{Checkpointer, WriterGate};
@@ -30,6 +30,8 @@ use super::connection::{
 use super::errors;
 use super::group_commit::CreateQueue;
 use super::group_read::{load_page, Page, ReadQueue};
+use super::health::StoreHealth;
+use super::probe::Probe;
 use super::migrations;
 use super::pet_row::PetRow;
 use super::schema::pets;
@@ -49,7 +51,9 @@ pub struct DieselPetRepository {
     reads: Reads,
     generations: Generations,
     creates: CreateQueue,
+    health: StoreHealth,
     _checkpointer: Option<std::sync::Arc<Checkpointer>>,
+    _probe: std::sync::Arc<Probe>,
     url: DatabaseUrl,
     settings: PoolSettings,
 }
@@ -90,6 +94,7 @@ impl DieselPetRepository {
             create_parent_dir(path)?;
         }
         let generations = Generations::default();
+        let health = StoreHealth::new(url.clone(), generations.clone());
         let gate = WriterGate::default();
         let pool = build_pool(
             manager_for(url, settings, SqliteRole::ReadWrite, &generations)?,
@@ -97,7 +102,14 @@ impl DieselPetRepository {
             settings.max_size,
             0,
             settings,
-        );
+        )
+        .with_health(health.clone());
+        let probe = Probe::start(
+            manager_for(url, settings, SqliteRole::ReadWrite, &generations)?,
+            health.clone(),
+            gate.clone(),
+        )
+        .map_err(thread_failed)?;
         let (reads, checkpointer) = match url {
             DatabaseUrl::Sqlite(_) => {
                 // One per async worker is all that can be in use at once; they are opened in
@@ -109,7 +121,7 @@ impl DieselPetRepository {
                 let manager = manager_for(url, settings, SqliteRole::InlineRead, &generations)?;
                 let checkpoints = manager_for(url, settings, SqliteRole::Checkpoint, &generations)?;
                 (
-                    Reads::Inline(build_pool(manager, url, readers, readers, settings)),
+                    Reads::Inline(build_pool(manager, url, readers, readers, settings).build()),
                     Some(std::sync::Arc::new(
                         Checkpointer::start(checkpoints, gate.clone()).map_err(thread_failed)?,
                     )),
@@ -119,6 +131,7 @@ impl DieselPetRepository {
                 let queue = ReadQueue::start(
                     pool.clone(),
                     generations.clone(),
+                    health.clone(),
                     url.clone(),
                     settings.queue_size,
                 )
@@ -129,6 +142,7 @@ impl DieselPetRepository {
         let creates = CreateQueue::start(
             pool.clone(),
             generations.clone(),
+            health.clone(),
             gate,
             url.clone(),
             settings.queue_size,
@@ -139,7 +153,9 @@ impl DieselPetRepository {
             reads,
             generations,
             creates,
+            health,
             _checkpointer: checkpointer,
+            _probe: std::sync::Arc::new(probe),
             url: url.clone(),
             settings: *settings,
         })
@@ -149,6 +165,39 @@ impl DieselPetRepository {
     /// applied. Blocking.
     pub fn run_migrations(&self) -> Result<Vec<String>, StorageError> {
         run_migrations(&self.url, &self.settings)
+    }
+
+    /// Fails unless a write to the database can be committed: a SQLite file (or directory, or
+    /// filesystem) that is read-only, or a full disk, is refused at start-up with a message
+    /// that says so, rather than reported ready and then failing every write. Blocking.
+    pub fn check_writable(&self) -> Result<(), StorageError> {
+        if !matches!(self.url, DatabaseUrl::Sqlite(_)) {
+            return Ok(());
+        }
+        let manager = manager_for(
+            &self.url,
+            &self.settings,
+            SqliteRole::ReadWrite,
+            &self.generations,
+        )?;
+        let mut conn = manager
+            .establish()
+            .map_err(|error| errors::connect_failed(&self.url, &error))?;
+        super::probe::write_test(&mut conn).map_err(|error| {
+            let reason = self.url.scrub(&error.to_string());
+            match errors::fault_of(&error) {
+                Some(StorageFault::ReadOnly) => StorageError::other(format!(
+                    "the SQLite database {} cannot be written (the file, its directory or its \
+                     filesystem is read-only for this process): {reason}",
+                    self.url
+                )),
+                Some(StorageFault::Full) => StorageError::other(format!(
+                    "the SQLite database {} cannot be written: the filesystem is full: {reason}",
+                    self.url
+                )),
+                _ => errors::query_failed(&self.url, &error),
+            }
+        })
     }
 
     /// Sets the pool gauges on demand.
@@ -161,6 +210,7 @@ impl DieselPetRepository {
         super::DieselOrderRepository::new(
             self.pool.clone(),
             self.generations.clone(),
+            self.health.clone(),
             self.url.clone(),
         )
     }
@@ -198,13 +248,14 @@ impl DieselPetRepository {
                 outcome => return outcome.map_err(errors::from_query),
             }
         }
-        read_off_the_workers(&self.pool, &self.generations, &self.url, query).await
+        read_off_the_workers(&self.pool, &self.generations, &self.health, &self.url, query).await
     }
 }
 
 #[async_trait]
 impl PetRepository for DieselPetRepository {
     async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
+        self.health.admit_write()?;
         self.creates.create(new_pet).await
     }
 
@@ -214,6 +265,7 @@ impl PetRepository for DieselPetRepository {
         after: Option<PetId>,
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError> {
+        self.health.admit_read()?;
         let page = Page {
             status: status.map(PetStatus::as_str),
             after: after.map_or(i64::MIN, PetId::get),
@@ -230,6 +282,7 @@ impl PetRepository for DieselPetRepository {
     }
 
     async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError> {
+        self.health.admit_read()?;
         let row = match &self.reads {
             Reads::Grouped(queue) => queue.find(id.get()).await?,
             Reads::Inline(_) => {
@@ -247,6 +300,7 @@ impl PetRepository for DieselPetRepository {
     }
 
     async fn find_many(&self, ids: &[PetId]) -> Result<Vec<Pet>, RepositoryError> {
+        self.health.admit_read()?;
         let ids: Vec<i64> = ids.iter().map(|id| id.get()).collect();
         let small = ids.len() < INLINE_MAX_ROWS;
         let rows = self
@@ -261,8 +315,10 @@ impl PetRepository for DieselPetRepository {
         rows.into_iter().map(PetRow::into_pet).collect()
     }
 
+    /// What the probe knows (`probe.rs`), without a round trip: a flood of readiness checks
+    /// costs the database nothing.
     async fn ping(&self) -> Result<(), RepositoryError> {
-        self.read(false, |conn| conn.ping()).await
+        self.health.admit_write()
     }
 }
 
@@ -290,16 +346,53 @@ pub fn run_migrations(
     })
 }
 
-/// A pool of connections from `manager`. Checkouts are checked against the connection's
-/// generation only (no round trip, see `connection.rs`).
+/// A pool of connections from `manager` (built by [`PoolBuilder::build`], or
+/// [`PoolBuilder::with_health`] when its connection failures tell the store's health).
+/// Checkouts are checked against the connection's generation only (no round trip, see
+/// `connection.rs`).
 fn build_pool(
     manager: Manager,
     url: &DatabaseUrl,
     max_size: u32,
     min_idle: u32,
     settings: &PoolSettings,
-) -> Pool {
-    r2d2::Pool::builder()
+) -> PoolBuilder {
+    PoolBuilder {
+        manager,
+        url: url.clone(),
+        max_size,
+        min_idle,
+        settings: *settings,
+    }
+}
+
+struct PoolBuilder {
+    manager: Manager,
+    url: DatabaseUrl,
+    max_size: u32,
+    min_idle: u32,
+    settings: PoolSettings,
+}
+
+impl PoolBuilder {
+    fn build(self) -> Pool {
+        self.finish(None)
+    }
+
+    fn with_health(self, health: StoreHealth) -> Pool {
+        self.finish(Some(health))
+    }
+
+    fn finish(self, health: Option<StoreHealth>) -> Pool {
+        let Self {
+            manager,
+            url,
+            max_size,
+            min_idle,
+            settings,
+        } = self;
+        let url = &url;
+        r2d2::Pool::builder()
         .max_size(max_size)
         // With 0, connections are opened on demand, so a down database costs no background
         // retries until someone asks for it.
@@ -308,8 +401,10 @@ fn build_pool(
         .test_on_check_out(true)
         .error_handler(Box::new(LogConnectionErrors {
             database: url.clone(),
+            health,
         }))
         .build_unchecked(manager)
+    }
 }
 
 fn manager_for(
