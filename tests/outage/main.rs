@@ -4,6 +4,9 @@
 
 #[path = "../api/helpers.rs"]
 mod helpers;
+mod postgres_under_load;
+mod small_filesystem;
+mod storage_faults;
 
 use std::time::{Duration, Instant};
 

@@ -61,11 +61,11 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         });
     }
     let repository = DieselPetRepository::new(url, settings)?;
+    repository.check_writable()?;
     let applied = repository.run_migrations()?;
     if !applied.is_empty() {
         tracing::info!(database = %url, versions = ?applied, "applied migrations");
     }
-    repository.check_writable()?;
     Ok(Storage {
         orders: Arc::new(repository.order_repository()),
         keys: Arc::new(repository.key_registry()),

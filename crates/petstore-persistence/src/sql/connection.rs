@@ -251,6 +251,14 @@ impl Manager {
         }
     }
 
+    /// The SQLite file connections open, if that is the backend.
+    pub(crate) fn sqlite_path(&self) -> Option<&std::path::Path> {
+        match &self.target {
+            Target::Sqlite { path, .. } => Some(path),
+            Target::Postgres { .. } => None,
+        }
+    }
+
     pub(crate) fn is_postgres(&self) -> bool {
         matches!(self.target, Target::Postgres { .. })
     }

@@ -2,22 +2,25 @@
 //! store works, so that `/readyz` and the refusals of `health.rs` report what is true now.
 //!
 //! - While a fault is known it retries every [`RETRY_INTERVAL`]: a new connection and a round
-//!   trip for an unreachable PostgreSQL server; for SQLite a checkpoint that folds the WAL into
-//!   the database file and truncates it, then one small write transaction. The fault ends when
-//!   that works.
+//!   trip for an unreachable PostgreSQL server; for SQLite one small write transaction and, for
+//!   a full disk, [`HEADROOM`] written beside the database. The fault ends when that works.
 //! - While none is known it checks a PostgreSQL server every [`WATCH_INTERVAL`] on a connection
 //!   of its own (one round trip a second, whatever the traffic), so an outage is seen even when
 //!   no request comes. SQLite faults are reported by the writes that meet them.
 //!
-//! Why the checkpoint before the write: once the disk is full, every create that still reached
-//! SQLite appended to the WAL until it failed, and the checkpoint needs free space to copy the
-//! WAL into the database file. With writes let through, the space an operator frees is eaten
-//! again by the WAL before the next checkpoint runs, which then fails, every 200 ms, for as
-//! long as creates keep coming. Writes are refused while the fault lasts, so the freed space is
-//! the checkpoint's; once it has truncated the WAL, the space the WAL held is free as well.
+//! Why a full disk did not heal before: the checkpointer copies the WAL into the database file,
+//! which grows, so it needs free space. Creates kept reaching SQLite and each appended to the
+//! WAL until it failed, so the space an operator freed was taken by the WAL before the next
+//! checkpoint (every 200 ms), which failed again, for as long as creates kept coming. Now writes
+//! are refused while the disk is full, the freed space is the checkpointer's, and writes
+//! resume only once there is [`HEADROOM`] (the WAL can take a write in space it already holds,
+//! which would end the episode only to start another one at the next write).
 
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
@@ -34,6 +37,9 @@ pub(crate) const RETRY_INTERVAL: Duration = Duration::from_millis(250);
 
 /// How often a PostgreSQL server thought reachable is checked.
 pub(crate) const WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Free space (bytes) a full disk must have again before writes resume.
+pub(crate) const HEADROOM: usize = 1024 * 1024;
 
 /// The running probe; it stops when this is dropped.
 #[derive(Debug)]
@@ -58,26 +64,25 @@ impl Probe {
 
 fn run(manager: &Manager, health: &StoreHealth, gate: &WriterGate, stopped: &mpsc::Receiver<()>) {
     let mut watch: Option<AnyConnection> = None;
+    let mut watched = Instant::now();
     loop {
-        let interval = if health.fault().is_some() {
-            RETRY_INTERVAL
-        } else {
-            WATCH_INTERVAL
-        };
-        match stopped.recv_timeout(interval) {
+        // Short turns even while nothing is known, so a fault reported meanwhile is retried
+        // within one of them; a turn with nothing to do costs an atomic load.
+        match stopped.recv_timeout(RETRY_INTERVAL) {
             Err(RecvTimeoutError::Timeout) => {}
             Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
         }
         match health.fault() {
-            Some(_) => {
+            Some(fault) => {
                 watch = None;
-                match heal(manager, gate) {
+                match heal(manager, gate, fault) {
                     Ok(()) => health.recovered(),
                     Err(Failure::Query(error)) => health.report_error(&error),
-                    Err(Failure::Connect(_)) => {}
+                    Err(Failure::Connect(_) | Failure::Room(_)) => {}
                 }
             }
-            None if manager.is_postgres() => {
+            None if manager.is_postgres() && watched.elapsed() >= WATCH_INTERVAL => {
+                watched = Instant::now();
                 if let Err(reason) = watch_postgres(manager, &mut watch) {
                     health.report(StorageFault::Unreachable, &reason);
                 }
@@ -91,6 +96,8 @@ fn run(manager: &Manager, health: &StoreHealth, gate: &WriterGate, stopped: &mps
 pub(crate) enum Failure {
     Connect(diesel::r2d2::Error),
     Query(diesel::result::Error),
+    /// Not enough room yet after a full disk.
+    Room(std::io::Error),
 }
 
 impl std::fmt::Display for Failure {
@@ -98,6 +105,7 @@ impl std::fmt::Display for Failure {
         match self {
             Self::Connect(error) => error.fmt(f),
             Self::Query(error) => error.fmt(f),
+            Self::Room(error) => error.fmt(f),
         }
     }
 }
@@ -116,18 +124,34 @@ fn watch_postgres(manager: &Manager, watch: &mut Option<AnyConnection>) -> Resul
     Ok(())
 }
 
-/// Whether the store works again: a new connection that answers, and on SQLite one write.
-fn heal(manager: &Manager, gate: &WriterGate) -> Result<(), Failure> {
+/// Whether the store works again: a new connection that answers, on SQLite one write, and
+/// after a full disk, room for [`HEADROOM`] more.
+fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(), Failure> {
     let mut conn = manager.establish().map_err(Failure::Connect)?;
     if manager.is_postgres() {
         return conn.ping().map_err(Failure::Query);
     }
-    let _writer_waits = gate.enter();
-    // Busy (a long read) is no failure: the write below tells whether there is room.
-    diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
-        .execute(&mut conn)
-        .map_err(Failure::Query)?;
-    write_test(&mut conn).map_err(Failure::Query)
+    {
+        let _writer_waits = gate.enter();
+        write_test(&mut conn).map_err(Failure::Query)?;
+    }
+    match (fault, manager.sqlite_path()) {
+        (StorageFault::Full, Some(path)) => has_headroom(path).map_err(Failure::Room),
+        _ => Ok(()),
+    }
+}
+
+/// Writes [`HEADROOM`] to a file beside the database, to disk, and removes it.
+fn has_headroom(database: &Path) -> std::io::Result<()> {
+    let mut name = database.as_os_str().to_owned();
+    name.push("-headroom");
+    let path = PathBuf::from(name);
+    let written = File::create(&path).and_then(|mut file| {
+        file.write_all(&vec![0; HEADROOM])?;
+        file.sync_all()
+    });
+    let removed = std::fs::remove_file(&path);
+    written.and(removed)
 }
 
 #[derive(QueryableByName)]

@@ -171,8 +171,19 @@ impl DieselPetRepository {
     /// filesystem) that is read-only, or a full disk, is refused at start-up with a message
     /// that says so, rather than reported ready and then failing every write. Blocking.
     pub fn check_writable(&self) -> Result<(), StorageError> {
-        if !matches!(self.url, DatabaseUrl::Sqlite(_)) {
+        let DatabaseUrl::Sqlite(path) = &self.url else {
             return Ok(());
+        };
+        // SQLite opens a file it may not write read-only without a word, and on a read-only
+        // filesystem fails with only "unable to open database file"; the OS says which.
+        match std::fs::OpenOptions::new().append(true).open(path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(StorageError::other(format!(
+                    "the SQLite database {} cannot be written: {error}",
+                    self.url
+                )))
+            }
+            _ => {}
         }
         let manager = manager_for(
             &self.url,
