@@ -5,6 +5,7 @@
 #[path = "../api/helpers.rs"]
 mod helpers;
 mod postgres_under_load;
+mod read_only;
 mod small_filesystem;
 mod storage_faults;
 

@@ -11,10 +11,10 @@ use serde_json::{json, Value};
 use crate::helpers::{client, issue_key, petstore, start_server_logging_to, try_send};
 use crate::small_filesystem::SmallFilesystem;
 
-struct Server {
-    child: Child,
-    address: String,
-    key: String,
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    pub(crate) address: String,
+    pub(crate) key: String,
 }
 
 impl Drop for Server {
@@ -43,13 +43,13 @@ fn start(fs: &SmallFilesystem, log: &File) -> Server {
     }
 }
 
-struct Answer {
-    status: u16,
-    body: Value,
-    retry_after: Option<String>,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: Value,
+    pub(crate) retry_after: Option<String>,
 }
 
-async fn call(server: &Server, method: &str, path: &str) -> Answer {
+pub(crate) async fn call(server: &Server, method: &str, path: &str) -> Answer {
     let client = client();
     let url = format!("{}{path}", server.address);
     let (request, body) = match method {
@@ -93,7 +93,7 @@ async fn keep_creating(server: &Server, stop: &std::cell::Cell<bool>) -> Vec<i64
     stored
 }
 
-async fn poll(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) -> Duration {
+pub(crate) async fn poll(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) -> Duration {
     let started = Instant::now();
     while !check().await {
         assert!(started.elapsed() < within, "{what}: not within {within:?}");

@@ -1,0 +1,137 @@
+//! A SQLite file made read-only under a running server, then writable again. The tests run as
+//! root, for whom file permissions stop no write, so the server runs as `nobody` then (as
+//! itself otherwise) and the file is `chmod 444`: what an operator, a backup tool or a
+//! mis-set deployment does. Connections already open keep their write access, so the file is
+//! made read-only right after start-up, before the pool has opened its connections.
+
+use std::cell::Cell;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+
+use crate::helpers::petstore;
+use crate::storage_faults::{call, poll, Server};
+
+const NOBODY: u32 = 65534;
+
+fn is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| output.stdout.starts_with(b"0\n"))
+}
+
+/// `petstore ARGS` in `dir`, as `nobody` when the tests run as root.
+fn command(dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut command = petstore(dir, &[]);
+    command.args(args).stdin(Stdio::null());
+    if is_root() {
+        command.uid(NOBODY).gid(NOBODY);
+    }
+    command
+}
+
+fn start(dir: &Path) -> Server {
+    let issued = command(dir, &["keys", "issue", "--name", "read-only"])
+        .output()
+        .expect("keys issue");
+    assert!(issued.status.success(), "{issued:?}");
+    let key = String::from_utf8(issued.stdout).expect("UTF-8 key");
+    let mut child = command(dir, &["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start petstore serve");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let address = loop {
+        let line = lines
+            .next()
+            .expect("petstore serve said where it listens")
+            .expect("a line");
+        if let Some(rest) = line.strip_prefix("petstore listening on ") {
+            break rest.trim_end_matches("/v1").to_owned();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    Server {
+        child,
+        address,
+        key: key.trim().to_owned(),
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// Creates and lists (pages of 100, read on pooled connections) until `stop`; a 500 or any
+/// status but 200, 201 and 503 fails the test, and every 503 must say the storage is read-only.
+async fn keep_busy(server: &Server, create: bool, stop: &Cell<bool>) {
+    while !stop.get() {
+        let answer = if create {
+            call(server, "POST", "/v1/pets").await
+        } else {
+            call(server, "GET", "/v1/pets?limit=100").await
+        };
+        match answer.status {
+            200 | 201 => {}
+            503 => {
+                let message = answer.body["message"].as_str().unwrap_or_default();
+                assert!(message.contains("read-only"), "{}", answer.body);
+                assert_eq!(answer.retry_after.as_deref(), Some("1"));
+                actix_web::rt::time::sleep(Duration::from_millis(5)).await;
+            }
+            other => panic!("answered {other}: {}", answer.body),
+        }
+    }
+}
+
+#[actix_web::test]
+async fn a_database_made_read_only_answers_503_and_writes_resume_within_a_second() {
+    let dir = tempfile::tempdir().expect("data directory");
+    if is_root() {
+        std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY)).expect("chown");
+    }
+    let server = start(dir.path());
+    let database = dir.path().join("petstore.db");
+    set_mode(&database, 0o444);
+
+    let stop = Cell::new(false);
+    let load = join_all((0..16).map(|n| keep_busy(&server, n % 2 == 0, &stop)));
+    let scenario = async {
+        poll("a create refused as read-only", Duration::from_secs(5), async || {
+            let answer = call(&server, "POST", "/v1/pets").await;
+            answer.status == 503
+        })
+        .await;
+        let read = call(&server, "GET", "/v1/pets").await;
+        assert_eq!(read.status, 200, "reads keep working: {}", read.body);
+        let ready = call(&server, "GET", "/readyz").await;
+        assert_eq!(ready.status, 503, "{}", ready.body);
+        assert!(
+            ready.body["message"].as_str().unwrap_or_default().contains("read-only"),
+            "{}",
+            ready.body
+        );
+
+        set_mode(&database, 0o644);
+        let healed = poll("creates stored again", Duration::from_secs(1), async || {
+            call(&server, "POST", "/v1/pets").await.status == 201
+        })
+        .await;
+        eprintln!("creates stored again {healed:?} after the file was writable");
+        // No connection opened read-only is left in the pool to fail a later write.
+        for _ in 0..100 {
+            let answer = call(&server, "POST", "/v1/pets").await;
+            assert_eq!(answer.status, 201, "{}", answer.body);
+        }
+        stop.set(true);
+    };
+    futures_util::future::join(load, scenario).await;
+}
