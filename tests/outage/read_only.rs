@@ -135,3 +135,37 @@ async fn a_database_made_read_only_answers_503_and_writes_resume_within_a_second
     };
     futures_util::future::join(load, scenario).await;
 }
+
+#[test]
+fn starting_on_a_read_only_file_is_refused_with_a_message_that_says_so() {
+    let dir = tempfile::tempdir().expect("data directory");
+    if is_root() {
+        std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY)).expect("chown");
+    }
+    let issued = command(dir.path(), &["keys", "issue", "--name", "read-only"])
+        .output()
+        .expect("keys issue");
+    assert!(issued.status.success(), "{issued:?}");
+    set_mode(&dir.path().join("petstore.db"), 0o444);
+    let mut child = command(dir.path(), &["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start petstore serve");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the server") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server started on a file it cannot write");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read stderr");
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("cannot be written"), "{stderr}");
+}
