@@ -31,16 +31,17 @@ async fn client_loop(app: &TestApp, n: usize, stop: &Cell<bool>, seen: &RefCell<
             try_send(app.get("/v1/pets"), None).await
         };
         let elapsed = started.elapsed();
-        let mut seen = seen.borrow_mut();
-        match response {
-            Ok(response) => match response.status.as_u16() {
-                200 | 201 => seen.last_ok = Some(Instant::now()),
-                503 => seen.unavailable.push(elapsed),
-                other => seen.errors.push(format!("{other}: {}", response.body)),
-            },
-            Err(error) => seen.errors.push(error),
+        {
+            let mut seen = seen.borrow_mut();
+            match response {
+                Ok(response) => match response.status.as_u16() {
+                    200 | 201 => seen.last_ok = Some(Instant::now()),
+                    503 => seen.unavailable.push(elapsed),
+                    other => seen.errors.push(format!("{other}: {}", response.body)),
+                },
+                Err(error) => seen.errors.push(error),
+            }
         }
-        drop(seen);
         if elapsed < Duration::from_millis(2) {
             // A client told to retry later does not spin.
             actix_web::rt::time::sleep(Duration::from_millis(2)).await;
@@ -74,7 +75,10 @@ async fn under_load_a_stopped_postgres_gets_fast_503s_and_recovery_within_a_seco
         let stopped = cluster.stop();
         let deadline = Instant::now() + Duration::from_secs(3);
         while readyz(&app).await != 503 {
-            assert!(Instant::now() < deadline, "/readyz still ready with PostgreSQL down");
+            assert!(
+                Instant::now() < deadline,
+                "/readyz still ready with PostgreSQL down"
+            );
             actix_web::rt::time::sleep(Duration::from_millis(50)).await;
         }
         // A flood of readiness checks while the database is down: each answers at once, none
@@ -95,7 +99,10 @@ async fn under_load_a_stopped_postgres_gets_fast_503s_and_recovery_within_a_seco
             );
             actix_web::rt::time::sleep(Duration::from_millis(10)).await;
         }
-        eprintln!("served again {:?} after PostgreSQL was back", back.elapsed());
+        eprintln!(
+            "served again {:?} after PostgreSQL was back",
+            back.elapsed()
+        );
         assert_eq!(readyz(&app).await, 200);
         stop.set(true);
     };

@@ -105,17 +105,24 @@ async fn a_database_made_read_only_answers_503_and_writes_resume_within_a_second
     let stop = Cell::new(false);
     let load = join_all((0..16).map(|n| keep_busy(&server, n % 2 == 0, &stop)));
     let scenario = async {
-        poll("a create refused as read-only", Duration::from_secs(5), async || {
-            let answer = call(&server, "POST", "/v1/pets").await;
-            answer.status == 503
-        })
+        poll(
+            "a create refused as read-only",
+            Duration::from_secs(5),
+            async || {
+                let answer = call(&server, "POST", "/v1/pets").await;
+                answer.status == 503
+            },
+        )
         .await;
         let read = call(&server, "GET", "/v1/pets").await;
         assert_eq!(read.status, 200, "reads keep working: {}", read.body);
         let ready = call(&server, "GET", "/readyz").await;
         assert_eq!(ready.status, 503, "{}", ready.body);
         assert!(
-            ready.body["message"].as_str().unwrap_or_default().contains("read-only"),
+            ready.body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("read-only"),
             "{}",
             ready.body
         );

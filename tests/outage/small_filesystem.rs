@@ -30,7 +30,13 @@ impl SmallFilesystem {
     pub fn new(size: &str) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         if let Err(why) = mount(
-            &["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"],
+            &[
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ],
             dir.path(),
         ) {
             panic!(

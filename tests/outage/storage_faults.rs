@@ -80,11 +80,18 @@ async fn keep_creating(server: &Server, stop: &std::cell::Cell<bool>) -> Vec<i64
         match answer.status {
             201 => stored.push(answer.body["id"].as_i64().expect("an id")),
             503 => {
-                assert_eq!(answer.body["code"], "service_unavailable", "{}", answer.body);
+                assert_eq!(
+                    answer.body["code"], "service_unavailable",
+                    "{}",
+                    answer.body
+                );
                 assert_eq!(answer.retry_after.as_deref(), Some("1"));
                 // Nothing a client should act on would follow from a path or SQL.
                 let message = answer.body["message"].as_str().unwrap_or_default();
-                assert!(!message.contains('/') && !message.contains("SQL"), "{message}");
+                assert!(
+                    !message.contains('/') && !message.contains("SQL"),
+                    "{message}"
+                );
                 actix_web::rt::time::sleep(Duration::from_millis(5)).await;
             }
             other => panic!("a create answered {other}: {}", answer.body),
@@ -93,7 +100,11 @@ async fn keep_creating(server: &Server, stop: &std::cell::Cell<bool>) -> Vec<i64
     stored
 }
 
-pub(crate) async fn poll(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) -> Duration {
+pub(crate) async fn poll(
+    what: &str,
+    within: Duration,
+    mut check: impl AsyncFnMut() -> bool,
+) -> Duration {
     let started = Instant::now();
     while !check().await {
         assert!(started.elapsed() < within, "{what}: not within {within:?}");
@@ -116,20 +127,27 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
     let writers = join_all((0..16).map(|_| keep_creating(&server, &stop)));
     let scenario = async {
         fs.fill("ballast");
-        poll("a create refused as full", Duration::from_secs(10), async || {
-            let answer = call(&server, "POST", "/v1/pets").await;
-            answer.status == 503
-                && answer.body["message"]
-                    .as_str()
-                    .is_some_and(|message| message.contains("storage is full"))
-        })
+        poll(
+            "a create refused as full",
+            Duration::from_secs(10),
+            async || {
+                let answer = call(&server, "POST", "/v1/pets").await;
+                answer.status == 503
+                    && answer.body["message"]
+                        .as_str()
+                        .is_some_and(|message| message.contains("storage is full"))
+            },
+        )
         .await;
         let read = call(&server, "GET", "/v1/pets").await;
         assert_eq!(read.status, 200, "reads keep working: {}", read.body);
         let ready = call(&server, "GET", "/readyz").await;
         assert_eq!(ready.status, 503, "{}", ready.body);
         assert!(
-            ready.body["message"].as_str().unwrap_or_default().contains("full"),
+            ready.body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("full"),
             "{}",
             ready.body
         );
@@ -153,7 +171,12 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
     // Nothing acknowledged is lost.
     for ids in stored.chunks(100) {
         let query: Vec<String> = ids.iter().map(|id| format!("id={id}")).collect();
-        let page = call(&server, "GET", &format!("/v1/pets?limit=100&{}", query.join("&"))).await;
+        let page = call(
+            &server,
+            "GET",
+            &format!("/v1/pets?limit=100&{}", query.join("&")),
+        )
+        .await;
         assert_eq!(page.status, 200, "{}", page.body);
         let found = page.body.as_array().map_or(0, Vec::len);
         assert_eq!(found, ids.len(), "acknowledged pets missing: {}", page.body);
@@ -164,7 +187,10 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
         .lines()
         .filter(|line| line.contains("\"level\":\"ERROR\"") && line.contains("storage is full"))
         .count();
-    assert_eq!(episodes, 1, "one ERROR per episode, not per request:\n{log}");
+    assert_eq!(
+        episodes, 1,
+        "one ERROR per episode, not per request:\n{log}"
+    );
     assert!(log.contains("storage works again"), "{log}");
 }
 

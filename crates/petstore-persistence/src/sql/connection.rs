@@ -192,7 +192,8 @@ pub(crate) fn read_with_retry<T>(
 ) -> Result<T, ReadFailure> {
     let mut retried = false;
     loop {
-        let mut conn = super::metrics::checkout(pool, Some(health), "read").map_err(ReadFailure::Checkout)?;
+        let mut conn =
+            super::metrics::checkout(pool, Some(health), "read").map_err(ReadFailure::Checkout)?;
         match query(&mut conn) {
             Err(error) if super::errors::is_connection_lost(&error) => {
                 generations.retire_all();

@@ -172,8 +172,7 @@ pub(crate) fn fault_of(error: &DieselError) -> Option<petstore_application::Stor
     if message.starts_with("database or disk is full") {
         Some(StorageFault::Full)
     } else if message.starts_with("attempt to write a readonly database")
-        || message.starts_with("cannot execute")
-            && message.ends_with("in a read-only transaction")
+        || message.starts_with("cannot execute") && message.ends_with("in a read-only transaction")
     {
         Some(StorageFault::ReadOnly)
     } else {

@@ -16,10 +16,10 @@ use petstore_domain::{NewOrder, Order, OrderId, OrderStatus, Pet, PetId};
 
 use super::connection::{read_off_the_workers, AnyConnection, Generations};
 use super::errors::{self, Detail};
+use super::health::StoreHealth;
 use super::pet_row::PetRow;
 use super::schema::{orders, pets};
 use super::write_transaction::in_write_transaction;
-use super::health::StoreHealth;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -173,7 +173,14 @@ impl DieselOrderRepository {
         Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
         self.health.admit_read()?;
-        read_off_the_workers(&self.pool, &self.generations, &self.health, &self.url, query).await
+        read_off_the_workers(
+            &self.pool,
+            &self.generations,
+            &self.health,
+            &self.url,
+            query,
+        )
+        .await
     }
 }
 

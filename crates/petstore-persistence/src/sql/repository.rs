@@ -31,9 +31,9 @@ use super::errors;
 use super::group_commit::CreateQueue;
 use super::group_read::{load_page, Page, ReadQueue};
 use super::health::StoreHealth;
-use super::probe::Probe;
 use super::migrations;
 use super::pet_row::PetRow;
+use super::probe::Probe;
 use super::schema::pets;
 use super::Pool;
 use crate::{DatabaseUrl, PoolSettings, StorageError};
@@ -259,7 +259,14 @@ impl DieselPetRepository {
                 outcome => return outcome.map_err(errors::from_query),
             }
         }
-        read_off_the_workers(&self.pool, &self.generations, &self.health, &self.url, query).await
+        read_off_the_workers(
+            &self.pool,
+            &self.generations,
+            &self.health,
+            &self.url,
+            query,
+        )
+        .await
     }
 }
 
@@ -404,17 +411,17 @@ impl PoolBuilder {
         } = self;
         let url = &url;
         r2d2::Pool::builder()
-        .max_size(max_size)
-        // With 0, connections are opened on demand, so a down database costs no background
-        // retries until someone asks for it.
-        .min_idle(Some(min_idle))
-        .connection_timeout(settings.checkout_timeout)
-        .test_on_check_out(true)
-        .error_handler(Box::new(LogConnectionErrors {
-            database: url.clone(),
-            health,
-        }))
-        .build_unchecked(manager)
+            .max_size(max_size)
+            // With 0, connections are opened on demand, so a down database costs no background
+            // retries until someone asks for it.
+            .min_idle(Some(min_idle))
+            .connection_timeout(settings.checkout_timeout)
+            .test_on_check_out(true)
+            .error_handler(Box::new(LogConnectionErrors {
+                database: url.clone(),
+                health,
+            }))
+            .build_unchecked(manager)
     }
 }
 
