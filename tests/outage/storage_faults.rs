@@ -115,7 +115,7 @@ pub(crate) async fn poll(
 
 #[actix_web::test]
 async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
-    let fs = SmallFilesystem::new("8m");
+    let fs = SmallFilesystem::new("24m");
     let logs = tempfile::tempdir().expect("log directory");
     let log_path = logs.path().join("server.log");
     let log = File::create(&log_path).expect("log file");
@@ -154,12 +154,24 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
         // Under the same stream of creates, a second is plenty for the WAL to regrow into
         // freed space if nothing held it back.
         actix_web::rt::time::sleep(Duration::from_secs(1)).await;
-        std::fs::remove_file(fs.path().join("ballast")).expect("free the space");
+        // Not all of it: 10 MiB, a little more than the 8 MiB writes wait for.
+        let ballast = fs.path().join("ballast");
+        let size = std::fs::metadata(&ballast).expect("ballast").len();
+        File::options()
+            .write(true)
+            .open(&ballast)
+            .and_then(|file| file.set_len(size.saturating_sub(10 * 1024 * 1024)))
+            .expect("free 10 MiB");
         let healed = poll("creates stored again", Duration::from_secs(5), async || {
             call(&server, "POST", "/v1/pets").await.status == 201
         })
         .await;
         eprintln!("creates stored again {healed:?} after space was freed");
+        // And they stay stored: the freed space was not taken back at once.
+        for _ in 0..50 {
+            let answer = call(&server, "POST", "/v1/pets").await;
+            assert_eq!(answer.status, 201, "{}", answer.body);
+        }
         let ready = call(&server, "GET", "/readyz").await;
         assert_eq!(ready.status, 200, "{}", ready.body);
         stop.set(true);

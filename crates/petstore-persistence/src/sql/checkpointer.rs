@@ -26,6 +26,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Integer;
 
 use super::connection::{AnyConnection, Manager};
+use super::health::StoreHealth;
 
 /// How often the WAL is checked and checkpointed.
 pub(crate) const INTERVAL: Duration = Duration::from_millis(200);
@@ -63,16 +64,20 @@ pub(crate) struct Checkpointer {
 
 impl Checkpointer {
     /// Starts checkpointing the database `manager` connects to.
-    pub(crate) fn start(manager: Manager, gate: WriterGate) -> std::io::Result<Self> {
+    pub(crate) fn start(
+        manager: Manager,
+        gate: WriterGate,
+        health: StoreHealth,
+    ) -> std::io::Result<Self> {
         let (stop, stopped) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("petstore-checkpoint".to_owned())
-            .spawn(move || run(&manager, &gate, &stopped))?;
+            .spawn(move || run(&manager, &gate, &health, &stopped))?;
         Ok(Self { _stop: stop })
     }
 }
 
-fn run(manager: &Manager, gate: &WriterGate, stopped: &mpsc::Receiver<()>) {
+fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mpsc::Receiver<()>) {
     let mut conn: Option<AnyConnection> = None;
     loop {
         let last = match stopped.recv_timeout(INTERVAL) {
@@ -88,7 +93,13 @@ fn run(manager: &Manager, gate: &WriterGate, stopped: &mpsc::Receiver<()>) {
         }
         if let Some(open) = conn.as_mut() {
             if let Err(error) = checkpoint(open, gate) {
-                tracing::warn!(%error, "WAL checkpoint failed");
+                // A full disk or a read-only file is the store's fault, logged once for the
+                // episode, not every interval.
+                if super::errors::fault_of(&error).is_some() {
+                    health.report_error(&error);
+                } else {
+                    tracing::warn!(%error, "WAL checkpoint failed");
+                }
                 conn = None;
             }
         }

@@ -2,23 +2,23 @@
 //! store works, so that `/readyz` and the refusals of `health.rs` report what is true now.
 //!
 //! - While a fault is known it retries every [`RETRY_INTERVAL`]: a new connection and a round
-//!   trip for an unreachable PostgreSQL server; for SQLite one small write transaction and, for
-//!   a full disk, [`HEADROOM`] written beside the database. The fault ends when that works.
+//!   trip for an unreachable PostgreSQL server; for SQLite one small write transaction, after
+//!   (for a full disk) [`HEADROOM`] free on its filesystem and a checkpoint. The fault ends
+//!   when that works.
 //! - While none is known it checks a PostgreSQL server every [`WATCH_INTERVAL`] on a connection
 //!   of its own (one round trip a second, whatever the traffic), so an outage is seen even when
 //!   no request comes. SQLite faults are reported by the writes that meet them.
 //!
-//! Why a full disk did not heal before: the checkpointer copies the WAL into the database file,
-//! which grows, so it needs free space. Creates kept reaching SQLite and each appended to the
-//! WAL until it failed, so the space an operator freed was taken by the WAL before the next
-//! checkpoint (every 200 ms), which failed again, for as long as creates kept coming. Now writes
-//! are refused while the disk is full, the freed space is the checkpointer's, and writes
-//! resume only once there is [`HEADROOM`] (the WAL can take a write in space it already holds,
-//! which would end the episode only to start another one at the next write).
+//! Why a full disk did not heal before (reproduced with 8 writers on an 8 MiB tmpfs filled up,
+//! then 300 KiB freed): the checkpointer copies the WAL into the database file, which grows, so
+//! the checkpoint needs free space; meanwhile every create that reached SQLite appended to the
+//! WAL. The writers took the freed space first, the WAL could not be emptied (the checkpoint
+//! had no room to copy it into the database file), and from then on every checkpoint (every
+//! 200 ms) and nearly every create failed until more space was made. Now writes are refused
+//! while the disk is full; they resume only once [`HEADROOM`] is free (measured before the WAL
+//! gives its own space back) and a `TRUNCATE` checkpoint has emptied the WAL.
 
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -38,8 +38,11 @@ pub(crate) const RETRY_INTERVAL: Duration = Duration::from_millis(250);
 /// How often a PostgreSQL server thought reachable is checked.
 pub(crate) const WATCH_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Free space (bytes) a full disk must have again before writes resume.
-pub(crate) const HEADROOM: usize = 1024 * 1024;
+/// Free space (bytes) a full disk must have again before writes resume: room for the WAL to
+/// grow to the size at which the checkpointer starts it over (4 MiB, `checkpointer.rs`) and as
+/// much again for what is committed meanwhile and for the database file to grow. With less, the
+/// writes would fill the disk again within a second under load.
+pub(crate) const HEADROOM: u64 = 8 * 1024 * 1024;
 
 /// The running probe; it stops when this is dropped.
 #[derive(Debug)]
@@ -124,34 +127,43 @@ fn watch_postgres(manager: &Manager, watch: &mut Option<AnyConnection>) -> Resul
     Ok(())
 }
 
-/// Whether the store works again: a new connection that answers, on SQLite one write, and
-/// after a full disk, room for [`HEADROOM`] more.
+/// Whether the store works again: a new connection that answers; on SQLite one write, and after
+/// a full disk, first room for [`HEADROOM`] more and a checkpoint that empties the WAL.
 fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(), Failure> {
+    if let (StorageFault::Full, Some(path)) = (fault, manager.sqlite_path()) {
+        // Before the checkpoint: the space the WAL gives back is no space freed.
+        has_headroom(path).map_err(Failure::Room)?;
+    }
     let mut conn = manager.establish().map_err(Failure::Connect)?;
     if manager.is_postgres() {
         return conn.ping().map_err(Failure::Query);
     }
-    {
-        let _writer_waits = gate.enter();
-        write_test(&mut conn).map_err(Failure::Query)?;
+    let _writer_waits = gate.enter();
+    if fault == StorageFault::Full {
+        // Every page the WAL holds goes to the database file while there is room for it, and
+        // the WAL starts over empty: writes resume with all the free space there is.
+        diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .map_err(Failure::Query)?;
     }
-    match (fault, manager.sqlite_path()) {
-        (StorageFault::Full, Some(path)) => has_headroom(path).map_err(Failure::Room),
-        _ => Ok(()),
-    }
+    write_test(&mut conn).map_err(Failure::Query)
 }
 
-/// Writes [`HEADROOM`] to a file beside the database, to disk, and removes it.
+/// Whether the filesystem holding `database` has [`HEADROOM`] free for this process.
 fn has_headroom(database: &Path) -> std::io::Result<()> {
-    let mut name = database.as_os_str().to_owned();
-    name.push("-headroom");
-    let path = PathBuf::from(name);
-    let written = File::create(&path).and_then(|mut file| {
-        file.write_all(&vec![0; HEADROOM])?;
-        file.sync_all()
-    });
-    let removed = std::fs::remove_file(&path);
-    written.and(removed)
+    let dir = match database.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let stats = rustix::fs::statvfs(dir)?;
+    let free = stats.f_bavail.saturating_mul(stats.f_frsize);
+    if free >= HEADROOM {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "{free} bytes free, {HEADROOM} needed"
+        )))
+    }
 }
 
 #[derive(QueryableByName)]

@@ -123,7 +123,8 @@ impl DieselPetRepository {
                 (
                     Reads::Inline(build_pool(manager, url, readers, readers, settings).build()),
                     Some(std::sync::Arc::new(
-                        Checkpointer::start(checkpoints, gate.clone()).map_err(thread_failed)?,
+                        Checkpointer::start(checkpoints, gate.clone(), health.clone())
+                            .map_err(thread_failed)?,
                     )),
                 )
             }
