@@ -423,6 +423,25 @@ mod tests {
     }
 
     #[actix_web::test]
+    async fn a_full_or_read_only_store_says_so_in_its_503() {
+        for (fault, says) in [
+            (StorageFault::Full, "storage is full"),
+            (StorageFault::ReadOnly, "storage is read-only"),
+            (StorageFault::Unreachable, "temporarily unavailable"),
+        ] {
+            let err = ApiError::from(RepositoryError::Unavailable(Box::new(fault)));
+            assert_eq!(
+                err.error_response().headers().get(header::RETRY_AFTER),
+                Some(&HeaderValue::from_static("1"))
+            );
+            let body = body_of(&err).await;
+            assert_eq!(body["code"], "service_unavailable");
+            let message = body["message"].as_str().unwrap_or_default();
+            assert!(message.contains(says), "{message}");
+        }
+    }
+
+    #[actix_web::test]
     async fn unavailable_storage_is_503_with_retry_after() {
         let err = ApiError::from(RepositoryError::Unavailable(Box::new(
             std::io::Error::other("pool timed out"),
