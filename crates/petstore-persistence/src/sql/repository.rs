@@ -102,8 +102,8 @@ impl DieselPetRepository {
             settings.max_size,
             0,
             settings,
-        )
-        .with_health(health.clone());
+            Some(health.clone()),
+        );
         let probe = Probe::start(
             manager_for(url, settings, SqliteRole::ReadWrite, &generations)?,
             health.clone(),
@@ -121,7 +121,7 @@ impl DieselPetRepository {
                 let manager = manager_for(url, settings, SqliteRole::InlineRead, &generations)?;
                 let checkpoints = manager_for(url, settings, SqliteRole::Checkpoint, &generations)?;
                 (
-                    Reads::Inline(build_pool(manager, url, readers, readers, settings).build()),
+                    Reads::Inline(build_pool(manager, url, readers, readers, settings, None)),
                     Some(std::sync::Arc::new(
                         Checkpointer::start(checkpoints, gate.clone(), health.clone())
                             .map_err(thread_failed)?,
@@ -365,65 +365,29 @@ pub fn run_migrations(
     })
 }
 
-/// A pool of connections from `manager` (built by [`PoolBuilder::build`], or
-/// [`PoolBuilder::with_health`] when its connection failures tell the store's health).
-/// Checkouts are checked against the connection's generation only (no round trip, see
-/// `connection.rs`).
+/// A pool of connections from `manager`. Checkouts are checked against the connection's
+/// generation only (no round trip, see `connection.rs`). With `health`, a PostgreSQL server
+/// refusing a new connection marks the store unreachable.
 fn build_pool(
     manager: Manager,
     url: &DatabaseUrl,
     max_size: u32,
     min_idle: u32,
     settings: &PoolSettings,
-) -> PoolBuilder {
-    PoolBuilder {
-        manager,
-        url: url.clone(),
-        max_size,
-        min_idle,
-        settings: *settings,
-    }
-}
-
-struct PoolBuilder {
-    manager: Manager,
-    url: DatabaseUrl,
-    max_size: u32,
-    min_idle: u32,
-    settings: PoolSettings,
-}
-
-impl PoolBuilder {
-    fn build(self) -> Pool {
-        self.finish(None)
-    }
-
-    fn with_health(self, health: StoreHealth) -> Pool {
-        self.finish(Some(health))
-    }
-
-    fn finish(self, health: Option<StoreHealth>) -> Pool {
-        let Self {
-            manager,
-            url,
-            max_size,
-            min_idle,
-            settings,
-        } = self;
-        let url = &url;
-        r2d2::Pool::builder()
-            .max_size(max_size)
-            // With 0, connections are opened on demand, so a down database costs no background
-            // retries until someone asks for it.
-            .min_idle(Some(min_idle))
-            .connection_timeout(settings.checkout_timeout)
-            .test_on_check_out(true)
-            .error_handler(Box::new(LogConnectionErrors {
-                database: url.clone(),
-                health,
-            }))
-            .build_unchecked(manager)
-    }
+    health: Option<StoreHealth>,
+) -> Pool {
+    r2d2::Pool::builder()
+        .max_size(max_size)
+        // With 0, connections are opened on demand, so a down database costs no background
+        // retries until someone asks for it.
+        .min_idle(Some(min_idle))
+        .connection_timeout(settings.checkout_timeout)
+        .test_on_check_out(true)
+        .error_handler(Box::new(LogConnectionErrors {
+            database: url.clone(),
+            health,
+        }))
+        .build_unchecked(manager)
 }
 
 fn manager_for(
