@@ -64,12 +64,7 @@ impl StoreHealth {
 
     /// The fault the store is known to be in, if any.
     pub(crate) fn fault(&self) -> Option<StorageFault> {
-        match self.0.state.load(Ordering::Relaxed) {
-            UNREACHABLE => Some(StorageFault::Unreachable),
-            FULL => Some(StorageFault::Full),
-            READ_ONLY => Some(StorageFault::ReadOnly),
-            _ => None,
-        }
+        decode(self.0.state.load(Ordering::Relaxed))
     }
 
     /// `Err` at once while the server is known unreachable: a read would only wait to fail.

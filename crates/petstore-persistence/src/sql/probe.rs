@@ -80,8 +80,17 @@ fn run(manager: &Manager, health: &StoreHealth, gate: &WriterGate, stopped: &mps
                 watch = None;
                 match heal(manager, gate, fault) {
                     Ok(()) => health.recovered(),
-                    Err(Failure::Query(error)) => health.report_error(&error),
-                    Err(Failure::Connect(_) | Failure::Room(_)) => {}
+                    // Why it is not over yet, for whoever turns DEBUG on (every 250 ms).
+                    Err(Failure::Query(error)) => {
+                        tracing::debug!(%error, "storage probe: still failing");
+                        health.report_error(&error);
+                    }
+                    Err(Failure::Connect(error)) => {
+                        tracing::debug!(%error, "storage probe: cannot connect yet");
+                    }
+                    Err(Failure::Room(error)) => {
+                        tracing::debug!(%error, "storage probe: not enough free space yet");
+                    }
                 }
             }
             None if manager.is_postgres() && watched.elapsed() >= WATCH_INTERVAL => {
@@ -96,21 +105,11 @@ fn run(manager: &Manager, health: &StoreHealth, gate: &WriterGate, stopped: &mps
 }
 
 /// Why a probe failed.
-pub(crate) enum Failure {
+enum Failure {
     Connect(diesel::r2d2::Error),
     Query(diesel::result::Error),
     /// Not enough room yet after a full disk.
     Room(std::io::Error),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Connect(error) => error.fmt(f),
-            Self::Query(error) => error.fmt(f),
-            Self::Room(error) => error.fmt(f),
-        }
-    }
 }
 
 /// One round trip on the kept connection; a connection found broken is replaced once.
