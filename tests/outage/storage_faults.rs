@@ -193,6 +193,23 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
         let found = page.body.as_array().map_or(0, Vec::len);
         assert_eq!(found, ids.len(), "acknowledged pets missing: {}", page.body);
     }
+    let metrics = try_send(client().get(format!("{}/metrics", server.address)), None)
+        .await
+        .expect("metrics answer");
+    assert!(
+        metrics
+            .body
+            .contains("petstore_storage_faults_total{fault=\"full\"} 1"),
+        "the episode is counted once:\n{}",
+        metrics.body
+    );
+    assert!(
+        metrics
+            .body
+            .contains("petstore_storage_fault{fault=\"full\"} 0"),
+        "{}",
+        metrics.body
+    );
     drop(server);
     let log = std::fs::read_to_string(&log_path).expect("server log");
     let episodes = log
