@@ -19,9 +19,9 @@ use crate::helpers::{
 /// by one are accepted by the other because of it, not because they share a data directory.
 const SHARED_SECRET: &str = "instances-test-secret-of-at-least-32-bytes";
 
-struct Sibling {
+pub(crate) struct Sibling {
     server: Child,
-    address: String,
+    pub(crate) address: String,
     _data_dir: TempDir,
 }
 
@@ -34,7 +34,7 @@ impl Drop for Sibling {
 
 /// Two instances on one PostgreSQL database, each with its own data directory, sharing only the
 /// database and the configured key secret.
-async fn two_instances() -> (TestApp, Sibling) {
+pub(crate) async fn two_instances() -> (TestApp, Sibling) {
     let env = [("PETSTORE_KEY_SECRET", SHARED_SECRET)];
     let app = TestApp::spawn_with_env(Backend::Postgres, &env).await;
     let other = sibling_with(&app, &env);
@@ -248,8 +248,8 @@ fn jti(key: &str) -> String {
 async fn a_key_revoked_through_the_registry_is_refused_by_every_instance_within_a_second() {
     let (app, other) = two_instances().await;
     let key = app.issue_key(&["--name", "leaked"]).await;
-    let (status, _) = poll_status(&other.address, &key, 200, Duration::from_secs(2)).await;
-    assert_eq!(status, 200, "the other instance learns of a new key");
+    let (status, _) = poll_status(&other.address, &key, 200, Duration::ZERO).await;
+    assert_eq!(status, 200, "the other instance accepts a new key at once");
 
     let output = app.run_keys_command(&["revoke", &jti(&key)]);
     assert!(output.status.success(), "{output:?}");
@@ -289,8 +289,8 @@ async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
         ("DATABASE_URL".to_owned(), app.database_url.clone()),
     ];
     let new_key = crate::helpers::issue_key(app.data_dir.path(), &env, &["--name", "reissued"]);
-    let (status, _) = poll_status(&rolled.address, &new_key, 200, Duration::from_secs(2)).await;
-    assert_eq!(status, 200, "a key of the new secret works");
+    let (status, _) = poll_status(&rolled.address, &new_key, 200, Duration::ZERO).await;
+    assert_eq!(status, 200, "a key of the new secret works at once");
 
     let retired = sibling_with(&app, &[("PETSTORE_KEY_SECRET", NEW_SECRET)]);
     let (status, _) = poll_status(&retired.address, &old_key, 401, Duration::ZERO).await;
@@ -298,7 +298,7 @@ async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
         status, 401,
         "once the old secret is retired, its keys stop working"
     );
-    let (status, _) = poll_status(&retired.address, &new_key, 200, Duration::from_secs(2)).await;
+    let (status, _) = poll_status(&retired.address, &new_key, 200, Duration::ZERO).await;
     assert_eq!(status, 200);
 }
 

@@ -8,6 +8,7 @@ mod auth;
 mod cli;
 mod create_pet;
 mod durability;
+mod fresh_keys;
 mod get_pet;
 mod held_connections;
 mod instances;

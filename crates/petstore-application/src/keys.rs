@@ -4,9 +4,12 @@
 //! The directory holds every key the registry has recorded (id, scope, expiry, revoked or not).
 //! [`refresh`](KeyDirectory::refresh) brings it up to date incrementally, from the last registry
 //! revision it saw; the composition root calls it every quarter second, which is how a key
-//! revoked on one instance stops working on all of them within a second. A key the directory
-//! does not know is refused: one issued for another database, or minted with a leaked secret
-//! but never issued. When the registry cannot be read, the directory keeps what it knew and
+//! revoked on one instance stops working on all of them within a second. A correctly signed
+//! token whose key the directory does not know yet (issued a moment ago by another process) is
+//! looked up at once ([`look_up`](KeyDirectory::look_up)): one registry read serves every
+//! request waiting for it, and a key still unknown after it (one issued for another database,
+//! or minted with a leaked secret but never issued) is refused, and remembered as unknown for
+//! [`MISS_TTL`] so that repeated tokens for it do not read the registry again. When the registry cannot be read, the directory keeps what it knew and
 //! [`stale_for`](KeyDirectory::stale_for) says for how long (readiness reports it); it never
 //! falls back to accepting every key.
 //!
@@ -14,7 +17,7 @@
 //! written by [`record_uses`](KeyDirectory::record_uses), off the request path.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -33,6 +36,25 @@ pub enum KeyRefusal {
     Expired,
 }
 
+/// How long a key found unknown by a lookup is refused without reading the registry again. The
+/// periodic refresh still runs meanwhile, so a key recorded since is not kept out longer than
+/// a refresh interval.
+pub const MISS_TTL: Duration = Duration::from_secs(1);
+
+/// Most keys remembered as unknown at once. Only correctly signed tokens get this far, so many
+/// distinct unknown keys mean a leaked secret; past this bound a miss is simply not remembered.
+const MAX_MISSES: usize = 1024;
+
+/// Why a [`look_up`](KeyDirectory::look_up) did not give a scope.
+#[derive(Debug, thiserror::Error)]
+pub enum LookupError {
+    #[error(transparent)]
+    Refused(#[from] KeyRefusal),
+    /// The registry could not be read; whether the key is usable is unknown.
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+}
+
 /// The in-process view of the key registry. Cheap to clone; clones share it.
 #[derive(Clone)]
 pub struct KeyDirectory {
@@ -47,6 +69,13 @@ struct Inner {
     revision: Mutex<i64>,
     /// When the registry was last read successfully.
     refreshed_at: Mutex<SystemTime>,
+    /// How many refreshes have started reading the registry, and the latest to have finished.
+    refreshes_started: AtomicU64,
+    refresh_finished: AtomicU64,
+    /// Taken by lookups, so that those waiting for the same read share it.
+    lookup: Mutex<()>,
+    /// Keys a lookup found unknown, with when.
+    misses: Mutex<HashMap<String, SystemTime>>,
 }
 
 /// What a request needs to know about a key, plus its last use.
@@ -94,6 +123,10 @@ impl KeyDirectory {
                 entries: RwLock::default(),
                 revision: Mutex::new(0),
                 refreshed_at: Mutex::new(now),
+                refreshes_started: AtomicU64::new(0),
+                refresh_finished: AtomicU64::new(0),
+                lookup: Mutex::new(()),
+                misses: Mutex::default(),
             }),
         };
         directory.refresh()?;
@@ -132,6 +165,7 @@ impl KeyDirectory {
             .revision
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        let generation = self.inner.refreshes_started.fetch_add(1, Ordering::AcqRel) + 1;
         let changes = self.inner.repository.changes_since(*revision)?;
         let changed = changes.keys.len();
         if changed > 0 {
@@ -152,7 +186,75 @@ impl KeyDirectory {
             .refreshed_at
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = self.inner.clock.now();
+        self.inner
+            .refresh_finished
+            .fetch_max(generation, Ordering::AcqRel);
         Ok(changed)
+    }
+
+    /// Whether a lookup of `id` may read the registry: `false` while a recent lookup found it
+    /// unknown ([`MISS_TTL`]). Cheap; for the caller to decide before it hands the lookup to a
+    /// thread that may block.
+    pub fn worth_looking_up(&self, id: &str) -> bool {
+        let misses = self
+            .inner
+            .misses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        misses.get(id).is_none_or(|missed_at| {
+            self.inner
+                .clock
+                .now()
+                .duration_since(*missed_at)
+                .unwrap_or_default()
+                >= MISS_TTL
+        })
+    }
+
+    /// [`check`](Self::check) for a key the directory did not know when `check` was called:
+    /// reads the registry's changes first, unless the key arrived meanwhile or a read that
+    /// started since has finished. Lookups take turns, so requests waiting for the same key (or
+    /// for others) share one read. A key still unknown is
+    /// remembered as such for [`MISS_TTL`]. Blocking; call it where a thread may wait.
+    pub fn look_up(&self, id: &str) -> Result<KeyScope, LookupError> {
+        // The first refresh to start from now on sees every key recorded before this call.
+        let needed = self.inner.refreshes_started.load(Ordering::Acquire) + 1;
+        {
+            let _turn = self
+                .inner
+                .lookup
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            // A read that finished while this one waited may have brought the key.
+            let known = !matches!(self.check(id), Err(KeyRefusal::Unknown));
+            if !known && self.inner.refresh_finished.load(Ordering::Acquire) < needed {
+                self.refresh()?;
+            }
+        }
+        match self.check(id) {
+            Err(KeyRefusal::Unknown) => {
+                self.remember_miss(id);
+                Err(KeyRefusal::Unknown.into())
+            }
+            answer => Ok(answer?),
+        }
+    }
+
+    fn remember_miss(&self, id: &str) {
+        let now = self.inner.clock.now();
+        let mut misses = self
+            .inner
+            .misses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if misses.len() >= MAX_MISSES {
+            misses.retain(|_, missed_at| {
+                now.duration_since(*missed_at).unwrap_or_default() < MISS_TTL
+            });
+        }
+        if misses.len() < MAX_MISSES {
+            misses.insert(id.to_owned(), now);
+        }
     }
 
     /// How long since the registry was last read successfully.

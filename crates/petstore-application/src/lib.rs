@@ -9,7 +9,7 @@ mod paging;
 pub mod ports;
 mod service;
 
-pub use keys::{KeyDirectory, KeyRefusal};
+pub use keys::{KeyDirectory, KeyRefusal, LookupError};
 pub use orders::{OrderError, OrderPage, OrderService};
 pub use ports::{
     BoxError, Clock, KeyChanges, KeyRepository, OrderFilter, OrderRepository, OrderWork,

@@ -21,7 +21,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::{Deserialize, Serialize};
 
 use hmac::{Hmac, Mac};
-use petstore_application::{KeyDirectory, KeyRefusal};
+use petstore_application::{KeyDirectory, KeyRefusal, LookupError};
 use petstore_domain::KeyScope;
 use sha2::Sha256;
 
@@ -185,20 +185,79 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Checks the request's `Authorization: Bearer <key>` header, then that the registry knows the
+/// What [`authenticate`] found.
+#[derive(Debug)]
+pub(crate) enum KeyCheck {
+    /// The key may do what was asked.
+    Accepted(KeyClaims),
+    /// Correctly signed, but its key is not in this instance's directory: issued a moment ago
+    /// by another process, or never. [`look_up`] says which.
+    NotKnownHere(KeyClaims),
+}
+
+/// Checks the request's `Authorization: Bearer <key>` header, then that the directory knows the
 /// key as usable and that its scope allows `needed`. Called first by every `/v1` handler, so
-/// nothing about the request is looked at before the caller is known.
+/// nothing about the request is looked at before the caller is known. Costs no I/O: a key the
+/// directory does not know comes back as [`KeyCheck::NotKnownHere`] for [`look_up`].
 pub(crate) fn authenticate(
     req: &HttpRequest,
     keys: &ApiKeys,
     directory: &KeyDirectory,
     needed: KeyScope,
-) -> Result<KeyClaims, ApiError> {
+) -> Result<KeyCheck, ApiError> {
     let claims = verify_bearer(req, keys).map_err(|(refusal, error)| {
         metrics::key_refused(refusal);
         error
     })?;
-    let scope = directory.check(&claims.jti).map_err(|refusal| {
+    match directory.check(&claims.jti) {
+        Err(KeyRefusal::Unknown) if directory.worth_looking_up(&claims.jti) => {
+            Ok(KeyCheck::NotKnownHere(claims))
+        }
+        answer => judge(claims, answer, needed).map(KeyCheck::Accepted),
+    }
+}
+
+/// Looks up in the registry a correctly signed key the directory did not know, on a thread that
+/// may block, and judges it like [`authenticate`]. A registry that cannot be read is a 503: the
+/// key may well be valid.
+pub(crate) async fn look_up(
+    claims: KeyClaims,
+    directory: KeyDirectory,
+    needed: KeyScope,
+) -> Result<KeyClaims, ApiError> {
+    let id = claims.jti.clone();
+    let answer = actix_web::web::block(move || directory.look_up(&id))
+        .await
+        .map_err(|blocking| ApiError::internal("the key lookup did not run", &blocking))?;
+    let answer = match answer {
+        Ok(scope) => {
+            metrics::key_looked_up("found");
+            Ok(scope)
+        }
+        Err(LookupError::Refused(refusal)) => {
+            if refusal == KeyRefusal::Unknown {
+                metrics::key_looked_up("unknown");
+            } else {
+                metrics::key_looked_up("found");
+            }
+            Err(refusal)
+        }
+        Err(LookupError::Repository(error)) => {
+            metrics::key_looked_up("failed");
+            return Err(error.into());
+        }
+    };
+    judge(claims, answer, needed)
+}
+
+/// The claims when the directory's `answer` about their key lets it do `needed`; else the 401
+/// (refused key) or 403 (scope), counted.
+fn judge(
+    claims: KeyClaims,
+    answer: Result<KeyScope, KeyRefusal>,
+    needed: KeyScope,
+) -> Result<KeyClaims, ApiError> {
+    let scope = answer.map_err(|refusal| {
         tracing::debug!(key = %claims.jti, reason = %refusal, "rejected an API key");
         metrics::key_refused(match refusal {
             KeyRefusal::Unknown => Refusal::Unknown,

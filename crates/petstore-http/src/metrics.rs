@@ -24,6 +24,9 @@ pub const REQUEST_DURATION: &str = "petstore_http_request_duration_seconds";
 pub const KEY_REFUSALS: &str = "petstore_api_key_refusals_total";
 /// Requests refused with 429, by `operation`.
 pub const RATE_LIMITED: &str = "petstore_rate_limited_total";
+/// Lookups in the key registry for a correctly signed key this instance did not know, by
+/// `outcome`: `found`, `unknown` or `failed` (the registry could not be read).
+pub const KEY_LOOKUPS: &str = "petstore_api_key_lookups_total";
 /// Connections ended because a request head did not arrive within the head timeout.
 pub const HEAD_TIMEOUTS: &str = "petstore_http_head_timeouts_total";
 
@@ -126,6 +129,11 @@ pub(crate) fn record_request(
 /// Counts a refused key.
 pub(crate) fn key_refused(reason: Refusal) {
     metrics::counter!(KEY_REFUSALS, "reason" => reason.label()).increment(1);
+}
+
+/// Counts a lookup of a key this instance did not know.
+pub(crate) fn key_looked_up(outcome: &'static str) {
+    metrics::counter!(KEY_LOOKUPS, "outcome" => outcome).increment(1);
 }
 
 /// Counts a request refused by the rate limiter.

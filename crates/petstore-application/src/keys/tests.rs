@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mockall::predicate::eq;
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
-use super::{KeyDirectory, KeyRefusal};
+use super::{KeyDirectory, KeyRefusal, LookupError, MISS_TTL};
 use crate::ports::{KeyChanges, MockClock, MockKeyRepository, Revocation};
 use crate::RepositoryError;
 
@@ -260,4 +260,92 @@ fn revoking_passes_the_registry_answer_through_and_applies_it_at_once() {
         Revocation::Revoked(revoked)
     );
     assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+}
+
+#[test]
+fn a_key_recorded_since_the_last_refresh_is_found_by_one_lookup_shared_by_every_request() {
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .with(eq(0))
+        .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
+    // The read a lookup makes waits until the test lets it answer, so that other requests for
+    // the same key arrive while it is in flight.
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    registry
+        .expect_changes_since()
+        .with(eq(1))
+        .times(1)
+        .returning(move |_| {
+            released.lock().expect("channel").recv().expect("released");
+            changes(vec![key(2, KeyScope::Write)], 2)
+        });
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+    assert_eq!(directory.check(id(2).as_str()), Err(KeyRefusal::Unknown));
+    assert!(directory.worth_looking_up(id(2).as_str()));
+
+    let lookups: Vec<_> = (0..8)
+        .map(|_| {
+            let directory = directory.clone();
+            std::thread::spawn(move || directory.look_up(id(2).as_str()).map_err(|e| e.to_string()))
+        })
+        .collect();
+    release.send(()).expect("release the read");
+    for lookup in lookups {
+        assert_eq!(lookup.join().expect("thread"), Ok(KeyScope::Write));
+    }
+    assert_eq!(directory.check(id(2).as_str()), Ok(KeyScope::Write));
+}
+
+#[test]
+fn a_key_still_unknown_after_a_lookup_is_refused_without_another_read_for_a_while() {
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .with(eq(0))
+        .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
+    registry
+        .expect_changes_since()
+        .with(eq(1))
+        .times(2)
+        .returning(|_| changes(vec![], 1));
+    let (clock, now) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    let missing = id(9);
+    assert!(matches!(
+        directory.look_up(missing.as_str()),
+        Err(LookupError::Refused(KeyRefusal::Unknown))
+    ));
+    assert!(!directory.worth_looking_up(missing.as_str()));
+    assert!(directory.worth_looking_up(id(8).as_str()), "only that key");
+    *now.lock().expect("clock") += MISS_TTL;
+    assert!(directory.worth_looking_up(missing.as_str()));
+    assert!(matches!(
+        directory.look_up(missing.as_str()),
+        Err(LookupError::Refused(KeyRefusal::Unknown))
+    ));
+}
+
+#[test]
+fn a_lookup_that_cannot_read_the_registry_says_so_and_is_not_remembered() {
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .with(eq(0))
+        .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
+    registry
+        .expect_changes_since()
+        .with(eq(1))
+        .return_once(|_| Err(unavailable()));
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    assert!(matches!(
+        directory.look_up(id(2).as_str()),
+        Err(LookupError::Repository(RepositoryError::Unavailable(_)))
+    ));
+    assert!(directory.worth_looking_up(id(2).as_str()));
 }

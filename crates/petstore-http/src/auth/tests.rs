@@ -171,7 +171,7 @@ fn debug_output_does_not_contain_the_secret() {
     assert!(!text.contains("0123456789abcdef"));
 }
 
-fn authenticate_with(value: Option<&str>) -> Result<KeyClaims, ApiError> {
+fn authenticate_with(value: Option<&str>) -> Result<KeyCheck, ApiError> {
     let mut req = TestRequest::get();
     if let Some(value) = value {
         req = req.insert_header((header::AUTHORIZATION, value));
@@ -184,14 +184,30 @@ fn authenticate_with(value: Option<&str>) -> Result<KeyClaims, ApiError> {
     )
 }
 
-#[test]
-fn a_valid_token_the_registry_does_not_know_is_refused() {
+#[actix_web::test]
+async fn a_valid_token_the_registry_does_not_know_is_looked_up_once_then_refused_at_once() {
     let claims = serde_json::json!({"sub": "ci", "jti": "ffffffffffffffffffffffffffffffff", "iat": unix_now()});
     let token = signed(Algorithm::HS256, SECRET, &claims);
     assert!(keys().verify(&token).is_ok(), "the token itself is fine");
-    let err = authenticate_with(Some(&format!("Bearer {token}"))).unwrap_err();
+    let req = TestRequest::get()
+        .insert_header((header::AUTHORIZATION, format!("Bearer {token}")))
+        .to_http_request();
+    let directory = test_directory(KeyScope::Write);
+
+    let Ok(KeyCheck::NotKnownHere(claims)) =
+        authenticate(&req, &keys(), &directory, KeyScope::Read)
+    else {
+        panic!("a signed key the directory does not know is worth a lookup");
+    };
+    let err = look_up(claims, directory.clone(), KeyScope::Read)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized);
     assert_eq!(err.message(), "invalid or expired API key");
+
+    // Found unknown a moment ago: refused without another lookup.
+    let err = authenticate(&req, &keys(), &directory, KeyScope::Read).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
 }
 
 #[test]
@@ -203,7 +219,10 @@ fn a_read_key_may_read_but_not_write() {
         ))
         .to_http_request();
     let directory = test_directory(KeyScope::Read);
-    assert!(authenticate(&req, &keys(), &directory, KeyScope::Read).is_ok());
+    assert!(matches!(
+        authenticate(&req, &keys(), &directory, KeyScope::Read),
+        Ok(KeyCheck::Accepted(_))
+    ));
     let err = authenticate(&req, &keys(), &directory, KeyScope::Write).unwrap_err();
     assert_eq!(err.code(), ErrorCode::Forbidden);
     assert_eq!(
@@ -224,7 +243,10 @@ fn challenge(err: &ApiError) -> String {
 fn scheme_word_is_case_insensitive() {
     let token = test_key(SECRET, "alice");
     for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
-        let claims = authenticate_with(Some(&format!("{scheme} {token}"))).unwrap();
+        let Ok(KeyCheck::Accepted(claims)) = authenticate_with(Some(&format!("{scheme} {token}")))
+        else {
+            panic!("{scheme}: refused");
+        };
         assert_eq!(claims.sub, "alice");
     }
 }

@@ -13,11 +13,12 @@ use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use futures_util::future::{Either, LocalBoxFuture};
 use petstore_application::{OrderService, PetService};
 use petstore_domain::KeyScope;
 
 use super::HttpState;
-use crate::auth::authenticate;
+use crate::auth::{authenticate, look_up, KeyCheck, KeyClaims};
 use crate::error::{ApiError, ErrorCode};
 use crate::metrics;
 use crate::rate_limit::{Decision, RATE_LIMIT, RATE_LIMIT_POLICY};
@@ -61,12 +62,32 @@ impl<S: Scope> Authorized<S> {
             .expect("order routes exist only with an order service")
     }
 
-    fn check(req: &HttpRequest) -> Result<Self, ApiError> {
+    /// The key check; a key this instance does not know yet sends the rest to [`look_up`].
+    fn check(req: &HttpRequest) -> CheckFuture<S> {
         let state = req
             .app_data::<Data<HttpState>>()
             .expect("the app registers its HttpState")
             .clone();
-        let claims = authenticate(req, &state.keys, &state.key_directory, S::NEEDED)?;
+        match authenticate(req, &state.keys, &state.key_directory, S::NEEDED) {
+            Ok(KeyCheck::Accepted(claims)) => Either::Left(ready(Self::admit(req, state, claims))),
+            Err(refused) => Either::Left(ready(Err(refused))),
+            Ok(KeyCheck::NotKnownHere(claims)) => {
+                let req = req.clone();
+                Either::Right(Box::pin(async move {
+                    let directory = state.key_directory.clone();
+                    let claims = look_up(claims, directory, S::NEEDED).await?;
+                    Self::admit(&req, state, claims)
+                }))
+            }
+        }
+    }
+
+    /// Applies the key's rate limit and keeps its claims for the request's log line.
+    fn admit(
+        req: &HttpRequest,
+        state: Data<HttpState>,
+        claims: KeyClaims,
+    ) -> Result<Self, ApiError> {
         let decision = state
             .rate_limiter
             .as_deref()
@@ -108,11 +129,18 @@ impl<S: Scope> Deref for Authorized<S> {
     }
 }
 
-impl<S: Scope> FromRequest for Authorized<S> {
+/// Ready at once for a key the directory knows (every request but a new key's first); a boxed
+/// lookup otherwise.
+type CheckFuture<S> = Either<
+    Ready<Result<Authorized<S>, ApiError>>,
+    LocalBoxFuture<'static, Result<Authorized<S>, ApiError>>,
+>;
+
+impl<S: Scope + 'static> FromRequest for Authorized<S> {
     type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
+    type Future = CheckFuture<S>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(Self::check(req))
+        Self::check(req)
     }
 }
