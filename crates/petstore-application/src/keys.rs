@@ -82,6 +82,8 @@ struct Inner {
 struct Entry {
     id: KeyId,
     scope: KeyScope,
+    /// When the key was issued (Unix seconds): no use is recorded before it.
+    created_at: i64,
     state: EntryState,
     /// The minute (Unix seconds / 60) of the key's latest use seen here.
     used_minute: AtomicI64,
@@ -291,9 +293,16 @@ impl KeyDirectory {
         if pending.is_empty() {
             return Ok(0);
         }
+        // A use is recorded to the minute; a key used in the minute it was issued would else
+        // show a last use before its creation.
         let uses: Vec<(KeyId, i64)> = pending
             .iter()
-            .map(|(entry, minute)| (entry.id.clone(), minute * 60))
+            .map(|(entry, minute)| {
+                (
+                    entry.id.clone(),
+                    minute.saturating_mul(60).max(entry.created_at),
+                )
+            })
             .collect();
         self.inner.repository.record_use(&uses)?;
         for (entry, minute) in &pending {
@@ -371,6 +380,7 @@ impl Entry {
         Self {
             id: key.id.clone(),
             scope: key.scope,
+            created_at: key.created_at,
             state,
             used_minute: AtomicI64::new(used),
             recorded_minute: AtomicI64::new(recorded),

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::Fixture;
+use common::{open_storage, Fixture};
 use petstore_application::{KeyRepository, Revocation};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
@@ -18,6 +18,17 @@ petstore_test_support::on_backends!(
     last_use_only_moves_forward,
     concurrent_writers_never_let_a_reader_miss_a_change,
 );
+
+/// What needs a second instance on the same store (which `memory:` cannot have).
+mod two_instances {
+    use super::two_instances_recording_the_same_keys_at_once_never_fail;
+
+    petstore_test_support::on_backends!(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)] crate::common::fixture,
+        [sqlite, postgres]
+        two_instances_recording_the_same_keys_at_once_never_fail,
+    );
+}
 
 fn id(n: u32) -> KeyId {
     KeyId::parse(&format!("{n:032x}")).expect("a key id")
@@ -150,4 +161,39 @@ async fn concurrent_writers_never_let_a_reader_miss_a_change(fixture: Fixture) {
         writer.join().expect("writer");
     }
     assert_eq!(keys.changes_since(revision).expect("changes").keys, vec![]);
+}
+
+/// Two instances (two pools on one store) record the last use of the same keys at the same time,
+/// each listing them in its own order, as two servers flushing their directories do: every
+/// flush succeeds (PostgreSQL used to deadlock on the rows, locked in opposite orders), and
+/// each key keeps its latest use.
+async fn two_instances_recording_the_same_keys_at_once_never_fail(fixture: Fixture) {
+    const KEYS: u32 = 40;
+    const ROUNDS: i64 = 30;
+    let first = fixture.keys_arc();
+    let second = open_storage(fixture.url()).keys;
+    for n in 1..=KEYS {
+        first.insert(&key(n, KeyScope::Read)).expect("insert");
+    }
+    let flushes = [(first, false, 0), (second, true, 1_000)].map(|(keys, reversed, offset)| {
+        std::thread::spawn(move || {
+            let mut ids: Vec<KeyId> = (1..=KEYS).map(id).collect();
+            if reversed {
+                ids.reverse();
+            }
+            for round in 0..ROUNDS {
+                let at = 1_800_000_000 + offset + round;
+                let uses: Vec<(KeyId, i64)> = ids.iter().map(|id| (id.clone(), at)).collect();
+                keys.record_use(&uses)
+                    .unwrap_or_else(|err| panic!("round {round}: {err:?}"));
+            }
+        })
+    });
+    for flush in flushes {
+        flush.join().expect("every flush succeeds");
+    }
+    let latest = 1_800_000_000 + 1_000 + ROUNDS - 1;
+    for stored in fixture.keys().list().expect("list") {
+        assert_eq!(stored.last_used_at, Some(latest), "{}", stored.id);
+    }
 }

@@ -349,3 +349,24 @@ fn a_lookup_that_cannot_read_the_registry_says_so_and_is_not_remembered() {
     ));
     assert!(directory.worth_looking_up(id(2).as_str()));
 }
+
+#[test]
+fn a_use_in_the_minute_a_key_was_issued_is_never_recorded_before_its_creation() {
+    let mut issued_mid_minute = key(1, KeyScope::Read);
+    issued_mid_minute.created_at = START as i64 + 30;
+    let mut registry = MockKeyRepository::new();
+    registry
+        .expect_changes_since()
+        .return_once(move |_| changes(vec![issued_mid_minute], 1));
+    registry
+        .expect_record_use()
+        .withf(|uses| uses == [(id(1), START as i64 + 30)])
+        .times(1)
+        .returning(|_| Ok(()));
+    let (clock, now) = clock();
+    *now.lock().unwrap() += Duration::from_secs(40);
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    directory.check(id(1).as_str()).expect("usable");
+    assert_eq!(directory.record_uses().expect("record"), 1);
+}

@@ -53,6 +53,7 @@ pub(crate) fn is_unavailable(error: &DieselError) -> bool {
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info) => {
             is_sqlite_busy(info.message())
                 || is_statement_timeout(info.message())
+                || is_deadlock(error)
                 || is_connection_lost(error)
         }
         _ => false,
@@ -94,6 +95,17 @@ pub(crate) fn is_serialization_failure(error: &DieselError) -> bool {
     matches!(
         error,
         DieselError::DatabaseError(DatabaseErrorKind::SerializationFailure, _)
+    )
+}
+
+/// PostgreSQL broke a deadlock by failing this transaction (SQLSTATE 40P01, which diesel does
+/// not expose, so the server's fixed message is matched). Like a serialization failure, it says
+/// nothing about the data: the same transaction tried again is expected to succeed.
+pub(crate) fn is_deadlock(error: &DieselError) -> bool {
+    matches!(
+        error,
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
+            if info.message().starts_with("deadlock detected")
     )
 }
 
@@ -248,6 +260,17 @@ mod tests {
         assert_eq!(fault_of(&read_only), Some(StorageFault::ReadOnly));
         let busy = database_error(DatabaseErrorKind::Unknown, "database is locked");
         assert_eq!(fault_of(&busy), None);
+    }
+
+    #[test]
+    fn deadlocks_are_recognised_for_retry_and_are_unavailable_when_they_persist() {
+        let deadlock = database_error(DatabaseErrorKind::Unknown, "deadlock detected");
+        assert!(is_deadlock(&deadlock));
+        assert!(is_unavailable(&deadlock));
+        assert!(!is_deadlock(&database_error(
+            DatabaseErrorKind::Unknown,
+            "relation \"api_keys\" does not exist"
+        )));
     }
 
     #[test]

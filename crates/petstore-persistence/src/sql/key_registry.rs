@@ -211,9 +211,13 @@ impl KeyRepository for DieselKeyRegistry {
     }
 
     fn record_use(&self, uses: &[(KeyId, i64)]) -> Result<(), RepositoryError> {
+        // Rows are locked in the order they are updated: in key-id order on every instance, two
+        // instances recording the same keys at once take turns instead of deadlocking.
+        let mut uses = uses.to_vec();
+        uses.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
         self.with_connection(|conn| {
             in_write_transaction(conn, no_turn, |conn| {
-                for (id, at) in uses {
+                for (id, at) in &uses {
                     diesel::update(
                         api_keys::table.find(id.as_str()).filter(
                             api_keys::last_used_at

@@ -1,5 +1,6 @@
 //! Write transactions: the write lock from the first statement, ordered across instances by a
-//! lock the caller names, rolled back on any failure, retried when they fail to serialize.
+//! lock the caller names, rolled back on any failure, retried when they fail to serialize or
+//! PostgreSQL breaks a deadlock by failing them.
 
 use diesel::connection::TransactionManager;
 use diesel::prelude::*;
@@ -8,7 +9,7 @@ use diesel::result::Error as DieselError;
 use super::connection::AnyConnection;
 use super::errors;
 
-/// How often a write that failed to serialize is tried in all.
+/// How often a write that failed to serialize or was a deadlock's victim is tried in all.
 const WRITE_ATTEMPTS: u32 = 3;
 
 /// Why a write transaction failed, by how far it got.
@@ -40,7 +41,8 @@ impl WriteFailure {
 
 /// Runs `work` as one transaction that holds the write lock from its first statement, after
 /// `take_turn` (a lock that orders this kind of write across instances). A transaction that
-/// fails to serialize is tried again.
+/// fails to serialize or is chosen as a deadlock's victim is tried again, with a WARN saying
+/// which.
 ///
 /// On SQLite, a plain (deferred) `BEGIN` takes the write lock only at the first write, and a
 /// transaction that then finds the lock taken can fail with "database is locked" without
@@ -54,15 +56,27 @@ pub(crate) fn in_write_transaction<T>(
     let mut attempt = 1;
     loop {
         match write_once(conn, take_turn, &work) {
-            Err(failure)
-                if errors::is_serialization_failure(failure.error())
-                    && attempt < WRITE_ATTEMPTS =>
-            {
+            Err(failure) if attempt < WRITE_ATTEMPTS && is_worth_retrying(failure.error()) => {
+                tracing::warn!(
+                    attempt,
+                    reason = %failure.error(),
+                    "{}; retrying the transaction",
+                    if errors::is_deadlock(failure.error()) {
+                        "the database broke a deadlock by failing this write"
+                    } else {
+                        "the write failed to serialize with a concurrent one"
+                    }
+                );
                 attempt += 1;
             }
             outcome => return outcome,
         }
     }
+}
+
+/// A transaction that failed only because of another one running at the same time.
+fn is_worth_retrying(error: &DieselError) -> bool {
+    errors::is_serialization_failure(error) || errors::is_deadlock(error)
 }
 
 fn write_once<T>(

@@ -14,6 +14,7 @@ use petstore_test_support::{TestDatabase, TestSqliteFile};
 /// when the fixture is dropped.
 pub struct Fixture {
     name: &'static str,
+    url: String,
     repo: Arc<dyn PetRepository>,
     keys: Arc<dyn KeyRepository>,
     orders: Arc<dyn OrderRepository>,
@@ -31,6 +32,11 @@ impl Fixture {
 
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The store's URL, for a second instance on the same store.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// The key registry in the same store.
@@ -96,6 +102,7 @@ impl Fixture {
         } = open_storage(url);
         Self {
             name,
+            url: url.to_owned(),
             repo: pets,
             keys,
             orders,
