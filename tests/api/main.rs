@@ -18,5 +18,6 @@ mod openapi;
 mod operability;
 mod orders;
 mod overload;
+mod readme;
 mod routing;
 mod slow_clients;
