@@ -21,3 +21,4 @@ mod overload;
 mod readme;
 mod routing;
 mod slow_clients;
+mod startup;

@@ -7,7 +7,9 @@
 # initialises a cluster in a temporary directory (as the unprivileged `postgres` user when run
 # as root, since PostgreSQL refuses to run as root), starts it on a free local port with trust
 # authentication, runs CMD with these variables exported, and always stops the cluster and
-# removes the directory afterwards, exiting with CMD's status:
+# removes the directory afterwards, exiting with CMD's status. Members of the role
+# `password_login` (none at first) must give their password (scram-sha-256) even so, so that a
+# test can create such a role and check what a wrong password does.
 #
 #   TEST_DATABASE_URL   postgres://postgres@127.0.0.1:PORT/postgres (superuser, may CREATE DATABASE)
 #   TEST_PG_STOP_CMD    shell command stopping the cluster at once (as a crash would)
@@ -109,6 +111,14 @@ if ! "${RUN_AS[@]}" "$BINDIR/initdb" -D "$PGDATA_DIR" -U postgres -A trust -E UT
     exit 1
 fi
 
+# The first rule wins: members of `password_login` give a password, everyone else is trusted.
+# (A group that does not exist yet matches no one; it is created once the server is up.)
+{
+    echo "host all +password_login 127.0.0.1/32 scram-sha-256"
+    cat "$PGDATA_DIR/pg_hba.conf"
+} >"$WORKDIR/pg_hba.conf"
+cp "$WORKDIR/pg_hba.conf" "$PGDATA_DIR/pg_hba.conf"
+
 # fsync off: the cluster is thrown away, and tests run much faster without it. Benchmarks set
 # PG_DURABLE=1 for production's settings (fsync and synchronous_commit on), so a commit costs
 # what it costs in production.
@@ -128,14 +138,14 @@ if ! eval "$START_CMD" >/dev/null; then
     exit 1
 fi
 
+PSQL="$BINDIR/psql"
+[[ -x "$PSQL" ]] || PSQL=psql
+"$PSQL" -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -c "CREATE ROLE password_login NOLOGIN" >/dev/null
+
 export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$PORT/postgres"
 export TEST_PG_STOP_CMD="$STOP_CMD"
 export TEST_PG_START_CMD="$START_CMD"
-if [[ -x "$BINDIR/psql" ]]; then
-    export TEST_PSQL="$BINDIR/psql"
-else
-    export TEST_PSQL=psql
-fi
+export TEST_PSQL="$PSQL"
 export PG_CTL PGDATA_DIR
 echo "with-postgres: PostgreSQL $("$BINDIR/postgres" --version | awk '{print $3}') at $TEST_DATABASE_URL" >&2
 

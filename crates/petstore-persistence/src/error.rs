@@ -28,6 +28,12 @@ pub enum StorageError {
     #[error("cannot connect to the database {database}: {reason}")]
     Unreachable { database: String, reason: String },
 
+    /// The database server answered and refused this client for a reason waiting cannot fix:
+    /// the database or the role does not exist, the password is wrong, no `pg_hba.conf` entry
+    /// lets it in. The configuration must change.
+    #[error("the database {database} refused the connection: {reason}")]
+    Refused { database: String, reason: String },
+
     #[error("applying migrations to {database} failed: {reason}")]
     Migration { database: String, reason: String },
 
@@ -60,6 +66,11 @@ mod tests {
         };
         assert!(unreachable.is_transient());
         assert!(!StorageError::other("boom").is_transient());
+        assert!(!StorageError::Refused {
+            database: "postgres://db/p".into(),
+            reason: "FATAL:  database \"p\" does not exist".into(),
+        }
+        .is_transient());
         assert!(!StorageError::Migration {
             database: "sqlite://x".into(),
             reason: "syntax error".into()

@@ -115,21 +115,54 @@ pub(crate) fn is_deadlock(error: &DieselError) -> bool {
 pub(crate) fn connect_failed(url: &DatabaseUrl, error: &diesel::r2d2::Error) -> StorageError {
     let reason = url.scrub(&error.to_string());
     match url {
-        DatabaseUrl::Postgres(_) => StorageError::Unreachable {
-            database: url.to_string(),
-            reason,
-        },
+        DatabaseUrl::Postgres(_) => postgres_connect_failed(url, reason),
         DatabaseUrl::Memory | DatabaseUrl::Sqlite(_) => {
             StorageError::Other(format!("cannot open the SQLite database {url}: {reason}"))
         }
     }
 }
 
+/// No connection within the checkout timeout; r2d2 gives the last connection error as text.
 pub(crate) fn checkout_failed(url: &DatabaseUrl, error: &r2d2::Error) -> StorageError {
-    StorageError::Unreachable {
-        database: url.to_string(),
-        reason: url.scrub(&error.to_string()),
+    let reason = url.scrub(&error.to_string());
+    match url {
+        DatabaseUrl::Postgres(_) => postgres_connect_failed(url, reason),
+        DatabaseUrl::Memory | DatabaseUrl::Sqlite(_) => StorageError::Unreachable {
+            database: url.to_string(),
+            reason,
+        },
     }
+}
+
+/// A PostgreSQL connection that could not be opened, for start-up: `Refused` when the server
+/// answered with a refusal waiting cannot fix, else `Unreachable` (down, not up yet, starting,
+/// out of connections, a network that does not answer), which a start-up loop waits out.
+fn postgres_connect_failed(url: &DatabaseUrl, reason: String) -> StorageError {
+    let database = url.to_string();
+    if is_refusal_waiting_cannot_fix(&reason) {
+        StorageError::Refused { database, reason }
+    } else {
+        StorageError::Unreachable { database, reason }
+    }
+}
+
+/// Whether libpq's message says the server refused this client for good. SQLSTATEs do not
+/// reach us through diesel's connection errors, so the server's fixed messages are matched (keep
+/// `lc_messages` English): 3D000 `database "x" does not exist`, 28000 `role "x" does not exist`
+/// and `role "x" is not permitted to log in`, 28P01 `password authentication failed`, the other
+/// authentication methods' failures, `no pg_hba.conf entry`, a password the server asked for and
+/// was not given, and TLS the server cannot do.
+fn is_refusal_waiting_cannot_fix(message: &str) -> bool {
+    [
+        "does not exist",
+        "is not permitted to log in",
+        "authentication failed",
+        "no pg_hba.conf entry",
+        "no password supplied",
+        "server does not support SSL",
+    ]
+    .iter()
+    .any(|refusal| message.contains(refusal))
 }
 
 pub(crate) fn query_failed(url: &DatabaseUrl, error: &DieselError) -> StorageError {
@@ -260,6 +293,28 @@ mod tests {
         assert_eq!(fault_of(&read_only), Some(StorageFault::ReadOnly));
         let busy = database_error(DatabaseErrorKind::Unknown, "database is locked");
         assert_eq!(fault_of(&busy), None);
+    }
+
+    #[test]
+    fn refusals_waiting_cannot_fix_are_told_from_a_server_not_up_yet() {
+        for refusal in [
+            "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  database \"nope\" does not exist",
+            "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  role \"ghost\" does not exist",
+            "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  password authentication failed for user \"app\"",
+            "connection to server at \"127.0.0.1\", port 5432 failed: fe_sendauth: no password supplied",
+            "FATAL:  no pg_hba.conf entry for host \"10.0.0.3\", user \"app\", database \"p\", no encryption",
+        ] {
+            assert!(is_refusal_waiting_cannot_fix(refusal), "{refusal}");
+        }
+        for passing in [
+            "connection to server at \"127.0.0.1\", port 5432 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?",
+            "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  the database system is starting up",
+            "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  sorry, too many clients already",
+            "timeout expired",
+            "could not translate host name \"db\" to address: Temporary failure in name resolution",
+        ] {
+            assert!(!is_refusal_waiting_cannot_fix(passing), "{passing}");
+        }
     }
 
     #[test]
