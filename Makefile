@@ -33,7 +33,8 @@ fmt: ## Format the code
 migrate: deps-build ## Apply pending migrations to DATABASE_URL (default: the SQLite file)
 	$(CARGO) run --bin petstore -- migrate
 
-key: deps-build ## Print a new API key for the local server (NAME=me)
+key: deps-build ## Print a new API key for the local server (NAME=me; creates its database if needed)
+	@$(CARGO) run -q --bin petstore -- migrate 2>/dev/null
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
 bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling (docs/benchmarks.md)

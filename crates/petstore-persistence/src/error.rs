@@ -16,12 +16,12 @@ pub enum StorageError {
     #[error("invalid storage settings: {reason}")]
     InvalidSettings { reason: String },
 
-    #[error("cannot create the directory {} for the SQLite database: {source}", path.display())]
-    CreateDirectory {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(
+        "the directory {} of the SQLite database does not exist; create it, or point \
+         DATABASE_URL at a file in an existing directory",
+        path.display()
+    )]
+    MissingDirectory { path: PathBuf },
 
     /// The database did not answer (server down, unreachable, refusing connections, or the
     /// pool timed out). Retrying later may succeed.

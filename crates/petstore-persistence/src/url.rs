@@ -65,6 +65,20 @@ impl FromStr for DatabaseUrl {
                 "it is neither a URL, libpq keywords nor a plain file path (a file name with \
                  spaces must be written `sqlite://PATH`)",
             )),
+            // A bare word (`memory`, `postgres`, `pets`) is more likely a misspelt form than a
+            // file meant to be created beside the process.
+            None if !raw.contains(['/', '.', ':']) => Err(invalid(format!(
+                "`{raw}` is a bare word{}; a SQLite file is written as a path (`./{raw}`, \
+                 `data/{raw}.db`) or `sqlite://PATH`",
+                match raw.to_ascii_lowercase().as_str() {
+                    "memory" => ": for the in-memory store write `memory:`".to_owned(),
+                    "postgres" | "postgresql" => {
+                        ": a PostgreSQL URL is `postgres://USER@HOST/DATABASE`".to_owned()
+                    }
+                    "sqlite" => ": a SQLite URL is `sqlite://PATH`".to_owned(),
+                    _ => String::new(),
+                }
+            ))),
             None => sqlite_path(raw),
         }
     }
@@ -169,6 +183,17 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_word_is_refused_listing_the_forms() {
+        let err = parse_err("memory");
+        assert!(err.contains("`memory:`"), "{err}");
+        assert!(err.contains("sqlite://PATH"), "{err}");
+        assert!(parse_err("postgres").contains("postgres://USER@HOST/DATABASE"));
+        assert!(parse_err("pets").contains("a bare word"));
+        assert_eq!(parse("pets.db"), DatabaseUrl::Sqlite("pets.db".into()));
+        assert_eq!(parse("./pets"), DatabaseUrl::Sqlite("./pets".into()));
+    }
+
+    #[test]
     fn sqlite_spellings() {
         let abs = DatabaseUrl::Sqlite(PathBuf::from("/var/lib/petstore/pets.db"));
         assert_eq!(parse("sqlite:///var/lib/petstore/pets.db"), abs);
@@ -240,7 +265,6 @@ mod tests {
         let err = parse_err("mysql://root:hunter2@db/petstore");
         assert!(err.contains("`mysql:` is not supported"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
-        assert_eq!(parse("memory"), DatabaseUrl::Sqlite("memory".into()));
     }
 
     #[test]

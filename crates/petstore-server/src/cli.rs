@@ -144,8 +144,9 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 4096;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// Address to listen on; port 0 picks a free port.
-    #[arg(long, env = "PETSTORE_BIND", default_value = DEFAULT_BIND)]
+    /// Address to listen on, `HOST:PORT` (a host name binds its first IPv4 address); port 0
+    /// picks a free port.
+    #[arg(long, env = "PETSTORE_BIND", default_value = DEFAULT_BIND, value_parser = parse_bind)]
     pub bind: SocketAddr,
 
     /// HTTP worker threads [default: one per CPU core].
@@ -178,7 +179,7 @@ pub struct ServeArgs {
     pub shutdown_timeout: Duration,
 
     /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`).
-    #[arg(long, env = "PETSTORE_METRICS_BIND")]
+    #[arg(long, env = "PETSTORE_METRICS_BIND", value_parser = parse_bind)]
     pub metrics_bind: Option<SocketAddr>,
 
     /// Per-key rate limit, per instance: `100/s`, `6000/m`, with `,burst=N`. Off when unset.
@@ -303,6 +304,24 @@ pub struct RevokeKeyArgs {
     pub storage: StorageArgs,
 }
 
+/// `HOST:PORT` with an IP address or a host name, resolved now: its first IPv4 address (what
+/// `localhost` means to most clients), else its first address.
+fn parse_bind(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs as _;
+    let addresses: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|error| {
+            format!("cannot resolve `{text}` ({error}); write HOST:PORT, e.g. 127.0.0.1:8080 or localhost:8080")
+        })?
+        .collect();
+    addresses
+        .iter()
+        .find(|address| address.is_ipv4())
+        .or_else(|| addresses.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
 /// A body or head deadline: a duration of at least one millisecond (zero would refuse every
 /// request).
 fn parse_deadline(text: &str) -> Result<Duration, String> {
@@ -361,6 +380,32 @@ mod tests {
         ];
         let err = Cli::try_parse_from(argv).unwrap_err();
         assert!(err.to_string().contains("`read` or `write`"), "{err}");
+    }
+
+    #[test]
+    fn a_host_name_binds_its_first_ipv4_address_and_an_unresolvable_one_is_refused() {
+        let serve = |bind: &str| {
+            let cli = Cli::try_parse_from(["petstore", "serve", "--bind", bind])?;
+            let Command::Serve(args) = cli.command else {
+                panic!("parsed as another command");
+            };
+            Ok::<_, clap::Error>(args.bind)
+        };
+        assert_eq!(
+            serve("localhost:8080").unwrap(),
+            "127.0.0.1:8080".parse::<SocketAddr>().unwrap()
+        );
+        assert_eq!(
+            serve("[::1]:0").unwrap(),
+            "[::1]:0".parse::<SocketAddr>().unwrap()
+        );
+        let err = serve("no-such-host.invalid:8080").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("cannot resolve `no-such-host.invalid:8080`"),
+            "{err}"
+        );
+        assert!(serve("localhost").is_err(), "a port is needed");
     }
 
     #[test]

@@ -27,7 +27,7 @@ use secrecy::{ExposeSecret as _, SecretSlice};
 pub enum IssueError {
     #[error("--name {0}")]
     Name(#[from] KeyNameError),
-    #[error("the expiry is too far in the future")]
+    #[error("--expires-in may be at most {}d (ten years); issue the key with `--expires-in never` for one that does not expire", MAX_TTL.as_secs() / 86_400)]
     ExpiryTooFar,
     #[error("--expires-in must be at least {}s: a shorter key would outlive it by the {}s of clock leeway every check allows", MIN_TTL.as_secs(), petstore_http::EXP_LEEWAY.as_secs())]
     TooShort,
@@ -41,6 +41,19 @@ pub enum IssueError {
 
 /// Shortest lifetime a key may be issued with.
 pub const MIN_TTL: Duration = Duration::from_secs(60);
+
+/// Longest lifetime a key may be issued with (`never` aside): ten years. A longer one is a typo
+/// more often than a plan, and every date it leads to stays printable.
+pub const MAX_TTL: Duration = Duration::from_secs(3_650 * 86_400);
+
+/// Refuses a lifetime shorter than [`MIN_TTL`] or longer than [`MAX_TTL`].
+pub fn check_lifetime(lifetime: Option<Duration>) -> Result<(), IssueError> {
+    match lifetime {
+        Some(lifetime) if lifetime < MIN_TTL => Err(IssueError::TooShort),
+        Some(lifetime) if lifetime > MAX_TTL => Err(IssueError::ExpiryTooFar),
+        _ => Ok(()),
+    }
+}
 
 /// Issues keys: records them in the registry (through the directory, which then knows them at
 /// once) and signs them with the current secret. Cheap to clone.
@@ -76,12 +89,7 @@ impl KeyIssuer {
         lifetime: Option<Duration>,
     ) -> Result<IssuedKey, IssueError> {
         let name = KeyName::parse(name)?;
-        if lifetime.is_some_and(|lifetime| lifetime < MIN_TTL) {
-            return Err(IssueError::TooShort);
-        }
-        if lifetime.is_some_and(|lifetime| i64::try_from(lifetime.as_secs()).is_err()) {
-            return Err(IssueError::ExpiryTooFar);
-        }
+        check_lifetime(lifetime)?;
         let id = crate::random::random_hex(16)
             .map_err(|err| IssueError::Random(err.to_string()))
             .and_then(|hex| {
@@ -146,6 +154,19 @@ mod tests {
     fn payload(token: &str) -> serde_json::Value {
         let payload = token.split('.').nth(1).expect("three parts");
         serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("JSON")
+    }
+
+    #[test]
+    fn a_lifetime_beyond_ten_years_is_refused_and_never_is_not() {
+        assert!(check_lifetime(Some(MAX_TTL)).is_ok());
+        assert!(check_lifetime(None).is_ok());
+        let err = check_lifetime(Some(Duration::from_secs(2_930_000 * 86_400))).unwrap_err();
+        assert!(matches!(err, IssueError::ExpiryTooFar));
+        assert!(err.to_string().contains("at most 3650d"), "{err}");
+        assert!(matches!(
+            check_lifetime(Some(Duration::from_secs(30))),
+            Err(IssueError::TooShort)
+        ));
     }
 
     #[test]

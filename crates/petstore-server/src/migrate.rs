@@ -7,6 +7,7 @@ use crate::AppError;
 
 pub async fn run(args: StorageArgs) -> Result<(), AppError> {
     let url = args.database_url()?;
+    args.create_default_data_dir()?;
     let settings = args.pool_settings();
     let attempt_url = url.clone();
     let applied = with_startup_retry(&args, &url, move || {

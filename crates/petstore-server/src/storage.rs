@@ -18,6 +18,20 @@ impl StorageArgs {
         }
     }
 
+    /// Creates the data directory when the database is the default SQLite file in it (`serve`
+    /// and `migrate` start a new database there). An explicit path's directory is never created.
+    pub fn create_default_data_dir(&self) -> Result<(), StorageError> {
+        if self.database_url.is_some() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.data_dir).map_err(|error| {
+            StorageError::other(format!(
+                "cannot create the data directory {}: {error}",
+                self.data_dir.display()
+            ))
+        })
+    }
+
     pub fn pool_settings(&self) -> PoolSettings {
         PoolSettings {
             max_size: self.pool_size,
@@ -59,6 +73,7 @@ where
 /// Opens the storage behind `args`, applying pending migrations.
 pub async fn open_storage(args: &StorageArgs) -> Result<Storage, StorageError> {
     let url = args.database_url()?;
+    args.create_default_data_dir()?;
     let settings = args.pool_settings();
     tracing::info!(database = %url, "opening storage");
     let attempt_url = url.clone();

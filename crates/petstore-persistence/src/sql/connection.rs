@@ -67,12 +67,13 @@ pub(crate) enum SqliteRole {
 /// timeout (it will not wait while that could deadlock), so the switch is retried here for as
 /// long as the busy timeout. Once the file is in WAL mode the pragma is a no-op. Only writers
 /// switch: the mode is stored in the file, and a reader opened before the switch follows it.
+///
+/// An inline reader waits like the others while it is being set up (on a pool's thread): its
+/// first read of the schema can meet a writer turning a new file to WAL or migrating it, which
+/// would else fail the connection at once ("database is locked", logged as a WARN on every
+/// clean start). Only then does it stop waiting, for the reads it serves on async workers.
 fn configure_sqlite(conn: &mut SqliteConnection, role: SqliteRole) -> QueryResult<()> {
-    let busy_timeout = match role {
-        SqliteRole::InlineRead => 0,
-        SqliteRole::ReadWrite | SqliteRole::Checkpoint => SQLITE_BUSY_TIMEOUT_MS,
-    };
-    conn.batch_execute(&format!("PRAGMA busy_timeout = {busy_timeout};"))?;
+    conn.batch_execute(&format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS};"))?;
     if role == SqliteRole::ReadWrite {
         let deadline = Instant::now() + Duration::from_millis(SQLITE_BUSY_TIMEOUT_MS.into());
         loop {
@@ -91,7 +92,9 @@ fn configure_sqlite(conn: &mut SqliteConnection, role: SqliteRole) -> QueryResul
         SqliteRole::ReadWrite => conn.batch_execute(&format!(
             "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
         )),
-        SqliteRole::InlineRead => conn.batch_execute("PRAGMA query_only = 1;"),
+        SqliteRole::InlineRead => conn.batch_execute(
+            "PRAGMA schema_version; PRAGMA query_only = 1; PRAGMA busy_timeout = 0;",
+        ),
         SqliteRole::Checkpoint => conn.batch_execute(&format!(
             "PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
         )),

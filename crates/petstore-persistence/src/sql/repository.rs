@@ -79,7 +79,7 @@ impl fmt::Debug for DieselPetRepository {
 impl DieselPetRepository {
     /// A repository on `url` (SQLite or PostgreSQL), with its writer thread (and, for SQLite, its
     /// checkpointer) started. Opens no connection yet, so it can be built while the database is
-    /// down; creates the SQLite file's directory if missing.
+    /// down. A SQLite file's directory must exist.
     pub fn new(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Self, StorageError> {
         if settings.max_size == 0 {
             return Err(invalid_settings("the pool size must be at least 1"));
@@ -91,7 +91,7 @@ impl DieselPetRepository {
             return Err(invalid_settings("the queue size must be at least 1"));
         }
         if let DatabaseUrl::Sqlite(path) = url {
-            create_parent_dir(path)?;
+            require_parent_dir(path)?;
         }
         let generations = Generations::default();
         let health = StoreHealth::new(url.clone(), generations.clone());
@@ -348,7 +348,7 @@ pub fn run_migrations(
     settings: &PoolSettings,
 ) -> Result<Vec<String>, StorageError> {
     if let DatabaseUrl::Sqlite(path) = url {
-        create_parent_dir(path)?;
+        require_parent_dir(path)?;
     }
     let manager = manager_for(
         url,
@@ -415,12 +415,13 @@ fn manager_for(
     Ok(Manager::new(target, generations.clone()))
 }
 
-fn create_parent_dir(path: &Path) -> Result<(), StorageError> {
+/// Refuses a SQLite path whose directory does not exist. It is not created: a mistyped path
+/// would else become an empty database somewhere (as root, anywhere) that no one reads.
+fn require_parent_dir(path: &Path) -> Result<(), StorageError> {
     match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => {
-            std::fs::create_dir_all(dir).map_err(|source| StorageError::CreateDirectory {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Err(StorageError::MissingDirectory {
                 path: dir.to_path_buf(),
-                source,
             })
         }
         _ => Ok(()),

@@ -6,17 +6,20 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use petstore_application::{KeyDirectory, Revocation, SystemClock};
-use petstore_domain::{ApiKey, KeyId, KeyState};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyState};
 use petstore_persistence::DatabaseUrl;
 
-use super::{unix_now, KeyIssuer};
+use super::{check_lifetime, unix_now, IssueError, KeyIssuer};
 use crate::cli::{IssueKeyArgs, ListKeysArgs, RevokeKeyArgs, StorageArgs};
 use crate::{key_secret, AppError};
 
 /// `petstore keys issue`: records a key and prints its token alone on stdout.
 pub fn issue(args: IssueKeyArgs) -> Result<(), AppError> {
-    let secrets = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
+    // Everything that can be refused is, before anything is opened or stored.
+    KeyName::parse(&args.name).map_err(IssueError::from)?;
+    check_lifetime(args.expires_in.duration())?;
     let directory = open_directory(&args.storage)?;
+    let secrets = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
     let issuer = KeyIssuer::new(directory, Arc::new(secrets.current));
     let issued = issuer.issue(&args.name, args.scope, args.expires_in.duration())?;
     println!("{}", issued.token);
@@ -81,6 +84,8 @@ pub fn print_secret() -> Result<(), AppError> {
 }
 
 /// The directory over the configured database's registry (migrated first, as `serve` does).
+/// A SQLite file that does not exist is not created: a key recorded in a database no server
+/// reads would be handed out and never work.
 fn open_directory(args: &StorageArgs) -> Result<KeyDirectory, AppError> {
     let url = args.database_url()?;
     if url == DatabaseUrl::Memory {
@@ -90,13 +95,35 @@ fn open_directory(args: &StorageArgs) -> Result<KeyDirectory, AppError> {
                 .to_owned(),
         ));
     }
+    if let Some(path) = url.sqlite_path().filter(|path| !path.exists()) {
+        return Err(AppError::Usage(format!(
+            "there is no database at {}: `petstore keys` works on the database of your server; \
+             run it where `petstore serve` runs, or point it there with DATABASE_URL (or \
+             --data-dir). To start a new database there, run `petstore migrate` first",
+            path.display()
+        )));
+    }
     let storage = petstore_persistence::open(&url, &args.pool_settings())?;
     KeyDirectory::load(storage.keys, Arc::new(SystemClock)).map_err(AppError::KeyRegistry)
 }
 
+/// The RFC 3339 time of a stored Unix timestamp; one outside the years 1970 to 9999 (written by
+/// hand, or by an older version) as `@SECONDS` rather than a panic.
 fn timestamp(unix_seconds: i64) -> String {
-    let seconds = u64::try_from(unix_seconds).unwrap_or(0);
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(seconds)).to_string()
+    /// 9999-12-31T23:59:59Z, the last second RFC 3339 can write.
+    const LAST_WRITABLE: i64 = 253_402_300_799;
+    match u64::try_from(unix_seconds) {
+        Ok(seconds) if unix_seconds <= LAST_WRITABLE => {
+            humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(seconds)).to_string()
+        }
+        _ => format!("@{unix_seconds}"),
+    }
+}
+
+/// When the key was last used, never shown before it was created (uses are kept to the minute,
+/// and older versions recorded the minute's start).
+fn last_used(key: &ApiKey) -> Option<i64> {
+    key.last_used_at.map(|at| at.max(key.created_at))
 }
 
 fn state(key: &ApiKey, now: i64) -> &'static str {
@@ -117,7 +144,7 @@ fn key_json(key: &ApiKey, now: i64) -> serde_json::Value {
         "createdAt": timestamp(key.created_at),
         "expiresAt": time(key.expires_at),
         "revokedAt": time(key.revoked_at),
-        "lastUsedAt": time(key.last_used_at),
+        "lastUsedAt": time(last_used(key)),
     })
 }
 
@@ -144,7 +171,7 @@ fn table(keys: &[ApiKey], now: i64) -> String {
             timestamp(key.created_at),
             time(key.expires_at),
             time(key.revoked_at),
-            time(key.last_used_at),
+            time(last_used(key)),
         ]
     }));
     let widths: Vec<usize> = (0..8)
@@ -184,6 +211,25 @@ mod tests {
             revoked_at,
             last_used_at: None,
         }
+    }
+
+    #[test]
+    fn any_stored_time_is_listed_and_a_last_use_never_before_the_creation() {
+        assert_eq!(timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(timestamp(253_402_300_799), "9999-12-31T23:59:59Z");
+        assert_eq!(timestamp(253_402_300_800), "@253402300800");
+        assert_eq!(timestamp(i64::MAX), format!("@{}", i64::MAX));
+        assert_eq!(timestamp(-5), "@-5");
+        let mut early = key(None);
+        early.created_at = 1_800_000_030;
+        early.last_used_at = Some(1_800_000_000);
+        early.expires_at = Some(i64::MAX);
+        assert!(table(&[early.clone()], 1_800_000_100)
+            .contains("2027-01-15T08:00:30Z  @9223372036854775807"));
+        assert_eq!(
+            key_json(&early, 1_800_000_100)["lastUsedAt"],
+            "2027-01-15T08:00:30Z"
+        );
     }
 
     #[test]
