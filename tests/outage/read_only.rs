@@ -36,7 +36,14 @@ fn command(dir: &Path, args: &[&str]) -> std::process::Command {
     command
 }
 
+/// Creates the database (migrated) as the user the server runs as.
+fn migrate(dir: &Path) {
+    let migrated = command(dir, &["migrate"]).output().expect("migrate");
+    assert!(migrated.status.success(), "{migrated:?}");
+}
+
 fn start(dir: &Path) -> Server {
+    migrate(dir);
     let issued = command(dir, &["keys", "issue", "--name", "read-only"])
         .output()
         .expect("keys issue");
@@ -149,6 +156,7 @@ fn starting_on_a_read_only_file_is_refused_with_a_message_that_says_so() {
     if is_root() {
         std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY)).expect("chown");
     }
+    migrate(dir.path());
     let issued = command(dir.path(), &["keys", "issue", "--name", "read-only"])
         .output()
         .expect("keys issue");

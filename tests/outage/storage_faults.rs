@@ -28,7 +28,18 @@ fn database_url(fs: &SmallFilesystem) -> String {
     format!("sqlite://{}", fs.path().join("petstore.db").display())
 }
 
+/// Creates the database (migrated) on the small filesystem.
+fn migrate(fs: &SmallFilesystem) {
+    let migrated = petstore(fs.path(), &[])
+        .arg("migrate")
+        .env("DATABASE_URL", database_url(fs))
+        .output()
+        .expect("migrate");
+    assert!(migrated.status.success(), "{migrated:?}");
+}
+
 fn start(fs: &SmallFilesystem, log: &File) -> Server {
+    migrate(fs);
     let key = issue_key(fs.path(), &[], &["--name", "faults"]);
     let started = start_server_logging_to(
         fs.path(),
@@ -227,6 +238,7 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
 fn a_database_the_server_cannot_write_is_refused_at_start_up() {
     let fs = SmallFilesystem::new("4m");
     // Creates the database (migrated) and a key, then nothing holds it open.
+    migrate(&fs);
     issue_key(fs.path(), &[], &["--name", "faults"]);
     // As root, file permissions do not stop the server; a read-only filesystem does.
     fs.remount_read_only();

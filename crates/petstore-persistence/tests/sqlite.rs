@@ -1,5 +1,5 @@
-//! SQLite-only guarantees: pets outlive the pool that wrote them, the file and its directory are
-//! created on first use, and migrations run once.
+//! SQLite-only guarantees: pets outlive the pool that wrote them, the file is created on first
+//! use (its directory never is), and migrations run once.
 
 mod common;
 
@@ -35,11 +35,25 @@ async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
 }
 
 #[test]
-fn opening_creates_the_missing_directory_and_the_file() {
+fn opening_creates_the_file_but_never_a_missing_directory() {
     let file = TestSqliteFile::new();
-    assert!(!file.path().parent().expect("has a parent").exists());
+    assert!(!file.path().exists());
     let _repo = open(&file.url());
     assert!(file.path().is_file());
+
+    let missing = file.dir().join("no/such/dir");
+    let url = parse(&format!("sqlite://{}/pets.db", missing.display()));
+    let err = petstore_persistence::open(&url, &PoolSettings::default())
+        .expect_err("a database in a directory that does not exist");
+    assert!(!err.is_transient());
+    assert!(
+        err.to_string().contains(&format!(
+            "the directory {} of the SQLite database does not exist",
+            missing.display()
+        )),
+        "{err}"
+    );
+    assert!(!file.dir().join("no").exists(), "the directory was created");
 }
 
 #[test]
@@ -69,7 +83,7 @@ fn the_database_uses_write_ahead_logging() {
 }
 
 #[test]
-fn a_path_that_cannot_be_created_is_a_clear_permanent_error() {
+fn a_path_under_a_file_is_a_clear_permanent_error() {
     let file = TestSqliteFile::new();
     std::fs::write(file.dir().join("blocker"), b"a file, not a directory").expect("write");
     let url = parse(&format!(
@@ -79,10 +93,7 @@ fn a_path_that_cannot_be_created_is_a_clear_permanent_error() {
     let err = petstore_persistence::open(&url, &PoolSettings::default())
         .expect_err("cannot put a database under a file");
     assert!(!err.is_transient());
-    assert!(
-        err.to_string().contains("cannot create the directory"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("does not exist"), "{err}");
 }
 
 /// Two server processes (or `petstore migrate` next to `petstore serve`) share one file: every

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 /// A path for a SQLite database inside a fresh temporary directory. The file itself is not
-/// created, and it sits one directory down (`…/data/petstore.db`), so opening it also exercises
-/// creating a missing parent directory.
+/// created; it sits one directory down (`…/data/petstore.db`), in a directory that exists, as an
+/// explicit path's directory must (opening never creates one).
 #[derive(Debug)]
 pub struct TestSqliteFile {
     dir: tempfile::TempDir,
@@ -17,7 +17,10 @@ impl TestSqliteFile {
             .prefix("petstore-sqlite-")
             .tempdir()
             .unwrap_or_else(|err| panic!("cannot create a temporary directory: {err}"));
-        let path = dir.path().join("data").join("petstore.db");
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data)
+            .unwrap_or_else(|err| panic!("cannot create {}: {err}", data.display()));
+        let path = data.join("petstore.db");
         Self { dir, path }
     }
 
