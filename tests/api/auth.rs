@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
-use petstore_http::auth::key_id;
+use petstore_http::security::auth::key_id;
 use serde_json::{json, Value};
 
 use crate::helpers::{claims_of, send, TestApp, TestResponse};

@@ -12,11 +12,9 @@ use std::fmt;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use petstore_application::{GetPetError, OrderError, RepositoryError, StorageFault};
+use petstore_application::{RepositoryError, StorageFault};
 use serde::Serialize;
 use utoipa::ToSchema;
-
-use crate::paths::{PETS_PATH, PET_PATH};
 
 /// The machine-readable error codes, one per kind of failure. The set is part of the API
 /// (clients switch on it), so adding one is a compatible change and renaming one is not.
@@ -163,7 +161,7 @@ pub struct ApiError {
 }
 
 /// The cause of an error response, kept in the response's extensions for the request's log
-/// line (`middleware.rs`): errors are logged once, where the request is finished, not where
+/// line (`app/request_middleware.rs`): errors are logged once, where the request is finished, not where
 /// they are built or converted.
 #[derive(Debug, Clone)]
 pub(crate) struct ErrorCause(pub(crate) String);
@@ -330,34 +328,6 @@ impl From<RepositoryError> for ApiError {
     }
 }
 
-impl From<GetPetError> for ApiError {
-    fn from(err: GetPetError) -> Self {
-        match err {
-            GetPetError::NotFound(id) => Self::not_found(format!("no pet has the id {id}")),
-            GetPetError::Gone { sunset } => Self::new(
-                ErrorCode::Gone,
-                format!(
-                    "`GET {PET_PATH}` was removed on {}; use `GET {PETS_PATH}` instead",
-                    httpdate::fmt_http_date(sunset)
-                ),
-            ),
-            GetPetError::Repository(err) => err.into(),
-        }
-    }
-}
-
-impl From<OrderError> for ApiError {
-    fn from(err: OrderError) -> Self {
-        match err {
-            OrderError::NotFound(_) | OrderError::PetNotFound(_) => {
-                Self::not_found(err.to_string())
-            }
-            OrderError::Conflict(conflict) => Self::new(ErrorCode::Conflict, conflict.to_string()),
-            OrderError::Repository(err) => err.into(),
-        }
-    }
-}
-
 /// `err` and all its sources, `outer: inner: innermost`, for one log field.
 pub(crate) fn error_chain(err: &(dyn StdError + 'static)) -> String {
     let mut text = err.to_string();
@@ -459,15 +429,5 @@ mod tests {
         let response = err.error_response();
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(response.headers().get(header::ALLOW).unwrap(), "GET, POST");
-    }
-
-    #[test]
-    fn gone_names_the_sunset_and_the_replacement() {
-        let err = ApiError::from(GetPetError::Gone {
-            sunset: petstore_application::deprecation::get_pet_sunset(),
-        });
-        assert_eq!(err.code(), ErrorCode::Gone);
-        assert!(err.message().contains("Thu, 05 Dec 2030 00:00:00 GMT"));
-        assert!(err.message().contains("GET /v1/pets"));
     }
 }

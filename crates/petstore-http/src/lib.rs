@@ -5,34 +5,26 @@
 //! server with a deadline for every request head and a bound on connections); nothing else is
 //! needed.
 //!
-//! Each resource owns a module with its handlers, DTOs, parameters, routes and part of the
-//! OpenAPI document: `pets`, `orders`; `service` holds the endpoints about the service itself
-//! (health, metrics, the documents and Swagger UI). What they share sits beside them: the key
-//! check every `/v1` handler declares (`state::Authorized`), body and query reading (`body`,
-//! `json`, `query`), cursors, errors, routing helpers and the middleware. The
-//! [`openapi`] module merges the resources' parts into one document.
+//! The folders show the design. Each resource owns one, with its handlers, DTOs, parameters,
+//! routes and part of the OpenAPI document: `pets`, `orders`; `service` holds the endpoints about
+//! the service itself (health, metrics, the documents and Swagger UI). The cross-cutting jobs
+//! have one each: `edge` (reading bodies, JSON, query strings and cursors; the JSON `Error`
+//! guard), `security` (API keys, rate limits, CORS, security headers), `observability` (request
+//! ids, the request log, metrics), `routing` (paths and route helpers), `openapi` (the document
+//! the resources' parts merge into) and `server` (connections and their deadlines). `app`
+//! assembles them; `state` is what handlers share, `error` the `Error` body every failure
+//! becomes.
 
 mod app;
-pub mod auth;
-mod body;
-mod common_responses;
-pub mod cors;
-mod cursor;
+mod edge;
 pub mod error;
-mod head_deadline;
-mod json;
-pub mod metrics;
-mod middleware;
+mod observability;
 pub mod openapi;
 mod orders;
-pub mod paths;
 mod pets;
-mod query;
-pub mod rate_limit;
-pub mod request_id;
 mod routing;
+pub mod security;
 mod server;
-mod servers;
 mod service;
 mod state;
 
@@ -40,15 +32,15 @@ mod state;
 mod module_graph;
 
 pub use app::{app, metrics_app};
-pub use auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY, NOT_BEFORE_LEEWAY};
-pub use cors::CorsOrigins;
-pub use cursor::CursorCodec;
+pub use edge::cursor::CursorCodec;
 pub use error::{ApiError, ErrorCode};
-pub use metrics::MetricsExporter;
-pub use paths::{
+pub use observability::metrics::MetricsExporter;
+pub use routing::paths::{
     BASE_PATH, DOCS_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
 };
-pub use rate_limit::RateLimit;
+pub use routing::servers::{ApiServers, ServerUrl, ServerUrlError};
+pub use security::auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY, NOT_BEFORE_LEEWAY};
+pub use security::cors::CorsOrigins;
+pub use security::rate_limit::RateLimit;
 pub use server::{serve, ConnectionLimits, ServerSettings};
-pub use servers::{ApiServers, ServerUrl, ServerUrlError};
 pub use state::HttpState;

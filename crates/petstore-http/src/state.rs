@@ -14,12 +14,12 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use petstore_application::{KeyDirectory, OrderService, PetService, RepositoryError};
 
-use crate::auth::ApiKeys;
-use crate::cors::CorsOrigins;
-use crate::cursor::CursorCodec;
-use crate::metrics::MetricsExporter;
-use crate::rate_limit::{KeyRateLimiter, RateLimit};
-use crate::servers::ApiServers;
+use crate::edge::cursor::CursorCodec;
+use crate::observability::metrics::MetricsExporter;
+use crate::routing::servers::ApiServers;
+use crate::security::auth::ApiKeys;
+use crate::security::cors::CorsOrigins;
+use crate::security::rate_limit::{KeyRateLimiter, RateLimit};
 
 /// The OpenAPI documents as served, in 3.1 and 3.0.3.
 #[derive(Debug)]

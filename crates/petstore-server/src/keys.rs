@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::{EncodingKey, Header};
 use petstore_application::{KeyDirectory, RepositoryError};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyNameError, KeyScope};
-use petstore_http::auth::{key_id, KEY_ALGORITHM};
+use petstore_http::security::auth::{key_id, KEY_ALGORITHM};
 use petstore_http::KeyClaims;
 use secrecy::{ExposeSecret as _, SecretSlice};
 

@@ -10,10 +10,10 @@ use petstore_domain::KeyScope;
 use serde_json::Value;
 
 use super::tests::{bearer, send_untouched as get, send_with_keys};
-use crate::auth::test_directory;
 use crate::openapi::document_json;
-use crate::paths::BASE_PATH;
-use crate::servers::ApiServers;
+use crate::routing::paths::BASE_PATH;
+use crate::routing::servers::ApiServers;
+use crate::security::auth::test_directory;
 
 #[actix_web::test]
 async fn every_documented_operation_is_a_route_under_the_server_url_that_refuses_a_missing_key() {

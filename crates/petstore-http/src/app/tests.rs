@@ -20,7 +20,7 @@ use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStat
 use serde_json::{json, Value};
 
 use super::app;
-use crate::auth::test_directory;
+use crate::security::auth::test_directory;
 use crate::state::HttpState;
 
 const SECRET: &[u8] = b"test secret, thirty-two bytes...";
@@ -65,7 +65,7 @@ impl Reply {
 }
 
 fn key() -> String {
-    crate::auth::test_key(SECRET, "tests")
+    crate::security::auth::test_key(SECRET, "tests")
 }
 
 pub(super) fn bearer() -> (header::HeaderName, String) {
@@ -186,7 +186,7 @@ async fn a_bad_key_gets_invalid_token_even_after_the_sunset() {
 
 #[actix_web::test]
 async fn a_key_signed_with_another_secret_is_refused() {
-    let foreign = crate::auth::test_key(b"some other secret of enough bytes", "x");
+    let foreign = crate::security::auth::test_key(b"some other secret of enough bytes", "x");
     let req = TestRequest::get()
         .uri("/v1/pets")
         .insert_header((header::AUTHORIZATION, format!("Bearer {foreign}")));
@@ -680,7 +680,7 @@ async fn plain_text_errors_are_rewritten_as_json_keeping_their_headers() {
                 }),
             )
             .wrap(middleware::from_fn(
-                crate::middleware::log_and_contain_failures,
+                crate::app::request_middleware::log_and_contain_failures,
             )),
     )
     .await;

@@ -12,7 +12,7 @@ use utoipa::OpenApi;
 use crate::error::ErrorBody;
 use crate::orders::OrdersApi;
 use crate::pets::PetsApi;
-use crate::servers::ApiServers;
+use crate::routing::servers::ApiServers;
 use modifiers::BearerAuth;
 
 pub use modifiers::BEARER_AUTH;

@@ -12,7 +12,7 @@ use strum::IntoEnumIterator as _;
 use super::*;
 use crate::error::ErrorCode;
 use crate::pets::NEW_PET_FIELDS;
-use crate::servers::{ApiServers, ServerUrl};
+use crate::routing::servers::{ApiServers, ServerUrl};
 
 fn configured() -> ApiServers {
     ApiServers::new(

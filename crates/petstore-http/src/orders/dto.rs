@@ -5,8 +5,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use crate::edge::json::whole_i64;
 use crate::error::ApiError;
-use crate::json::whole_i64;
 
 /// An order as the API returns it (the classic Petstore's fields).
 #[derive(Debug, Serialize, ToSchema)]

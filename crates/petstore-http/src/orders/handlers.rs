@@ -7,10 +7,10 @@ use petstore_domain::OrderAction;
 
 use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
 use super::params::{next_page_link, order_id, parse_list, ListRequest};
-use crate::body::{read_limited, require_json_content_type};
+use crate::edge::body::{read_limited, require_json_content_type};
+use crate::edge::json::json_object;
 use crate::error::{ApiError, ErrorBody};
-use crate::json::json_object;
-use crate::paths::order_path;
+use crate::routing::paths::order_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 
 /// Places an order for an available pet: the pet becomes `pending` and the order `placed`,

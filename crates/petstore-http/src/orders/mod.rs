@@ -5,6 +5,7 @@
 //! on these paths carries `X-API-Stability: experimental`.
 
 mod dto;
+mod errors;
 mod handlers;
 mod params;
 
@@ -16,8 +17,8 @@ use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::{OpenApi, RefOr};
 use utoipa::Modify;
 
-use crate::common_responses::CommonResponses;
-use crate::paths::{ORDERS_PATH, ORDER_PATH};
+use crate::routing::common_responses::CommonResponses;
+use crate::routing::paths::{ORDERS_PATH, ORDER_PATH};
 use crate::routing::{get, resource, GET, GET_POST, POST};
 use dto::{NewOrderDto, OrderDto, OrderStatusDto};
 

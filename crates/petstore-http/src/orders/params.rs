@@ -6,10 +6,10 @@ use actix_web::HttpRequest;
 use petstore_application::OrderFilter;
 use petstore_domain::{OrderId, OrderStatus, PetId};
 
-use crate::cursor::CursorCodec;
+use crate::edge::cursor::CursorCodec;
+use crate::edge::query;
 use crate::error::ApiError;
-use crate::paths::ORDERS_PATH;
-use crate::query;
+use crate::routing::paths::ORDERS_PATH;
 
 /// Largest page of orders, and the default.
 const MAX_LIMIT: usize = 100;

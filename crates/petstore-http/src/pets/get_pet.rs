@@ -16,7 +16,7 @@ use utoipa::Modify;
 use super::dto::PetDto;
 use super::params::parse_pet_id;
 use crate::error::{ApiError, ErrorBody};
-use crate::paths::PETS_PATH;
+use crate::routing::paths::PETS_PATH;
 use crate::state::{Authorized, Read};
 
 /// RFC 9745 `Deprecation` header.

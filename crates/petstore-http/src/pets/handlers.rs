@@ -10,9 +10,9 @@ use actix_web::{HttpRequest, HttpResponse};
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
-use crate::body::{read_limited, require_json_content_type};
+use crate::edge::body::{read_limited, require_json_content_type};
 use crate::error::{ApiError, ErrorBody};
-use crate::paths::pet_path;
+use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a

@@ -2,6 +2,7 @@
 //! `/v1/pets/{petId}`; their DTOs, parameters and part of the OpenAPI document ([`PetsApi`]).
 
 mod dto;
+mod errors;
 mod fields;
 mod get_pet;
 mod handlers;
@@ -13,8 +14,8 @@ use utoipa::OpenApi;
 #[cfg(test)]
 pub(crate) use dto::NEW_PET_FIELDS;
 
-use crate::common_responses::CommonResponses;
-use crate::paths::{PETS_PATH, PET_PATH};
+use crate::routing::common_responses::CommonResponses;
+use crate::routing::paths::{PETS_PATH, PET_PATH};
 use crate::routing::{get, resource, GET, GET_POST};
 use dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use get_pet::GetPetDeprecation;

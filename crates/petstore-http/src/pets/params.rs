@@ -8,10 +8,10 @@ use petstore_domain::{PetId, PetIds, PetLimit, PetListQuery, PetStatus};
 
 use super::dto::PetStatusDto;
 use super::fields;
-use crate::cursor::CursorCodec;
+use crate::edge::cursor::CursorCodec;
+use crate::edge::query;
 use crate::error::ApiError;
-use crate::paths::PETS_PATH;
-use crate::query;
+use crate::routing::paths::PETS_PATH;
 
 /// The query parameters of `listPets`, as [`parse_list_request`] reads them: their OpenAPI
 /// description comes from the same names and domain rules.

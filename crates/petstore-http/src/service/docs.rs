@@ -14,8 +14,8 @@ use utoipa_swagger_ui::Config;
 
 use crate::error::ApiError;
 use crate::openapi::{document_json, document_json_3_0};
-use crate::paths::{DOCS_PATH, OPENAPI_PATH};
-use crate::servers::ApiServers;
+use crate::routing::paths::{DOCS_PATH, OPENAPI_PATH};
+use crate::routing::servers::ApiServers;
 use crate::state::{HttpState, RenderedDocuments};
 
 /// Both documents for `servers`: a few milliseconds, so done once per process (see

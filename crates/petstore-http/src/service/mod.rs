@@ -10,7 +10,7 @@ use actix_web::web::ServiceConfig;
 
 pub(crate) use docs::swagger_ui_config;
 
-use crate::paths::{
+use crate::routing::paths::{
     DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, READYZ_PATH,
 };
 use crate::routing::{get, resource, GET};

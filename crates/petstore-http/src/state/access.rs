@@ -18,10 +18,10 @@ use petstore_application::{OrderService, PetService};
 use petstore_domain::KeyScope;
 
 use super::HttpState;
-use crate::auth::{authenticate, look_up, KeyCheck, KeyClaims};
 use crate::error::{ApiError, ErrorCode};
-use crate::metrics;
-use crate::rate_limit::{Decision, RATE_LIMIT, RATE_LIMIT_POLICY};
+use crate::observability::metrics;
+use crate::security::auth::{authenticate, look_up, KeyCheck, KeyClaims};
+use crate::security::rate_limit::{Decision, RATE_LIMIT, RATE_LIMIT_POLICY};
 
 /// The scope an operation needs, as a type: `Authorized<Read>` or `Authorized<Write>`.
 pub(crate) trait Scope {

@@ -16,7 +16,9 @@ use actix_web::body::MessageBody;
 use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
 
-use crate::head_deadline::HeadDeadline;
+use head_deadline::HeadDeadline;
+
+mod head_deadline;
 
 /// How long a connection whose response has been written gets to close after it is told to.
 const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);

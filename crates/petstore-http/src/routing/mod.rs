@@ -1,11 +1,18 @@
-//! What every resource builds its routes from, and what answers when no route matches: 404 for
-//! an unknown path, 405 (with `Allow`) for a known path with another method. Neither needs a
-//! key: they only reveal the route table, which the published document shows anyway.
+//! What every resource builds its routes from: the paths (`paths`) and the public URLs they are
+//! served under (`servers`), the route helpers here, and
+//! what every route may answer beyond its own statuses (`common_responses`, for the OpenAPI
+//! document). Also what answers when no route matches: 404 for an unknown path, 405 (with
+//! `Allow`) for a known path with another method. Neither needs a key: they only reveal the
+//! route table, which the published document shows anyway.
 
 use actix_web::http::Method;
 use actix_web::{guard, web, HttpRequest, HttpResponse, Resource, Route};
 
 use crate::error::ApiError;
+
+pub(crate) mod common_responses;
+pub mod paths;
+pub mod servers;
 
 pub(crate) const GET: &[Method] = &[Method::GET, Method::HEAD];
 pub(crate) const GET_POST: &[Method] = &[Method::GET, Method::HEAD, Method::POST];

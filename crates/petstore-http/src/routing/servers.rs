@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use utoipa::openapi::server::{Server, ServerBuilder};
 
-use crate::paths::BASE_PATH;
+use crate::routing::paths::BASE_PATH;
 
 /// An absolute `http(s)` URL ending in `/v1`.
 #[derive(Debug, Clone, PartialEq, Eq)]

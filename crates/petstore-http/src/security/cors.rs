@@ -8,8 +8,8 @@ use std::str::FromStr;
 use actix_cors::Cors;
 use actix_web::http::{header, Method};
 
-use crate::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY};
-use crate::request_id::REQUEST_ID;
+use crate::observability::request_id::REQUEST_ID;
+use crate::security::rate_limit::{RATE_LIMIT, RATE_LIMIT_POLICY};
 
 /// Which origins may call the API from a browser.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-use crate::metrics::HEAD_TIMEOUTS;
+use crate::observability::metrics::HEAD_TIMEOUTS;
 
 /// The interim response actix-http writes before reading an `Expect: 100-continue` body: what
 /// follows it on the wire is that request's body, not a new head.

@@ -26,7 +26,7 @@ use petstore_domain::KeyScope;
 use sha2::Sha256;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::metrics::{self, Refusal};
+use crate::observability::metrics::{self, Refusal};
 use verified::VerifiedKeys;
 
 /// How far past its `exp` a key is still accepted: absorbs clock differences between the

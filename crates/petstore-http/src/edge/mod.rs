@@ -1,0 +1,9 @@
+//! The edge of the adapter: what every request's raw parts go through before a handler turns
+//! them into domain values (a bounded JSON body, one JSON object, a query string, a listing's
+//! cursor), and the guard that lets no error leave without the JSON `Error` body.
+
+pub(crate) mod body;
+pub(crate) mod cursor;
+pub(crate) mod error_body;
+pub(crate) mod json;
+pub(crate) mod query;
