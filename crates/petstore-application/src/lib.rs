@@ -1,23 +1,29 @@
-//! The pet store's application layer: the ports the outside world plugs into (`ports`) and the
-//! use cases that drive them (`PetService`; `KeyDirectory` for API keys). It depends on the domain alone; adapters for HTTP,
-//! storage and time live in other crates and meet this one only through the traits in `ports`.
+//! The pet store's application layer: per resource (`pets`, `orders`, `keys`), the ports the
+//! outside world plugs into (each folder's `ports`), the use cases that drive them and their
+//! errors. What every resource shares: storage's failure (`storage`), the clock port and the
+//! page cut. It depends on the domain alone; adapters for HTTP, storage and time live in other
+//! crates and meet this one only through the ports' traits.
 
-pub mod deprecation;
+mod clock;
 pub mod keys;
 pub mod orders;
 mod paging;
-pub mod ports;
-mod service;
+pub mod pets;
+mod storage;
 
-pub use keys::{KeyDirectory, KeyRefusal, LookupError};
-pub use orders::{OrderError, OrderPage, OrderService};
-pub use ports::{
-    BoxError, Clock, KeyChanges, KeyRepository, OrderFilter, OrderRepository, OrderWork,
-    PetRepository, RepositoryError, Revocation, StorageFault, StoreTransaction, SystemClock,
+pub use clock::{Clock, SystemClock};
+pub use keys::{KeyChanges, KeyDirectory, KeyRefusal, KeyRegistry, LookupError, Revocation};
+pub use orders::{
+    OrderError, OrderPage, OrderRepository, OrderService, OrderWork, StoreTransaction,
 };
-pub use service::{GetPetError, PetPage, PetService};
+pub use pets::{deprecation, GetPetError, PetPage, PetRepository, PetService};
+pub use storage::{BoxError, RepositoryError, StorageFault};
 
 #[cfg(any(test, feature = "mocks"))]
-pub use ports::{
-    MockClock, MockKeyRepository, MockOrderRepository, MockPetRepository, MockStoreTransaction,
-};
+pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use keys::MockKeyRegistry;
+#[cfg(any(test, feature = "mocks"))]
+pub use orders::{MockOrderRepository, MockStoreTransaction};
+#[cfg(any(test, feature = "mocks"))]
+pub use pets::MockPetRepository;

@@ -4,24 +4,21 @@
 //! own representations into these types with each type's `parse`/`new` and get a typed error back.
 
 mod api_key;
-mod category_id;
 mod decimal;
-mod listing;
 mod order;
+mod page_limit;
 mod pet;
-mod pet_id;
-mod pet_name;
-mod pet_status;
 
 pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
 };
-pub use category_id::{CategoryId, CategoryIdError};
-pub use listing::{PetIds, PetIdsError, PetLimit, PetLimitError, PetListQuery};
 pub use order::{
-    NewOrder, Order, OrderAction, OrderConflict, OrderId, OrderStatus, OrderStatusError,
+    NewOrder, Order, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery,
+    OrderQuantity, OrderQuantityError, OrderStatus, OrderStatusError,
 };
-pub use pet::{NewPet, Pet};
-pub use pet_id::{PetId, PetIdError};
-pub use pet_name::{is_bidi_control, is_invisible, PetName, PetNameError};
-pub use pet_status::{PetStatus, PetStatusError, StatusTransitionError};
+pub use page_limit::{PageLimit, PageLimitError};
+pub use pet::{
+    is_bidi_control, is_invisible, CategoryId, CategoryIdError, NewPet, Pet, PetId, PetIdError,
+    PetIds, PetIdsError, PetListQuery, PetName, PetNameError, PetStatus, PetStatusError,
+    StatusTransitionError,
+};

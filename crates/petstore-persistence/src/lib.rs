@@ -21,7 +21,7 @@ mod url;
 
 use std::sync::Arc;
 
-use petstore_application::{KeyRepository, OrderRepository, PetRepository};
+use petstore_application::{KeyRegistry, OrderRepository, PetRepository};
 
 pub use error::StorageError;
 pub use memory::InMemoryPetRepository;
@@ -37,7 +37,7 @@ pub use url::DatabaseUrl;
 pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
     pub orders: Arc<dyn OrderRepository>,
-    pub keys: Arc<dyn KeyRepository>,
+    pub keys: Arc<dyn KeyRegistry>,
     /// The connection pool's gauges (none for `memory:`).
     pub pool_metrics: Option<PoolMetrics>,
 }

@@ -69,7 +69,7 @@ impl PetRepository for InMemoryPetRepository {
             .pets
             .range(from..)
             .map(|(_, pet)| pet)
-            .filter(|pet| status.is_none_or(|wanted| pet.status == wanted))
+            .filter(|pet| status.is_none_or(|wanted| pet.status() == wanted))
             .take(max)
             .cloned()
             .collect())
@@ -85,8 +85,8 @@ impl PetRepository for InMemoryPetRepository {
             .iter()
             .filter_map(|id| state.pets.get(&id.get()).cloned())
             .collect();
-        pets.sort_by_key(|pet| pet.id);
-        pets.dedup_by_key(|pet| pet.id);
+        pets.sort_by_key(|pet| pet.id());
+        pets.dedup_by_key(|pet| pet.id());
         Ok(pets)
     }
 

@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use petstore_application::{KeyChanges, KeyRepository, RepositoryError, Revocation};
+use petstore_application::{KeyChanges, KeyRegistry, RepositoryError, Revocation};
 use petstore_domain::{ApiKey, KeyId};
 
 /// Keys with the revision each last changed at, in insertion order.
@@ -29,7 +29,7 @@ impl InMemoryKeyRegistry {
     }
 }
 
-impl KeyRepository for InMemoryKeyRegistry {
+impl KeyRegistry for InMemoryKeyRegistry {
     fn insert(&self, key: &ApiKey) -> Result<(), RepositoryError> {
         let mut state = self.state();
         if state.keys.iter().any(|(known, _)| known.id == key.id) {

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use petstore_application::{
-    OrderError, OrderFilter, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
+    OrderError, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
 };
-use petstore_domain::{NewOrder, Order, OrderId, Pet, PetId};
+use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
 
 use crate::memory::State;
 use crate::InMemoryPetRepository;
@@ -55,11 +55,10 @@ impl StoreTransaction for StagedTransaction<'_> {
     }
 
     fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
-        let mut stored = self
-            .pet_for_update(pet.id)?
-            .ok_or_else(|| RepositoryError::Unexpected(format!("no pet {}", pet.id).into()))?;
-        stored.status = pet.status;
-        self.pets.insert(pet.id.get(), stored);
+        // The pet was read in this transaction, so all but its status is as stored.
+        self.pet_for_update(pet.id())?
+            .ok_or_else(|| RepositoryError::Unexpected(format!("no pet {}", pet.id()).into()))?;
+        self.pets.insert(pet.id().get(), pet.clone());
         Ok(())
     }
 
@@ -74,7 +73,7 @@ impl StoreTransaction for StagedTransaction<'_> {
     }
 
     fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
-        self.orders.insert(order.id.get(), order.clone());
+        self.orders.insert(order.id().get(), order.clone());
         Ok(())
     }
 }
@@ -117,9 +116,9 @@ impl OrderRepository for InMemoryOrderRepository {
         Ok(state
             .orders
             .values()
-            .filter(|order| after.is_none_or(|after| order.id > after))
-            .filter(|order| filter.status.is_none_or(|status| order.status == status))
-            .filter(|order| filter.pet_id.is_none_or(|pet| order.pet_id == pet))
+            .filter(|order| after.is_none_or(|after| order.id() > after))
+            .filter(|order| filter.status.is_none_or(|status| order.status() == status))
+            .filter(|order| filter.pet_id.is_none_or(|pet| order.pet_id() == pet))
             .take(max)
             .cloned()
             .collect())

@@ -38,14 +38,14 @@ async fn create_assigns_increasing_distinct_ids_and_returns_the_stored_pet(fixtu
     for (name, category) in [("Rex", 3), ("Tom", 1), ("Polly", 7)] {
         let wanted = new_pet(name, category, Some(PetStatus::Pending));
         let created = repo.create(wanted.clone()).await.expect("create");
-        assert_eq!(created.name, wanted.name);
-        assert_eq!(created.category_id, wanted.category_id);
-        assert_eq!(created.status, PetStatus::Pending);
+        assert_eq!(created.name(), wanted.name());
+        assert_eq!(created.category_id(), wanted.category_id());
+        assert_eq!(created.status(), PetStatus::Pending);
         if let Some(last) = last_id {
-            assert!(created.id > last, "{} after {last}", created.id);
+            assert!(created.id() > last, "{} after {last}", created.id());
         }
-        last_id = Some(created.id);
-        let found = repo.find(created.id).await.expect("find");
+        last_id = Some(created.id());
+        let found = repo.find(created.id()).await.expect("find");
         assert_eq!(found, Some(created));
     }
 }
@@ -53,22 +53,26 @@ async fn create_assigns_increasing_distinct_ids_and_returns_the_stored_pet(fixtu
 async fn create_stores_the_default_and_explicit_statuses(fixture: Fixture) {
     let repo = fixture.repo();
     let defaulted = repo.create(new_pet("Rex", 1, None)).await.expect("create");
-    assert_eq!(defaulted.status, PetStatus::Available);
+    assert_eq!(defaulted.status(), PetStatus::Available);
     for status in PetStatus::ALL {
         let created = repo
             .create(new_pet("Tom", 2, Some(status)))
             .await
             .expect("create");
-        assert_eq!(created.status, status);
-        let found = repo.find(created.id).await.expect("find").expect("stored");
-        assert_eq!(found.status, status);
+        assert_eq!(created.status(), status);
+        let found = repo
+            .find(created.id())
+            .await
+            .expect("find")
+            .expect("stored");
+        assert_eq!(found.status(), status);
     }
     let found = repo
-        .find(defaulted.id)
+        .find(defaulted.id())
         .await
         .expect("find")
         .expect("stored");
-    assert_eq!(found.status, PetStatus::Available);
+    assert_eq!(found.status(), PetStatus::Available);
 }
 
 async fn create_keeps_long_unicode_names_and_the_largest_category_id(fixture: Fixture) {
@@ -80,9 +84,13 @@ async fn create_keeps_long_unicode_names_and_the_largest_category_id(fixture: Fi
         Some(PetStatus::Sold),
     );
     let created = repo.create(wanted).await.expect("create");
-    let found = repo.find(created.id).await.expect("find").expect("stored");
-    assert_eq!(found.name.as_str(), name);
-    assert_eq!(found.category_id.get(), i64::MAX);
+    let found = repo
+        .find(created.id())
+        .await
+        .expect("find")
+        .expect("stored");
+    assert_eq!(found.name().as_str(), name);
+    assert_eq!(found.category_id().get(), i64::MAX);
 }
 
 async fn find_many_returns_the_existing_pets_in_id_order(fixture: Fixture) {
@@ -96,7 +104,7 @@ async fn find_many_returns_the_existing_pets_in_id_order(fixture: Fixture) {
         );
     }
     let wanted = [&created[20], &created[3], &created[29], &created[3]];
-    let mut ids: Vec<PetId> = wanted.iter().map(|pet| pet.id).collect();
+    let mut ids: Vec<PetId> = wanted.iter().map(|pet| pet.id()).collect();
     ids.push(PetId::new(i64::MAX));
     let found = repo.find_many(&ids).await.expect("find_many");
     assert_eq!(
@@ -108,14 +116,14 @@ async fn find_many_returns_the_existing_pets_in_id_order(fixture: Fixture) {
         vec![]
     );
     // More than an inline read holds.
-    let all: Vec<PetId> = created.iter().map(|pet| pet.id).collect();
+    let all: Vec<PetId> = created.iter().map(|pet| pet.id()).collect();
     assert_eq!(repo.find_many(&all).await.expect("find_many"), created);
 }
 
 async fn find_unknown_id_is_none(fixture: Fixture) {
     let repo = fixture.repo();
     let created = repo.create(new_pet("Rex", 1, None)).await.expect("create");
-    for id in [created.id.get() + 1, 0, -1, i64::MAX, i64::MIN] {
+    for id in [created.id().get() + 1, 0, -1, i64::MAX, i64::MIN] {
         assert_eq!(repo.find(PetId::new(id)).await.expect("find"), None, "{id}");
     }
 }
@@ -134,10 +142,10 @@ async fn list_is_ordered_by_id_and_honours_max(fixture: Fixture) {
     let repo = fixture.repo();
     let ids = create_many(repo, 5).await;
     let all = repo.list(None, None, 100).await.expect("list");
-    assert_eq!(all.iter().map(|p| p.id).collect::<Vec<_>>(), ids);
+    assert_eq!(all.iter().map(|p| p.id()).collect::<Vec<_>>(), ids);
     let first_three = repo.list(None, None, 3).await.expect("list");
     assert_eq!(
-        first_three.iter().map(|p| p.id).collect::<Vec<_>>(),
+        first_three.iter().map(|p| p.id()).collect::<Vec<_>>(),
         ids[..3]
     );
     assert!(repo.list(None, None, 0).await.expect("list").is_empty());
@@ -168,7 +176,7 @@ async fn list_filters_by_status(fixture: Fixture) {
     for status in PetStatus::ALL {
         let expected: Vec<_> = created
             .iter()
-            .filter(|p| p.status == status)
+            .filter(|p| p.status() == status)
             .cloned()
             .collect();
         let listed = repo.list(Some(status), None, 100).await.expect("list");
@@ -185,9 +193,12 @@ async fn list_after_is_a_keyset_cursor(fixture: Fixture) {
     let repo = fixture.repo();
     let ids = create_many(repo, 6).await;
     let rest = repo.list(None, Some(ids[1]), 100).await.expect("list");
-    assert_eq!(rest.iter().map(|p| p.id).collect::<Vec<_>>(), ids[2..]);
+    assert_eq!(rest.iter().map(|p| p.id()).collect::<Vec<_>>(), ids[2..]);
     let next_two = repo.list(None, Some(ids[1]), 2).await.expect("list");
-    assert_eq!(next_two.iter().map(|p| p.id).collect::<Vec<_>>(), ids[2..4]);
+    assert_eq!(
+        next_two.iter().map(|p| p.id()).collect::<Vec<_>>(),
+        ids[2..4]
+    );
     assert!(repo
         .list(None, Some(ids[5]), 100)
         .await
@@ -227,8 +238,8 @@ async fn paging_with_after_visits_every_pet_once(fixture: Fixture) {
     loop {
         let page = repo.list(None, after, 2).await.expect("list");
         let Some(last) = page.last() else { break };
-        after = Some(last.id);
-        seen.extend(page.iter().map(|p| p.id));
+        after = Some(last.id());
+        seen.extend(page.iter().map(|p| p.id()));
     }
     assert_eq!(seen, ids);
 }
@@ -244,7 +255,7 @@ async fn two_hundred_concurrent_creates_get_distinct_ids_and_are_all_findable(fi
     let mut ids = BTreeSet::new();
     while let Some(joined) = tasks.join_next().await {
         let pet = joined.expect("task").expect("create");
-        assert!(ids.insert(pet.id), "id {} handed out twice", pet.id);
+        assert!(ids.insert(pet.id()), "id {} handed out twice", pet.id());
     }
     eprintln!(
         "{}: 200 concurrent creates took {:?}",
@@ -257,7 +268,7 @@ async fn two_hundred_concurrent_creates_get_distinct_ids_and_are_all_findable(fi
     }
     let listed = repo.list(None, None, 1000).await.expect("list");
     assert_eq!(
-        listed.iter().map(|p| p.id).collect::<Vec<_>>(),
+        listed.iter().map(|p| p.id()).collect::<Vec<_>>(),
         ids.into_iter().collect::<Vec<_>>()
     );
 }
@@ -274,7 +285,7 @@ async fn create_many(repo: &dyn PetRepository, count: usize) -> Vec<PetId> {
             .create(new_pet(&format!("pet {i}"), 1, None))
             .await
             .expect("create");
-        ids.push(pet.id);
+        ids.push(pet.id());
     }
     ids
 }

@@ -101,7 +101,7 @@ async fn stored_names(repo: &Arc<dyn PetRepository>) -> Vec<String> {
         .await
         .expect("list")
         .into_iter()
-        .map(|pet| pet.name.as_str().to_owned())
+        .map(|pet| pet.name().as_str().to_owned())
         .collect()
 }
 
@@ -125,9 +125,9 @@ async fn postgres_creates_that_arrive_during_a_commit_share_the_next_one() {
     let mut ids = Vec::new();
     for (outcome, name) in group.into_iter().zip(&names) {
         let pet = outcome.expect("a create of the group");
-        assert_eq!(pet.name.as_str(), *name);
-        assert!(pet.id > first.id, "ids increase in commit order");
-        ids.push(pet.id);
+        assert_eq!(pet.name().as_str(), *name);
+        assert!(pet.id() > first.id(), "ids increase in commit order");
+        ids.push(pet.id());
     }
     ids.sort_unstable();
     ids.dedup();
@@ -154,7 +154,7 @@ async fn a_refused_pet_fails_alone(repo: Arc<dyn PetRepository>, lock: WriteLock
                 "{name}: {outcome:?}"
             );
         } else {
-            assert_eq!(outcome.as_ref().expect(name).name.as_str(), name);
+            assert_eq!(outcome.as_ref().expect(name).name().as_str(), name);
         }
     }
     // The group's creates were sent at once, so they queue in no particular order.

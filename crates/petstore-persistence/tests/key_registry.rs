@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{open_storage, Fixture};
-use petstore_application::{KeyRepository, Revocation};
+use petstore_application::{KeyRegistry, Revocation};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
 petstore_test_support::on_backends!(
@@ -135,7 +135,7 @@ async fn last_use_only_moves_forward(fixture: Fixture) {
 /// Several writers at once: a reader that follows `changes_since` from revision to revision
 /// ends up having seen every key.
 async fn concurrent_writers_never_let_a_reader_miss_a_change(fixture: Fixture) {
-    let keys: Arc<dyn KeyRepository> = fixture.keys_arc();
+    let keys: Arc<dyn KeyRegistry> = fixture.keys_arc();
     let writers: Vec<_> = (0..4_u32)
         .map(|writer| {
             let keys = Arc::clone(&keys);

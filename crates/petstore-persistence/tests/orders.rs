@@ -8,11 +8,10 @@ use std::sync::Arc;
 
 use common::{new_pet, Fixture};
 use futures_util::future::join_all;
-use petstore_application::{
-    OrderError, OrderFilter, OrderService, OrderWork, RepositoryError, SystemClock,
-};
+use petstore_application::{OrderError, OrderService, OrderWork, RepositoryError, SystemClock};
 use petstore_domain::{
-    NewOrder, OrderAction, OrderConflict, OrderId, OrderStatus, PetId, PetStatus,
+    NewOrder, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery, OrderQuantity,
+    OrderStatus, PageLimit, PetId, PetStatus,
 };
 
 petstore_test_support::on_backends!(
@@ -30,6 +29,15 @@ fn service(fixture: &Fixture) -> OrderService {
     OrderService::new(fixture.orders_arc(), Arc::new(SystemClock))
 }
 
+/// A listing of `limit` orders matching `filter`, after `after`.
+fn query(filter: OrderFilter, after: Option<OrderId>, limit: i64) -> OrderListQuery {
+    OrderListQuery {
+        filter,
+        after,
+        limit: PageLimit::parse(limit).expect("a page limit"),
+    }
+}
+
 async fn status_of(fixture: &Fixture, id: PetId) -> PetStatus {
     fixture
         .repo()
@@ -37,7 +45,7 @@ async fn status_of(fixture: &Fixture, id: PetId) -> PetStatus {
         .await
         .expect("find")
         .expect("the pet")
-        .status
+        .status()
 }
 
 async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
@@ -48,27 +56,27 @@ async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
         .expect("create");
     let orders = service(&fixture);
     let placed = orders
-        .place(NewOrder { pet_id: pet.id })
+        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place");
     assert_eq!(
-        (placed.status, placed.quantity, placed.ship_date),
-        (OrderStatus::Placed, 1, None)
+        (placed.status(), placed.quantity(), placed.ship_date()),
+        (OrderStatus::Placed, OrderQuantity::ONE, None)
     );
-    assert_eq!(status_of(&fixture, pet.id).await, PetStatus::Pending);
-    assert_eq!(orders.get(placed.id).await.expect("get"), placed);
+    assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Pending);
+    assert_eq!(orders.get(placed.id()).await.expect("get"), placed);
 
     orders
-        .act(placed.id, OrderAction::Approve)
+        .act(placed.id(), OrderAction::Approve)
         .await
         .expect("approve");
     let delivered = orders
-        .act(placed.id, OrderAction::Deliver)
+        .act(placed.id(), OrderAction::Deliver)
         .await
         .expect("deliver");
-    assert!(delivered.is_complete() && delivered.ship_date.is_some());
-    assert_eq!(orders.get(placed.id).await.expect("get"), delivered);
-    assert_eq!(status_of(&fixture, pet.id).await, PetStatus::Sold);
+    assert!(delivered.is_complete() && delivered.ship_date().is_some());
+    assert_eq!(orders.get(placed.id()).await.expect("get"), delivered);
+    assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Sold);
 }
 
 async fn cancelling_gives_the_pet_back_and_it_can_be_ordered_again(fixture: Fixture) {
@@ -79,19 +87,19 @@ async fn cancelling_gives_the_pet_back_and_it_can_be_ordered_again(fixture: Fixt
         .expect("create");
     let orders = service(&fixture);
     let first = orders
-        .place(NewOrder { pet_id: pet.id })
+        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place");
     orders
-        .act(first.id, OrderAction::Cancel)
+        .act(first.id(), OrderAction::Cancel)
         .await
         .expect("cancel");
-    assert_eq!(status_of(&fixture, pet.id).await, PetStatus::Available);
+    assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Available);
     let second = orders
-        .place(NewOrder { pet_id: pet.id })
+        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place again");
-    assert!(second.id > first.id);
+    assert!(second.id() > first.id());
 }
 
 async fn a_refused_order_changes_nothing(fixture: Fixture) {
@@ -102,7 +110,7 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         .expect("create");
     let orders = service(&fixture);
     let err = orders
-        .place(NewOrder { pet_id: sold.id })
+        .place(NewOrder::new(sold.id(), OrderQuantity::ONE))
         .await
         .expect_err("refused");
     assert!(
@@ -114,14 +122,12 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
     );
     assert!(matches!(
         orders
-            .place(NewOrder {
-                pet_id: PetId::new(i64::MAX)
-            })
+            .place(NewOrder::new(PetId::new(i64::MAX), OrderQuantity::ONE))
             .await,
         Err(OrderError::PetNotFound(_))
     ));
     let listed = orders
-        .list(OrderFilter::default(), None, 10)
+        .list(query(OrderFilter::default(), None, 10))
         .await
         .expect("list");
     assert_eq!(listed.orders, vec![], "no order was stored");
@@ -132,11 +138,11 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         .await
         .expect("create");
     let placed = orders
-        .place(NewOrder { pet_id: pet.id })
+        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place");
     let err = orders
-        .act(placed.id, OrderAction::Deliver)
+        .act(placed.id(), OrderAction::Deliver)
         .await
         .expect_err("refused");
     assert!(
@@ -144,10 +150,10 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         "{err}"
     );
     assert_eq!(
-        orders.get(placed.id).await.expect("get").status,
+        orders.get(placed.id()).await.expect("get").status(),
         OrderStatus::Placed
     );
-    assert_eq!(status_of(&fixture, pet.id).await, PetStatus::Pending);
+    assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Pending);
     assert!(matches!(
         orders
             .act(OrderId::new(i64::MAX), OrderAction::Cancel)
@@ -163,12 +169,13 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
         .create(new_pet("Rex", 1, None))
         .await
         .expect("create");
-    let pet_id = pet.id;
+    let pet_id = pet.id();
     let work: OrderWork = Box::new(move |tx| {
         let mut pet = tx.pet_for_update(pet_id)?.expect("the pet");
-        pet.status = PetStatus::Pending;
+        pet.change_status(PetStatus::Pending)
+            .expect("available -> pending");
         tx.save_pet_status(&pet)?;
-        tx.insert_order(NewOrder { pet_id })?;
+        tx.insert_order(NewOrder::new(pet_id, OrderQuantity::ONE))?;
         Err(OrderError::Repository(RepositoryError::Unexpected(
             "changed my mind".into(),
         )))
@@ -179,9 +186,9 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("storage failed"), "{err}");
-    assert_eq!(status_of(&fixture, pet.id).await, PetStatus::Available);
+    assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Available);
     let listed = service(&fixture)
-        .list(OrderFilter::default(), None, 10)
+        .list(query(OrderFilter::default(), None, 10))
         .await
         .expect("list");
     assert_eq!(listed.orders, vec![]);
@@ -194,9 +201,10 @@ async fn concurrent_orders_for_one_pet_get_exactly_one_success(fixture: Fixture)
         .await
         .expect("create");
     let orders = service(&fixture);
+    let new_order = NewOrder::new(pet.id(), OrderQuantity::ONE);
     let attempts = (0..20).map(|_| {
         let orders = orders.clone();
-        tokio::spawn(async move { orders.place(NewOrder { pet_id: pet.id }).await })
+        tokio::spawn(async move { orders.place(new_order).await })
     });
     let outcomes: Vec<_> = join_all(attempts)
         .await
@@ -209,7 +217,7 @@ async fn concurrent_orders_for_one_pet_get_exactly_one_success(fixture: Fixture)
         .filter(|outcome| matches!(outcome, Err(OrderError::Conflict(_))))
         .count();
     assert_eq!((placed, conflicts), (1, 19), "{outcomes:?}");
-    assert_eq!(status_of(&fixture, pet.id).await, PetStatus::Pending);
+    assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Pending);
 }
 
 async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
@@ -223,25 +231,25 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
             .expect("create");
         placed.push(
             orders
-                .place(NewOrder { pet_id: pet.id })
+                .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
                 .await
                 .expect("place"),
         );
     }
     orders
-        .act(placed[1].id, OrderAction::Cancel)
+        .act(placed[1].id(), OrderAction::Cancel)
         .await
         .expect("cancel");
     let all = orders
-        .list(OrderFilter::default(), None, 3)
+        .list(query(OrderFilter::default(), None, 3))
         .await
         .expect("list");
     assert_eq!(
-        all.orders.iter().map(|o| o.id).collect::<Vec<_>>(),
-        placed[..3].iter().map(|o| o.id).collect::<Vec<_>>()
+        all.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        placed[..3].iter().map(|o| o.id()).collect::<Vec<_>>()
     );
     let rest = orders
-        .list(OrderFilter::default(), all.next_after, 3)
+        .list(query(OrderFilter::default(), all.next_after, 3))
         .await
         .expect("list");
     assert_eq!(rest.orders.len(), 2);
@@ -250,18 +258,18 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
         status: Some(OrderStatus::Cancelled),
         pet_id: None,
     };
-    let listed = orders.list(cancelled, None, 10).await.expect("list");
+    let listed = orders.list(query(cancelled, None, 10)).await.expect("list");
     assert_eq!(
-        listed.orders.iter().map(|o| o.id).collect::<Vec<_>>(),
-        vec![placed[1].id]
+        listed.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        vec![placed[1].id()]
     );
     let of_pet = OrderFilter {
         status: None,
-        pet_id: Some(placed[3].pet_id),
+        pet_id: Some(placed[3].pet_id()),
     };
-    let listed = orders.list(of_pet, None, 10).await.expect("list");
+    let listed = orders.list(query(of_pet, None, 10)).await.expect("list");
     assert_eq!(
-        listed.orders.iter().map(|o| o.id).collect::<Vec<_>>(),
-        vec![placed[3].id]
+        listed.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        vec![placed[3].id()]
     );
 }

@@ -159,7 +159,10 @@ async fn connections_killed_by_the_server_are_replaced_on_the_next_request() {
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE datname = current_database() AND pid <> pg_backend_pid()",
     );
-    assert_eq!(repo.find(pet.id).await.expect("find after kill"), Some(pet));
+    assert_eq!(
+        repo.find(pet.id()).await.expect("find after kill"),
+        Some(pet)
+    );
     repo.create(new_pet("Tom", 1, None))
         .await
         .expect("create after kill");
@@ -277,7 +280,7 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
         .expect("lock the table");
 
     let mut finds = Vec::new();
-    for id in pets.iter().map(|pet| pet.id.get()).chain([0, 999_999]) {
+    for id in pets.iter().map(|pet| pet.id().get()).chain([0, 999_999]) {
         for _ in 0..2 {
             let repo = Arc::clone(&repo);
             finds.push((
@@ -289,7 +292,7 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
     let page_requests = [
         (None, None, 10),
         (Some(PetStatus::Sold), None, 5),
-        (None, Some(pets[9].id), 10),
+        (None, Some(pets[9].id()), 10),
     ];
     let mut pages = Vec::new();
     for (status, after, max) in page_requests.into_iter().cycle().take(9) {
@@ -304,13 +307,13 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
 
     for (id, find) in finds {
         let found = find.await.expect("task").expect("find");
-        assert_eq!(found, pets.iter().find(|pet| pet.id.get() == id).cloned());
+        assert_eq!(found, pets.iter().find(|pet| pet.id().get() == id).cloned());
     }
     for ((status, after, max), page) in pages {
         let expected: Vec<_> = pets
             .iter()
-            .filter(|pet| status.is_none_or(|s| pet.status == s))
-            .filter(|pet| after.is_none_or(|a| pet.id > a))
+            .filter(|pet| status.is_none_or(|s| pet.status() == s))
+            .filter(|pet| after.is_none_or(|a| pet.id() > a))
             .take(max)
             .cloned()
             .collect();

@@ -30,7 +30,7 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
     let stopped = cluster.stop();
     for _ in 0..3 {
         let started = Instant::now();
-        let result = repo.find(before.id).await;
+        let result = repo.find(before.id()).await;
         assert!(
             matches!(result, Err(RepositoryError::Unavailable(_))),
             "{result:?}"
@@ -51,7 +51,7 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
     // Same repository, same pool: it serves again without being rebuilt.
     let deadline = Instant::now() + Duration::from_secs(10);
     let found = loop {
-        match repo.find(before.id).await {
+        match repo.find(before.id()).await {
             Ok(found) => break found,
             Err(err) if Instant::now() < deadline => {
                 eprintln!("not back yet: {err}");
@@ -84,7 +84,7 @@ async fn after_a_restart_the_first_create_and_the_first_read_succeed_on_new_conn
         .expect("open")
         .pets;
     let rex = repo.create(new_pet("Rex", 1, None)).await.expect("create");
-    let warm = futures_util::future::join_all((0..4).map(|_| repo.find(rex.id))).await;
+    let warm = futures_util::future::join_all((0..4).map(|_| repo.find(rex.id()))).await;
     assert!(warm.iter().all(Result::is_ok), "{warm:?}");
 
     cluster.stop().start();
@@ -95,7 +95,7 @@ async fn after_a_restart_the_first_create_and_the_first_read_succeed_on_new_conn
 
     cluster.stop().start();
     let found = repo
-        .find(tom.id)
+        .find(tom.id())
         .await
         .expect("the first read after a restart");
     assert_eq!(found, Some(tom));

@@ -24,14 +24,14 @@ async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
     let repo = open(&file.url());
     assert_eq!(repo.list(None, None, 100).await.expect("list"), first);
     assert_eq!(
-        repo.find(first[1].id).await.expect("find"),
+        repo.find(first[1].id()).await.expect("find"),
         Some(first[1].clone())
     );
     let later = repo
         .create(new_pet("Polly", 3, None))
         .await
         .expect("create");
-    assert!(later.id > first[1].id);
+    assert!(later.id() > first[1].id());
 }
 
 #[test]
@@ -108,7 +108,7 @@ async fn two_pools_writing_one_file_at_once_never_see_a_locked_database() {
         tasks.spawn(async move {
             let pet = repo.create(new_pet(&format!("pet {i}"), 1, None)).await?;
             repo.list(None, None, 100).await?;
-            repo.find(pet.id).await.map(|_| pet.id)
+            repo.find(pet.id()).await.map(|_| pet.id())
         });
     }
     let mut ids = std::collections::BTreeSet::new();

@@ -6,8 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mockall::predicate::eq;
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
-use super::{KeyDirectory, KeyRefusal, LookupError, MISS_TTL};
-use crate::ports::{KeyChanges, MockClock, MockKeyRepository, Revocation};
+use super::{
+    KeyChanges, KeyDirectory, KeyRefusal, LookupError, MockKeyRegistry, Revocation, MISS_TTL,
+};
+use crate::MockClock;
 use crate::RepositoryError;
 
 const START: u64 = 1_800_000_000;
@@ -49,7 +51,7 @@ fn unavailable() -> RepositoryError {
 
 #[test]
 fn known_keys_pass_with_their_scope_and_unknown_ones_are_refused() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .with(eq(0))
@@ -65,7 +67,7 @@ fn known_keys_pass_with_their_scope_and_unknown_ones_are_refused() {
 
 #[test]
 fn a_refresh_reads_only_changes_and_applies_revocations() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     let mut sequence = mockall::Sequence::new();
     registry
         .expect_changes_since()
@@ -99,7 +101,7 @@ fn a_refresh_reads_only_changes_and_applies_revocations() {
 
 #[test]
 fn a_key_stops_working_when_it_expires() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
@@ -113,7 +115,7 @@ fn a_key_stops_working_when_it_expires() {
 
 #[test]
 fn an_unreadable_registry_keeps_the_last_known_keys_and_grows_stale() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     let mut sequence = mockall::Sequence::new();
     registry
         .expect_changes_since()
@@ -149,7 +151,7 @@ fn an_unreadable_registry_keeps_the_last_known_keys_and_grows_stale() {
 
 #[test]
 fn uses_are_recorded_at_most_once_a_minute_per_key() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .return_once(|_| changes(vec![key(1, KeyScope::Read), key(2, KeyScope::Read)], 2));
@@ -186,7 +188,7 @@ fn uses_are_recorded_at_most_once_a_minute_per_key() {
 
 #[test]
 fn issuing_records_the_key_with_its_expiry_and_makes_it_usable_at_once() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     let mut sequence = mockall::Sequence::new();
     registry
         .expect_changes_since()
@@ -229,7 +231,7 @@ fn issuing_records_the_key_with_its_expiry_and_makes_it_usable_at_once() {
 
 #[test]
 fn revoking_passes_the_registry_answer_through_and_applies_it_at_once() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     let mut sequence = mockall::Sequence::new();
     registry
         .expect_changes_since()
@@ -264,7 +266,7 @@ fn revoking_passes_the_registry_answer_through_and_applies_it_at_once() {
 
 #[test]
 fn a_key_recorded_since_the_last_refresh_is_found_by_one_lookup_shared_by_every_request() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .with(eq(0))
@@ -301,7 +303,7 @@ fn a_key_recorded_since_the_last_refresh_is_found_by_one_lookup_shared_by_every_
 
 #[test]
 fn a_key_still_unknown_after_a_lookup_is_refused_without_another_read_for_a_while() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .with(eq(0))
@@ -331,7 +333,7 @@ fn a_key_still_unknown_after_a_lookup_is_refused_without_another_read_for_a_whil
 
 #[test]
 fn a_lookup_that_cannot_read_the_registry_says_so_and_is_not_remembered() {
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .with(eq(0))
@@ -354,7 +356,7 @@ fn a_lookup_that_cannot_read_the_registry_says_so_and_is_not_remembered() {
 fn a_use_in_the_minute_a_key_was_issued_is_never_recorded_before_its_creation() {
     let mut issued_mid_minute = key(1, KeyScope::Read);
     issued_mid_minute.created_at = START as i64 + 30;
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry
         .expect_changes_since()
         .return_once(move |_| changes(vec![issued_mid_minute], 1));

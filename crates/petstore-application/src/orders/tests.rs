@@ -7,12 +7,12 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use mockall::predicate::eq;
 use petstore_domain::{
-    CategoryId, NewOrder, NewPet, Order, OrderAction, OrderConflict, OrderId, OrderStatus, Pet,
-    PetId, PetName, PetStatus,
+    CategoryId, NewOrder, NewPet, Order, OrderAction, OrderConflict, OrderFilter, OrderId,
+    OrderListQuery, OrderQuantity, OrderStatus, PageLimit, Pet, PetId, PetName, PetStatus,
 };
 
 use super::*;
-use crate::ports::{MockClock, MockOrderRepository, MockStoreTransaction};
+use crate::{MockClock, RepositoryError};
 
 const NOW: i64 = 1_800_000_000;
 
@@ -26,13 +26,17 @@ fn pet(status: PetStatus) -> Pet {
 }
 
 fn order(status: OrderStatus) -> Order {
-    Order {
+    order_with_id(3, status)
+}
+
+fn order_with_id(id: i64, status: OrderStatus) -> Order {
+    Order::restore(
+        OrderId::new(id),
+        PetId::new(7),
+        OrderQuantity::ONE,
         status,
-        ..NewOrder {
-            pet_id: PetId::new(7),
-        }
-        .into_order(OrderId::new(3))
-    }
+        None,
+    )
 }
 
 fn clock() -> MockClock {
@@ -71,7 +75,7 @@ async fn placing_reserves_the_pet_and_stores_the_order_in_one_transaction() {
         .in_sequence(&mut sequence)
         .returning(|_| Ok(Some(pet(PetStatus::Available))));
     tx.expect_save_pet_status()
-        .withf(|pet: &Pet| pet.status == PetStatus::Pending)
+        .withf(|pet: &Pet| pet.status() == PetStatus::Pending)
         .times(1)
         .in_sequence(&mut sequence)
         .returning(|_| Ok(()));
@@ -81,9 +85,7 @@ async fn placing_reserves_the_pet_and_stores_the_order_in_one_transaction() {
         .returning(|new| Ok(new.into_order(OrderId::new(3))));
 
     let placed = service(repository_running(tx))
-        .place(NewOrder {
-            pet_id: PetId::new(7),
-        })
+        .place(NewOrder::new(PetId::new(7), OrderQuantity::ONE))
         .await
         .unwrap();
     assert_eq!(placed, order(OrderStatus::Placed));
@@ -97,9 +99,7 @@ async fn an_order_for_a_pet_that_is_not_available_is_a_conflict_and_writes_nothi
             .returning(move |_| Ok(Some(pet(status))));
         // No save or insert is expected: the mock fails the test if one happens.
         let err = service(repository_running(tx))
-            .place(NewOrder {
-                pet_id: PetId::new(7),
-            })
+            .place(NewOrder::new(PetId::new(7), OrderQuantity::ONE))
             .await
             .unwrap_err();
         assert!(
@@ -117,9 +117,7 @@ async fn an_order_for_an_unknown_pet_is_not_found() {
     let mut tx = MockStoreTransaction::new();
     tx.expect_pet_for_update().returning(|_| Ok(None));
     let err = service(repository_running(tx))
-        .place(NewOrder {
-            pet_id: PetId::new(7),
-        })
+        .place(NewOrder::new(PetId::new(7), OrderQuantity::ONE))
         .await
         .unwrap_err();
     assert!(matches!(err, OrderError::PetNotFound(id) if id == PetId::new(7)));
@@ -136,12 +134,12 @@ async fn delivering_sells_the_pet_and_dates_the_order_together() {
         .returning(|_| Ok(Some(pet(PetStatus::Pending))));
     tx.expect_save_order()
         .withf(|order: &Order| {
-            order.status == OrderStatus::Delivered && order.ship_date == Some(NOW)
+            order.status() == OrderStatus::Delivered && order.ship_date() == Some(NOW)
         })
         .times(1)
         .returning(|_| Ok(()));
     tx.expect_save_pet_status()
-        .withf(|pet: &Pet| pet.status == PetStatus::Sold)
+        .withf(|pet: &Pet| pet.status() == PetStatus::Sold)
         .times(1)
         .returning(|_| Ok(()));
 
@@ -165,7 +163,7 @@ async fn approving_leaves_the_pet_alone() {
         .act(OrderId::new(3), OrderAction::Approve)
         .await
         .unwrap();
-    assert_eq!(approved.status, OrderStatus::Approved);
+    assert_eq!(approved.status(), OrderStatus::Approved);
 }
 
 #[tokio::test]
@@ -213,17 +211,16 @@ async fn listing_pages_by_asking_for_one_order_more() {
         .returning(|_, _, _| {
             Ok(vec![
                 order(OrderStatus::Placed),
-                Order {
-                    id: OrderId::new(4),
-                    ..order(OrderStatus::Placed)
-                },
-                Order {
-                    id: OrderId::new(9),
-                    ..order(OrderStatus::Placed)
-                },
+                order_with_id(4, OrderStatus::Placed),
+                order_with_id(9, OrderStatus::Placed),
             ])
         });
-    let page = service(repository).list(filter, None, 2).await.unwrap();
+    let query = OrderListQuery {
+        filter,
+        after: None,
+        limit: PageLimit::parse(2).unwrap(),
+    };
+    let page = service(repository).list(query).await.unwrap();
     assert_eq!(page.orders.len(), 2);
     assert_eq!(page.next_after, Some(OrderId::new(4)));
 }

@@ -13,7 +13,7 @@ use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{
-    KeyChanges, KeyDirectory, MockClock, MockKeyRepository, MockOrderRepository, MockPetRepository,
+    KeyChanges, KeyDirectory, MockClock, MockKeyRegistry, MockOrderRepository, MockPetRepository,
     OrderService, PetService, RepositoryError,
 };
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
@@ -626,7 +626,7 @@ async fn readyz_fails_at_once_when_the_instance_is_shutting_down() {
 #[actix_web::test]
 async fn readyz_fails_once_the_key_registry_has_gone_unread_too_long() {
     let now = Arc::new(std::sync::Mutex::new(SystemTime::now()));
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     let mut reads = 0;
     registry.expect_changes_since().returning(move |_| {
         reads += 1;

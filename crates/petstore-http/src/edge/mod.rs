@@ -7,3 +7,4 @@ pub(crate) mod cursor;
 pub(crate) mod error_body;
 pub(crate) mod json;
 pub(crate) mod query;
+pub(crate) mod status_dto;

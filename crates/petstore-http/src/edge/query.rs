@@ -3,8 +3,12 @@
 //! is a 400 `invalid_parameter` naming its parameter.
 
 use actix_web::web::Query;
+use petstore_domain::PageLimit;
 
 use crate::error::ApiError;
+
+/// The name of every listing's page size parameter.
+pub(crate) const LIMIT: &str = "limit";
 
 /// The query string's `name=value` pairs, in order, percent-decoded.
 pub(crate) fn pairs(query_string: &str) -> Result<Vec<(String, String)>, ApiError> {
@@ -26,6 +30,15 @@ pub(crate) fn set_once(
             "query parameter `{name}` must be given at most once"
         ))),
     }
+}
+
+/// The `limit` parameter of any listing: the domain's page size, its default when not given.
+pub(crate) fn page_limit(raw: Option<&str>) -> Result<PageLimit, ApiError> {
+    raw.map_or(Ok(PageLimit::DEFAULT), |raw| {
+        PageLimit::parse_text(raw).map_err(|error| {
+            ApiError::invalid_parameter(format!("query parameter `{LIMIT}` {error}"))
+        })
+    })
 }
 
 /// `<path?name=value&...>; rel="next"`. The values are digits, status names and base64url

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use petstore_application::deprecation::get_pet_sunset;
-use petstore_domain::{PetLimit, PetName, PetStatus};
+use petstore_domain::{PageLimit, PetName, PetStatus};
 use serde_json::{json, Value};
 use strum::IntoEnumIterator as _;
 
@@ -335,9 +335,9 @@ fn list_parameters_carry_the_limit_bounds_and_the_cursor() {
             .clone()
     };
     let limit = param("limit")["schema"].clone();
-    assert_eq!(limit["minimum"], PetLimit::MIN);
-    assert_eq!(limit["maximum"], PetLimit::MAX);
-    assert_eq!(limit["default"], PetLimit::DEFAULT.get());
+    assert_eq!(limit["minimum"], PageLimit::MIN);
+    assert_eq!(limit["maximum"], PageLimit::MAX);
+    assert_eq!(limit["default"], PageLimit::DEFAULT.get());
     assert_eq!(
         param("status")["schema"]["$ref"],
         "#/components/schemas/PetStatus"

@@ -1,11 +1,14 @@
 //! The order resource's bodies: `Order` as answered, `NewOrder` as `placeOrder` takes it.
 
-use petstore_domain::{NewOrder, Order, OrderStatus, PetId};
+use std::time::{Duration, UNIX_EPOCH};
+
+use petstore_domain::{NewOrder, Order, OrderQuantity, OrderQuantityError, OrderStatus, PetId};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::edge::json::whole_i64;
+use crate::edge::status_dto::status_dto;
 use crate::error::ApiError;
 
 /// An order as the API returns it (the classic Petstore's fields).
@@ -30,65 +33,28 @@ pub(crate) struct OrderDto {
     complete: bool,
 }
 
-/// Where an order is in its life cycle: `placed -> approved -> delivered`, or `cancelled` from
-/// `placed` or `approved`.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
-#[schema(as = OrderStatus)]
-#[serde(rename_all = "lowercase")]
-pub enum OrderStatusDto {
-    Placed,
-    Approved,
-    Delivered,
-    Cancelled,
-}
-
-impl From<OrderStatus> for OrderStatusDto {
-    fn from(status: OrderStatus) -> Self {
-        match status {
-            OrderStatus::Placed => Self::Placed,
-            OrderStatus::Approved => Self::Approved,
-            OrderStatus::Delivered => Self::Delivered,
-            OrderStatus::Cancelled => Self::Cancelled,
-        }
-    }
-}
+status_dto!(
+    /// The wire form of the domain's `OrderStatus`.
+    OrderStatusDto for OrderStatus,
+    schema "OrderStatus",
+    "Where an order is in its life cycle: `placed -> approved -> delivered`, or `cancelled` from\n`placed` or `approved`."
+);
 
 impl From<Order> for OrderDto {
     fn from(order: Order) -> Self {
-        let ship_date = order.ship_date.map(|seconds| {
-            let at = std::time::UNIX_EPOCH
-                + std::time::Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
-            httpdate_rfc3339(at)
+        let ship_date = order.ship_date().map(|seconds| {
+            let at = UNIX_EPOCH + Duration::from_secs(u64::try_from(seconds).unwrap_or(0));
+            humantime::format_rfc3339_seconds(at).to_string()
         });
         Self {
-            id: order.id.get(),
-            pet_id: order.pet_id.get(),
-            quantity: order.quantity,
+            id: order.id().get(),
+            pet_id: order.pet_id().get(),
+            quantity: u32::from(order.quantity().get()),
             ship_date,
-            status: order.status.into(),
+            status: order.status().into(),
             complete: order.is_complete(),
         }
     }
-}
-
-/// RFC 3339 in UTC with seconds (`2026-11-23T12:00:00Z`).
-fn httpdate_rfc3339(at: std::time::SystemTime) -> String {
-    let seconds = at
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
-    let days = seconds / 86_400;
-    let (hour, minute, second) = (seconds % 86_400 / 3600, seconds % 3600 / 60, seconds % 60);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
 }
 
 /// The body of `placeOrder`: `{"petId": 3}`, optionally `"quantity": 1`. Parsed by hand
@@ -156,14 +122,20 @@ impl NewOrderDto {
                 .map_err(|_| "`petId` must be an int64 integer".to_owned()),
             Some(_) => Err("`petId` must be an int64 integer".to_owned()),
         };
-        match fields.get("quantity") {
-            None => {}
-            Some(Value::Number(number)) if whole_i64(number) == Ok(1) => {}
-            Some(_) => problems.push("`quantity` must be 1: an order is for one pet".to_owned()),
+        let quantity = match fields.get("quantity") {
+            None => Ok(OrderQuantity::ONE),
+            Some(Value::Number(number)) => whole_i64(number)
+                .map_err(|_| OrderQuantityError)
+                .and_then(OrderQuantity::parse),
+            Some(_) => Err(OrderQuantityError),
         }
-        match pet_id {
-            Ok(pet_id) if problems.is_empty() => Ok(NewOrder { pet_id }),
-            pet_id => {
+        .map_err(|error| format!("`quantity` {error}"));
+        match (pet_id, quantity) {
+            (Ok(pet_id), Ok(quantity)) if problems.is_empty() => {
+                Ok(NewOrder::new(pet_id, quantity))
+            }
+            (pet_id, quantity) => {
+                problems.extend(quantity.err());
                 problems.extend(pet_id.err());
                 Err(ApiError::validation(problems.join("; ")))
             }
@@ -173,14 +145,25 @@ impl NewOrderDto {
 
 #[cfg(test)]
 mod tests {
+    use petstore_domain::OrderId;
+
     use super::*;
 
     #[test]
     fn ship_dates_are_rfc_3339_in_utc() {
-        let at = |seconds| std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
-        assert_eq!(httpdate_rfc3339(at(0)), "1970-01-01T00:00:00Z");
-        assert_eq!(httpdate_rfc3339(at(1_800_000_000)), "2027-01-15T08:00:00Z");
-        assert_eq!(httpdate_rfc3339(at(951_782_400)), "2000-02-29T00:00:00Z");
+        let delivered_at = |seconds| {
+            let order = Order::restore(
+                OrderId::new(1),
+                PetId::new(3),
+                OrderQuantity::ONE,
+                OrderStatus::Delivered,
+                Some(seconds),
+            );
+            OrderDto::from(order).ship_date.unwrap()
+        };
+        assert_eq!(delivered_at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(delivered_at(1_800_000_000), "2027-01-15T08:00:00Z");
+        assert_eq!(delivered_at(951_782_400), "2000-02-29T00:00:00Z");
     }
 
     #[test]
@@ -188,23 +171,17 @@ mod tests {
         let parse = |json: Value| NewOrderDto::parse(json.as_object().unwrap());
         assert_eq!(
             parse(serde_json::json!({"petId": 3})).unwrap(),
-            NewOrder {
-                pet_id: PetId::new(3)
-            }
+            NewOrder::new(PetId::new(3), OrderQuantity::ONE)
         );
         assert!(parse(serde_json::json!({"petId": 3, "quantity": 1})).is_ok());
         let whole_double: Value = serde_json::from_str(r#"{"petId": 2251799813685247.0}"#).unwrap();
         assert_eq!(
             parse(whole_double).unwrap(),
-            NewOrder {
-                pet_id: PetId::new(2_251_799_813_685_247)
-            }
+            NewOrder::new(PetId::new(2_251_799_813_685_247), OrderQuantity::ONE)
         );
         assert_eq!(
             parse(serde_json::json!({"petId": -5.0, "quantity": 1.0})).unwrap(),
-            NewOrder {
-                pet_id: PetId::new(-5)
-            }
+            NewOrder::new(PetId::new(-5), OrderQuantity::ONE)
         );
         for (body, says) in [
             (serde_json::json!({}), "`petId` is required"),

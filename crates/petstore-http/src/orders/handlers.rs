@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use petstore_domain::OrderAction;
 
 use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
-use super::params::{next_page_link, order_id, parse_list, ListRequest};
+use super::params::{next_page_link, order_id, parse_list};
 use crate::edge::body::{read_limited, require_json_content_type};
 use crate::edge::json::json_object;
 use crate::error::{ApiError, ErrorBody};
@@ -45,7 +45,7 @@ pub(crate) async fn place_order(
     let new = NewOrderDto::parse(&json_object(&body)?)?;
     let order = caller.orders().place(new).await?;
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, order_path(order.id)))
+        .insert_header((header::LOCATION, order_path(order.id())))
         .json(OrderDto::from(order)))
 }
 
@@ -77,18 +77,11 @@ pub(crate) async fn list_orders(
     caller: Authorized<Read>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let ListRequest {
-        filter,
-        after,
-        limit,
-    } = parse_list(req.query_string(), caller.cursors())?;
-    let page = caller.orders().list(filter, after, limit).await?;
+    let query = parse_list(req.query_string(), caller.cursors())?;
+    let page = caller.orders().list(query).await?;
     let mut response = HttpResponse::Ok();
     if let Some(next) = page.next_after {
-        response.insert_header((
-            header::LINK,
-            next_page_link(filter, next, limit, caller.cursors()),
-        ));
+        response.insert_header((header::LINK, next_page_link(&query, next, caller.cursors())));
     }
     let orders: Vec<OrderDto> = page.orders.into_iter().map(OrderDto::from).collect();
     Ok(response.json(orders))

@@ -3,31 +3,16 @@
 //! value is a 400 `invalid_parameter` naming the parameter, as for the pets.
 
 use actix_web::HttpRequest;
-use petstore_application::OrderFilter;
-use petstore_domain::{OrderId, OrderStatus, PetId};
+use petstore_domain::{OrderFilter, OrderId, OrderListQuery, OrderStatus, PetId};
 
 use crate::edge::cursor::CursorCodec;
-use crate::edge::query;
+use crate::edge::query::{self, LIMIT};
 use crate::error::ApiError;
 use crate::routing::paths::ORDERS_PATH;
 
-/// Largest page of orders, and the default.
-const MAX_LIMIT: usize = 100;
-const DEFAULT_LIMIT: usize = 20;
-
-const LIMIT: &str = "limit";
 const STATUS: &str = "status";
 const PET_ID: &str = "petId";
 const CURSOR: &str = "cursor";
-
-/// What a `listOrders` query asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ListRequest {
-    pub(crate) filter: OrderFilter,
-    /// From the cursor: the last order of the previous page.
-    pub(crate) after: Option<OrderId>,
-    pub(crate) limit: usize,
-}
 
 /// The cursor scope of an order listing: a byte no pet status uses, then the filters.
 fn scope(filter: OrderFilter) -> Vec<u8> {
@@ -49,7 +34,7 @@ fn scope(filter: OrderFilter) -> Vec<u8> {
 pub(crate) fn parse_list(
     query_string: &str,
     cursors: &CursorCodec,
-) -> Result<ListRequest, ApiError> {
+) -> Result<OrderListQuery, ApiError> {
     let (mut limit, mut status, mut pet_id, mut cursor) = (None, None, None, None);
     for (name, value) in query::pairs(query_string)? {
         let slot = match name.as_str() {
@@ -69,14 +54,7 @@ pub(crate) fn parse_list(
     let bad = |name: &str, rule: &dyn std::fmt::Display| {
         ApiError::invalid_parameter(format!("query parameter `{name}` {rule}"))
     };
-    let limit = match limit {
-        None => DEFAULT_LIMIT,
-        Some(raw) => raw
-            .parse::<usize>()
-            .ok()
-            .filter(|limit| (1..=MAX_LIMIT).contains(limit))
-            .ok_or_else(|| bad(LIMIT, &"must be an integer from 1 to 100"))?,
-    };
+    let limit = query::page_limit(limit.as_deref())?;
     let filter = OrderFilter {
         status: status
             .map(|raw| OrderStatus::parse(&raw).map_err(|err| bad(STATUS, &err)))
@@ -99,26 +77,27 @@ pub(crate) fn parse_list(
                 })
         })
         .transpose()?;
-    Ok(ListRequest {
+    Ok(OrderListQuery {
         filter,
         after,
         limit,
     })
 }
 
-/// `Link: <...>; rel="next"` to the page after `last`, keeping the limit and filters.
+/// `Link: <...>; rel="next"` to the page after `query`'s, which ended at `last`, keeping its
+/// limit and filters.
 pub(crate) fn next_page_link(
-    filter: OrderFilter,
+    query: &OrderListQuery,
     last: OrderId,
-    limit: usize,
     cursors: &CursorCodec,
 ) -> String {
+    let filter = query.filter;
     let status = filter.status.map(|status| (STATUS, status.to_string()));
     let pet_id = filter.pet_id.map(|pet_id| (PET_ID, pet_id.to_string()));
     let cursor = (CURSOR, cursors.encode_scoped(last.get(), &scope(filter)));
     query::next_link(
         ORDERS_PATH,
-        std::iter::once((LIMIT, limit.to_string()))
+        std::iter::once((LIMIT, query.limit.get().to_string()))
             .chain(status)
             .chain(pet_id)
             .chain(std::iter::once(cursor)),
@@ -175,7 +154,7 @@ mod tests {
     fn the_next_link_carries_a_cursor_valid_for_the_same_filters_only() {
         let first = parse_list("limit=2&status=placed&petId=7", &cursors()).unwrap();
         assert_eq!(first.after, None);
-        let link = next_page_link(first.filter, OrderId::new(41), first.limit, &cursors());
+        let link = next_page_link(&first, OrderId::new(41), &cursors());
         let target = link
             .strip_prefix("</v1/store/orders?")
             .and_then(|rest| rest.strip_suffix(">; rel=\"next\""))

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 
 use super::fields;
 use crate::edge::json::{json_object, whole_i64, NotWholeI64};
+use crate::edge::status_dto::status_dto;
 use crate::error::ApiError;
 
 /// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`. Also the `Pet` schema of
@@ -31,11 +32,12 @@ pub(crate) struct PetDto {
 
 impl From<Pet> for PetDto {
     fn from(pet: Pet) -> Self {
+        let (id, name, category_id, status) = pet.into_parts();
         Self {
-            id: pet.id.get(),
-            name: pet.name.into_inner(),
-            category_id: pet.category_id.get(),
-            status: pet.status.into(),
+            id: id.get(),
+            name: name.into_inner(),
+            category_id: category_id.get(),
+            status: status.into(),
         }
     }
 }
@@ -45,40 +47,12 @@ impl From<Pet> for PetDto {
 #[schema(as = Pets, description = "A page of pets: a bare JSON array in ascending `id` order.")]
 pub(crate) struct PetsDto(pub(crate) Vec<PetDto>);
 
-/// The wire form of the domain's `PetStatus`: its `as_str`, and a `PetStatus` schema that lists
-/// `PetStatus::ALL`, so the statuses are spelled once, in the domain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PetStatusDto(pub(crate) PetStatus);
-
-impl From<PetStatus> for PetStatusDto {
-    fn from(status: PetStatus) -> Self {
-        Self(status)
-    }
-}
-
-impl Serialize for PetStatusDto {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.0.as_str())
-    }
-}
-
-impl utoipa::PartialSchema for PetStatusDto {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::Type::String)
-            .description(Some(
-                "Availability of a pet. A new pet is `available` unless its creator says otherwise.",
-            ))
-            .enum_values(Some(PetStatus::ALL.map(PetStatus::as_str)))
-            .into()
-    }
-}
-
-impl ToSchema for PetStatusDto {
-    fn name() -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Borrowed("PetStatus")
-    }
-}
+status_dto!(
+    /// The wire form of the domain's `PetStatus`.
+    PetStatusDto for PetStatus,
+    schema "PetStatus",
+    "Availability of a pet. A new pet is `available` unless its creator says otherwise."
+);
 
 const NAME: &str = "name";
 const CATEGORY_ID: &str = "categoryId";

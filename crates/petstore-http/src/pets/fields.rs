@@ -3,7 +3,7 @@
 //! blank, no NUL"), the category id's minimum, the page size's bounds and default.
 //! `openapi/tests.rs` checks the pattern against `PetName::parse` character by character.
 
-use petstore_domain::{CategoryId, PetLimit, PetName};
+use petstore_domain::{CategoryId, PageLimit, PetName};
 use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, SchemaFormat, Type};
 
 /// `PetName::parse`'s character rules as a JSON Schema pattern: no NUL and no bidirectional
@@ -39,14 +39,14 @@ pub(crate) fn category_id(description: &str) -> Object {
         .build()
 }
 
-/// The size of a listing page, as `PetLimit` accepts it.
+/// The size of a listing page, as `PageLimit` accepts it.
 pub(crate) fn limit() -> Object {
     ObjectBuilder::new()
         .schema_type(Type::Integer)
         .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)))
-        .default(Some(PetLimit::DEFAULT.get().into()))
-        .maximum(Some(PetLimit::MAX))
-        .minimum(Some(PetLimit::MIN))
+        .default(Some(PageLimit::DEFAULT.get().into()))
+        .maximum(Some(PageLimit::MAX))
+        .minimum(Some(PageLimit::MIN))
         .build()
 }
 

@@ -125,6 +125,6 @@ pub(crate) async fn create_pet(
     let pet = caller.pets().create_pet(new_pet).await?;
 
     Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, pet_path(pet.id)))
+        .insert_header((header::LOCATION, pet_path(pet.id())))
         .json(PetDto::from(pet)))
 }

@@ -4,12 +4,12 @@
 //! naming the parameter, and so that the rules are exactly ours: integers are plain decimal
 //! digits (no `+`, no `1.5`, no `1e2`), statuses are spelled exactly.
 
-use petstore_domain::{PetId, PetIds, PetLimit, PetListQuery, PetStatus};
+use petstore_domain::{PageLimit, PetId, PetIds, PetListQuery, PetStatus};
 
 use super::dto::PetStatusDto;
 use super::fields;
 use crate::edge::cursor::CursorCodec;
-use crate::edge::query;
+use crate::edge::query::{self, LIMIT};
 use crate::error::ApiError;
 use crate::routing::paths::PETS_PATH;
 
@@ -38,8 +38,8 @@ impl utoipa::IntoParams for ListPetsParams {
                 LIMIT,
                 format!(
                     "Most pets on the page: an integer from {} to {}, written as plain digits.",
-                    PetLimit::MIN,
-                    PetLimit::MAX
+                    PageLimit::MIN,
+                    PageLimit::MAX
                 ),
             )
             .schema(Some(fields::limit()))
@@ -88,7 +88,6 @@ impl utoipa::IntoParams for ListPetsParams {
     }
 }
 
-const LIMIT: &str = "limit";
 const STATUS: &str = "status";
 const CURSOR: &str = "cursor";
 const ID: &str = "id";
@@ -155,12 +154,7 @@ pub(crate) fn parse_list_request(
             })
         })
         .transpose()?;
-    let limit = match limit {
-        None => PetLimit::DEFAULT,
-        Some(raw) => PetLimit::parse_text(&raw).map_err(|error| {
-            ApiError::invalid_parameter(format!("query parameter `limit` {error}"))
-        })?,
-    };
+    let limit = query::page_limit(limit.as_deref())?;
     // The cursor is checked against the `status` of this request: it is only valid for the
     // filter it was issued with.
     let after = cursor.map(|raw| cursors.decode(&raw, status)).transpose()?;

@@ -394,7 +394,7 @@ pub(crate) fn test_key(secret: &[u8], name: &str) -> String {
 /// A key directory that knows the [`test_key`]s, with `scope`, for this crate's tests.
 #[cfg(test)]
 pub(crate) fn test_directory(scope: KeyScope) -> KeyDirectory {
-    use petstore_application::{KeyChanges, MockKeyRepository, SystemClock};
+    use petstore_application::{KeyChanges, MockKeyRegistry, SystemClock};
     use petstore_domain::{ApiKey, KeyId, KeyName};
 
     let key = ApiKey {
@@ -406,7 +406,7 @@ pub(crate) fn test_directory(scope: KeyScope) -> KeyDirectory {
         revoked_at: None,
         last_used_at: None,
     };
-    let mut registry = MockKeyRepository::new();
+    let mut registry = MockKeyRegistry::new();
     registry.expect_changes_since().returning(move |_| {
         Ok(KeyChanges {
             keys: vec![key.clone()],

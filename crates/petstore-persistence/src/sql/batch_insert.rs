@@ -65,9 +65,9 @@ type PetValues<'a> = (
 
 fn values(new_pet: &NewPet) -> PetValues<'_> {
     (
-        pets::name.eq(new_pet.name.as_str()),
-        pets::category_id.eq(new_pet.category_id.get()),
-        pets::status.eq(new_pet.status.as_str()),
+        pets::name.eq(new_pet.name().as_str()),
+        pets::category_id.eq(new_pet.category_id().get()),
+        pets::status.eq(new_pet.status().as_str()),
     )
 }
 
@@ -116,9 +116,9 @@ where
 {
     for new_pet in batch {
         query = query
-            .bind::<Text, _>(new_pet.name.as_str())
-            .bind::<BigInt, _>(new_pet.category_id.get())
-            .bind::<Text, _>(new_pet.status.as_str());
+            .bind::<Text, _>(new_pet.name().as_str())
+            .bind::<BigInt, _>(new_pet.category_id().get())
+            .bind::<Text, _>(new_pet.status().as_str());
     }
     query
 }

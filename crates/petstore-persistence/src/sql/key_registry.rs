@@ -7,7 +7,7 @@
 //! the last revision it saw cannot miss one.
 
 use diesel::prelude::*;
-use petstore_application::{KeyChanges, KeyRepository, RepositoryError, Revocation};
+use petstore_application::{KeyChanges, KeyRegistry, RepositoryError, Revocation};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
 use super::connection::AnyConnection;
@@ -126,7 +126,7 @@ impl DieselKeyRegistry {
     }
 }
 
-impl KeyRepository for DieselKeyRegistry {
+impl KeyRegistry for DieselKeyRegistry {
     fn insert(&self, key: &ApiKey) -> Result<(), RepositoryError> {
         self.with_connection(|conn| {
             in_write_transaction(conn, take_turn_to_write, |conn| {

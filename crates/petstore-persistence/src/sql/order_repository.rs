@@ -10,9 +10,11 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use petstore_application::{
-    OrderError, OrderFilter, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
+    OrderError, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
 };
-use petstore_domain::{NewOrder, Order, OrderId, OrderStatus, Pet, PetId};
+use petstore_domain::{
+    NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
+};
 
 use super::connection::{read_off_the_workers, AnyConnection, Generations};
 use super::errors::{self, Detail};
@@ -65,19 +67,22 @@ struct OrderRow {
 
 impl OrderRow {
     fn into_order(self) -> Result<Order, RepositoryError> {
-        let status = OrderStatus::parse(&self.status).map_err(|_| {
+        let id = self.id;
+        let corrupt = |field: &str| {
             RepositoryError::Unexpected(Box::new(Detail(format!(
-                "stored order {} has an invalid status",
-                self.id
+                "stored order {id} has an invalid {field}"
             ))))
-        })?;
-        Ok(Order {
-            id: OrderId::new(self.id),
-            pet_id: PetId::new(self.pet_id),
-            quantity: u32::try_from(self.quantity).unwrap_or(1),
+        };
+        let status = OrderStatus::parse(&self.status).map_err(|_| corrupt("status"))?;
+        let quantity =
+            OrderQuantity::parse(i64::from(self.quantity)).map_err(|_| corrupt("quantity"))?;
+        Ok(Order::restore(
+            OrderId::new(self.id),
+            PetId::new(self.pet_id),
+            quantity,
             status,
-            ship_date: self.ship_date,
-        })
+            self.ship_date,
+        ))
     }
 }
 
@@ -113,8 +118,8 @@ impl StoreTransaction for DieselTransaction<'_> {
     }
 
     fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
-        diesel::update(pets::table.find(pet.id.get()))
-            .set(pets::status.eq(pet.status.as_str()))
+        diesel::update(pets::table.find(pet.id().get()))
+            .set(pets::status.eq(pet.status().as_str()))
             .execute(self.conn)
             .map(|_| ())
             .map_err(query_error)
@@ -124,10 +129,10 @@ impl StoreTransaction for DieselTransaction<'_> {
         let placed = order.into_order(OrderId::new(0));
         let row = diesel::insert_into(orders::table)
             .values((
-                orders::pet_id.eq(placed.pet_id.get()),
-                orders::quantity.eq(i32::try_from(placed.quantity).unwrap_or(1)),
-                orders::status.eq(placed.status.as_str()),
-                orders::ship_date.eq(placed.ship_date),
+                orders::pet_id.eq(placed.pet_id().get()),
+                orders::quantity.eq(i32::from(placed.quantity().get())),
+                orders::status.eq(placed.status().as_str()),
+                orders::ship_date.eq(placed.ship_date()),
             ))
             .returning(COLUMNS)
             .get_result::<OrderRow>(self.conn)
@@ -136,10 +141,10 @@ impl StoreTransaction for DieselTransaction<'_> {
     }
 
     fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
-        diesel::update(orders::table.find(order.id.get()))
+        diesel::update(orders::table.find(order.id().get()))
             .set((
-                orders::status.eq(order.status.as_str()),
-                orders::ship_date.eq(order.ship_date),
+                orders::status.eq(order.status().as_str()),
+                orders::ship_date.eq(order.ship_date()),
             ))
             .execute(self.conn)
             .map(|_| ())

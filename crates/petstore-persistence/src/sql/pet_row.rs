@@ -25,9 +25,9 @@ impl PetRow {
 
     /// Whether this row stores exactly what `new_pet` asked for.
     pub(crate) fn holds(&self, new_pet: &NewPet) -> bool {
-        self.name == new_pet.name.as_str()
-            && self.category_id == new_pet.category_id.get()
-            && self.status == new_pet.status.as_str()
+        self.name == new_pet.name().as_str()
+            && self.category_id == new_pet.category_id().get()
+            && self.status == new_pet.status().as_str()
     }
 
     /// A stored row that breaks a domain rule means the data was changed behind the service's
@@ -39,12 +39,12 @@ impl PetRow {
                 "stored pet {id} has an invalid {field}: {reason}"
             ))))
         };
-        Ok(Pet {
-            id: PetId::new(id),
-            name: PetName::parse_stored(self.name).map_err(|e| corrupt("name", e.to_string()))?,
-            category_id: CategoryId::parse(self.category_id)
+        Ok(Pet::restore(
+            PetId::new(id),
+            PetName::parse_stored(self.name).map_err(|e| corrupt("name", e.to_string()))?,
+            CategoryId::parse(self.category_id)
                 .map_err(|e| corrupt("category id", e.to_string()))?,
-            status: PetStatus::parse(&self.status).map_err(|e| corrupt("status", e.to_string()))?,
-        })
+            PetStatus::parse(&self.status).map_err(|e| corrupt("status", e.to_string()))?,
+        ))
     }
 }

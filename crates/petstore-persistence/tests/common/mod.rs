@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use petstore_application::{KeyRepository, OrderRepository, PetRepository};
+use petstore_application::{KeyRegistry, OrderRepository, PetRepository};
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
 use petstore_test_support::{TestDatabase, TestSqliteFile};
@@ -16,7 +16,7 @@ pub struct Fixture {
     name: &'static str,
     url: String,
     repo: Arc<dyn PetRepository>,
-    keys: Arc<dyn KeyRepository>,
+    keys: Arc<dyn KeyRegistry>,
     orders: Arc<dyn OrderRepository>,
     _storage: Box<dyn Any + Send>,
 }
@@ -40,11 +40,11 @@ impl Fixture {
     }
 
     /// The key registry in the same store.
-    pub fn keys(&self) -> &dyn KeyRepository {
+    pub fn keys(&self) -> &dyn KeyRegistry {
         self.keys.as_ref()
     }
 
-    pub fn keys_arc(&self) -> Arc<dyn KeyRepository> {
+    pub fn keys_arc(&self) -> Arc<dyn KeyRegistry> {
         Arc::clone(&self.keys)
     }
 

@@ -26,9 +26,9 @@ fn rejected(body: &str, code: ErrorCode, mentions: &str) {
 #[test]
 fn accepts_a_full_body() {
     let pet = parse(r#"{"name": "Rex", "categoryId": 3, "status": "pending"}"#).unwrap();
-    assert_eq!(pet.name.as_str(), "Rex");
-    assert_eq!(pet.category_id.get(), 3);
-    assert_eq!(pet.status, PetStatus::Pending);
+    assert_eq!(pet.name().as_str(), "Rex");
+    assert_eq!(pet.category_id().get(), 3);
+    assert_eq!(pet.status(), PetStatus::Pending);
 }
 
 #[test]
@@ -37,7 +37,11 @@ fn absent_or_null_status_means_available() {
         r#"{"name": "Rex", "categoryId": 3}"#,
         r#"{"name": "Rex", "categoryId": 3, "status": null}"#,
     ] {
-        assert_eq!(parse(body).unwrap().status, PetStatus::Available, "{body}");
+        assert_eq!(
+            parse(body).unwrap().status(),
+            PetStatus::Available,
+            "{body}"
+        );
     }
 }
 
@@ -46,8 +50,8 @@ fn accepts_the_largest_int64_category_and_a_255_char_name() {
     let name = "é".repeat(255);
     let body = format!(r#"{{"name": "{name}", "categoryId": 9223372036854775807}}"#);
     let pet = parse(&body).unwrap();
-    assert_eq!(pet.category_id.get(), i64::MAX);
-    assert_eq!(pet.name.as_str(), name);
+    assert_eq!(pet.category_id().get(), i64::MAX);
+    assert_eq!(pet.name().as_str(), name);
 }
 
 #[test]
@@ -141,7 +145,7 @@ fn accepts_category_ids_written_as_whole_floats_or_with_exponents() {
         let new_pet = NewPetDto::from_json(body.as_bytes())
             .and_then(NewPetDto::try_into_domain)
             .unwrap_or_else(|err| panic!("{raw}: {}", err.message()));
-        assert_eq!(new_pet.category_id.get(), expected, "{raw}");
+        assert_eq!(new_pet.category_id().get(), expected, "{raw}");
     }
 }
 

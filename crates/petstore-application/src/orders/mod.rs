@@ -6,23 +6,18 @@
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
-use petstore_domain::{NewOrder, Order, OrderAction, OrderConflict, OrderId, PetId};
+use petstore_domain::{NewOrder, Order, OrderAction, OrderId, OrderListQuery};
 
+mod errors;
+mod ports;
+
+pub use errors::OrderError;
+#[cfg(any(test, feature = "mocks"))]
+pub use ports::{MockOrderRepository, MockStoreTransaction};
+pub use ports::{OrderRepository, OrderWork, StoreTransaction};
+
+use crate::clock::Clock;
 use crate::paging::cut_page;
-use crate::ports::{Clock, OrderFilter, OrderRepository, OrderWork, RepositoryError};
-
-/// Why an order use case failed; nothing changed.
-#[derive(Debug, thiserror::Error)]
-pub enum OrderError {
-    #[error("no pet has the id {0}")]
-    PetNotFound(PetId),
-    #[error("no order has the id {0}")]
-    NotFound(OrderId),
-    #[error(transparent)]
-    Conflict(#[from] OrderConflict),
-    #[error(transparent)]
-    Repository(#[from] RepositoryError),
-}
 
 /// One page of orders; `next_after` is where the following page starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,8 +48,8 @@ impl OrderService {
     pub async fn place(&self, new: NewOrder) -> Result<Order, OrderError> {
         let work: OrderWork = Box::new(move |tx| {
             let mut pet = tx
-                .pet_for_update(new.pet_id)?
-                .ok_or(OrderError::PetNotFound(new.pet_id))?;
+                .pet_for_update(new.pet_id())?
+                .ok_or(OrderError::PetNotFound(new.pet_id()))?;
             new.place(&mut pet)?;
             tx.save_pet_status(&pet)?;
             Ok(tx.insert_order(new)?)
@@ -74,12 +69,12 @@ impl OrderService {
         let work: OrderWork = Box::new(move |tx| {
             let mut order = tx.order_for_update(id)?.ok_or(OrderError::NotFound(id))?;
             let mut pet = tx
-                .pet_for_update(order.pet_id)?
-                .ok_or(OrderError::PetNotFound(order.pet_id))?;
-            let pet_status = pet.status;
+                .pet_for_update(order.pet_id())?
+                .ok_or(OrderError::PetNotFound(order.pet_id()))?;
+            let pet_status = pet.status();
             order.apply(action, &mut pet, now)?;
             tx.save_order(&order)?;
-            if pet.status != pet_status {
+            if pet.status() != pet_status {
                 tx.save_pet_status(&pet)?;
             }
             Ok(order)
@@ -95,15 +90,15 @@ impl OrderService {
             .ok_or(OrderError::NotFound(id))
     }
 
-    /// One page of orders matching `filter`, ascending by id, after `after`.
-    pub async fn list(
-        &self,
-        filter: OrderFilter,
-        after: Option<OrderId>,
-        limit: usize,
-    ) -> Result<OrderPage, OrderError> {
-        let mut orders = self.repository.list(filter, after, limit + 1).await?;
-        let next_after = cut_page(&mut orders, limit, |order| order.id);
+    /// `listOrders`: one page of the orders `query` asks for, ascending by id.
+    pub async fn list(&self, query: OrderListQuery) -> Result<OrderPage, OrderError> {
+        let limit = usize::from(query.limit.get());
+        // One row more than the page tells whether another page exists without a second query.
+        let mut orders = self
+            .repository
+            .list(query.filter, query.after, limit + 1)
+            .await?;
+        let next_after = cut_page(&mut orders, limit, |order| order.id());
         Ok(OrderPage { orders, next_after })
     }
 }

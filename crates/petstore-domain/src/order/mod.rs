@@ -4,122 +4,17 @@
 //! Every move is checked against both life cycles before anything changes; an adapter applies
 //! the order's change and the pet's in one transaction.
 
-use std::fmt;
+mod id;
+mod listing;
+mod quantity;
+mod status;
+
+pub use id::OrderId;
+pub use listing::{OrderFilter, OrderListQuery};
+pub use quantity::{OrderQuantity, OrderQuantityError};
+pub use status::{OrderAction, OrderStatus, OrderStatusError};
 
 use crate::{Pet, PetId, PetStatus, StatusTransitionError};
-
-/// Identifier of a stored order, assigned by the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct OrderId(i64);
-
-impl OrderId {
-    pub const fn new(value: i64) -> Self {
-        Self(value)
-    }
-
-    /// An id as clients write it: plain decimal digits with an optional `-`, within int64.
-    pub fn parse(raw: &str) -> Option<Self> {
-        crate::decimal::parse_i64(raw).map(Self)
-    }
-
-    pub const fn get(self) -> i64 {
-        self.0
-    }
-}
-
-impl fmt::Display for OrderId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// Where an order is in its life cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OrderStatus {
-    /// Placed; the pet is reserved (`pending`).
-    Placed,
-    /// Approved by the store; the pet stays reserved.
-    Approved,
-    /// Delivered; the pet is `sold`. Final.
-    Delivered,
-    /// Cancelled; the pet is `available` again. Final.
-    Cancelled,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("must be one of `placed`, `approved`, `delivered`, `cancelled`")]
-pub struct OrderStatusError;
-
-impl OrderStatus {
-    pub const ALL: [OrderStatus; 4] = [
-        OrderStatus::Placed,
-        OrderStatus::Approved,
-        OrderStatus::Delivered,
-        OrderStatus::Cancelled,
-    ];
-
-    pub fn parse(raw: &str) -> Result<Self, OrderStatusError> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str() == raw)
-            .ok_or(OrderStatusError)
-    }
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Placed => "placed",
-            Self::Approved => "approved",
-            Self::Delivered => "delivered",
-            Self::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl fmt::Display for OrderStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What can be done to a placed order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OrderAction {
-    Approve,
-    Deliver,
-    Cancel,
-}
-
-impl OrderAction {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Approve => "approve",
-            Self::Deliver => "deliver",
-            Self::Cancel => "cancel",
-        }
-    }
-
-    /// The order's status after this action, from `from`; `None` when the life cycle has no
-    /// such edge.
-    const fn next(self, from: OrderStatus) -> Option<OrderStatus> {
-        match (from, self) {
-            (OrderStatus::Placed, Self::Approve) => Some(OrderStatus::Approved),
-            (OrderStatus::Approved, Self::Deliver) => Some(OrderStatus::Delivered),
-            (OrderStatus::Placed | OrderStatus::Approved, Self::Cancel) => {
-                Some(OrderStatus::Cancelled)
-            }
-            _ => None,
-        }
-    }
-
-    /// The ordered pet's status after this action, when it changes.
-    const fn pet_status(self) -> Option<PetStatus> {
-        match self {
-            Self::Approve => None,
-            Self::Deliver => Some(PetStatus::Sold),
-            Self::Cancel => Some(PetStatus::Available),
-        }
-    }
-}
 
 /// Why an order cannot be placed or moved; nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,31 +30,42 @@ pub enum OrderConflict {
     Pet(#[from] StatusTransitionError),
 }
 
-/// An order as the store keeps it. One order is for one pet, so `quantity` is always 1 (the
-/// classic Petstore's field, kept for clients that send or expect it).
+/// An order as the store keeps it. One order is for one pet, so its quantity is always 1 (the
+/// classic Petstore's field, kept for clients that send or expect it; [`OrderQuantity`]). Its fields change only
+/// through [`apply`](Self::apply), so its status moves along the life cycle alone and the ship
+/// date is set exactly when it is delivered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Order {
-    pub id: OrderId,
-    pub pet_id: PetId,
-    pub quantity: u32,
-    pub status: OrderStatus,
+    id: OrderId,
+    pet_id: PetId,
+    quantity: OrderQuantity,
+    status: OrderStatus,
     /// When it was delivered (Unix seconds); `None` until then.
-    pub ship_date: Option<i64>,
+    ship_date: Option<i64>,
 }
 
-/// An order about to be placed: the pet it takes.
+/// An order about to be placed: the pet it takes, in the only quantity there is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NewOrder {
-    pub pet_id: PetId,
+    pet_id: PetId,
+    quantity: OrderQuantity,
 }
 
 impl NewOrder {
+    pub const fn new(pet_id: PetId, quantity: OrderQuantity) -> Self {
+        Self { pet_id, quantity }
+    }
+
+    pub const fn pet_id(&self) -> PetId {
+        self.pet_id
+    }
+
     /// Reserves `pet` for this order (`available -> pending`), or says why it cannot be had.
     pub fn place(self, pet: &mut Pet) -> Result<(), OrderConflict> {
-        if pet.status != PetStatus::Available {
+        if pet.status() != PetStatus::Available {
             return Err(OrderConflict::PetNotAvailable {
-                pet: pet.id,
-                status: pet.status,
+                pet: pet.id(),
+                status: pet.status(),
             });
         }
         pet.change_status(PetStatus::Pending)?;
@@ -171,7 +77,7 @@ impl NewOrder {
         Order {
             id,
             pet_id: self.pet_id,
-            quantity: 1,
+            quantity: self.quantity,
             status: OrderStatus::Placed,
             ship_date: None,
         }
@@ -179,6 +85,45 @@ impl NewOrder {
 }
 
 impl Order {
+    /// An order as storage kept it. For adapters reading back what they stored; everything
+    /// else gets its orders from [`NewOrder::into_order`] and [`apply`](Self::apply).
+    pub fn restore(
+        id: OrderId,
+        pet_id: PetId,
+        quantity: OrderQuantity,
+        status: OrderStatus,
+        ship_date: Option<i64>,
+    ) -> Self {
+        Self {
+            id,
+            pet_id,
+            quantity,
+            status,
+            ship_date,
+        }
+    }
+
+    pub const fn id(&self) -> OrderId {
+        self.id
+    }
+
+    pub const fn pet_id(&self) -> PetId {
+        self.pet_id
+    }
+
+    pub const fn quantity(&self) -> OrderQuantity {
+        self.quantity
+    }
+
+    pub const fn status(&self) -> OrderStatus {
+        self.status
+    }
+
+    /// When it was delivered (Unix seconds); `None` until then.
+    pub const fn ship_date(&self) -> Option<i64> {
+        self.ship_date
+    }
+
     /// Whether the order is delivered (the classic Petstore's `complete`).
     pub fn is_complete(&self) -> bool {
         self.status == OrderStatus::Delivered
@@ -196,11 +141,10 @@ impl Order {
             from: self.status,
             action,
         })?;
-        let pet_status = match action.pet_status() {
-            Some(status) => pet.status.transition_to(status)?,
-            None => pet.status,
-        };
-        pet.status = pet_status;
+        // The pet's move is the last that can fail, so a refusal leaves both as they were.
+        if let Some(pet_status) = action.pet_status() {
+            pet.change_status(pet_status)?;
+        }
         self.status = next;
         if next == OrderStatus::Delivered {
             self.ship_date = Some(now);
@@ -224,31 +168,30 @@ mod tests {
     }
 
     fn placed() -> Order {
-        NewOrder {
-            pet_id: PetId::new(7),
-        }
-        .into_order(OrderId::new(1))
+        NewOrder::new(PetId::new(7), OrderQuantity::ONE).into_order(OrderId::new(1))
     }
 
     #[test]
     fn placing_takes_an_available_pet_only() {
         let mut rex = pet(PetStatus::Available);
-        NewOrder { pet_id: rex.id }.place(&mut rex).unwrap();
-        assert_eq!(rex.status, PetStatus::Pending);
+        NewOrder::new(rex.id(), OrderQuantity::ONE)
+            .place(&mut rex)
+            .unwrap();
+        assert_eq!(rex.status(), PetStatus::Pending);
         for status in [PetStatus::Pending, PetStatus::Sold] {
             let mut taken = pet(status);
             assert_eq!(
-                NewOrder { pet_id: taken.id }.place(&mut taken),
+                NewOrder::new(taken.id(), OrderQuantity::ONE).place(&mut taken),
                 Err(OrderConflict::PetNotAvailable {
-                    pet: taken.id,
+                    pet: taken.id(),
                     status
                 })
             );
-            assert_eq!(taken.status, status, "unchanged");
+            assert_eq!(taken.status(), status, "unchanged");
         }
         let order = placed();
         assert_eq!(
-            (order.quantity, order.status, order.ship_date),
+            (order.quantity().get(), order.status, order.ship_date),
             (1, OrderStatus::Placed, None)
         );
     }
@@ -258,12 +201,12 @@ mod tests {
         let (mut order, mut rex) = (placed(), pet(PetStatus::Pending));
         order.apply(OrderAction::Approve, &mut rex, 10).unwrap();
         assert_eq!(
-            (order.status, rex.status),
+            (order.status, rex.status()),
             (OrderStatus::Approved, PetStatus::Pending)
         );
         order.apply(OrderAction::Deliver, &mut rex, 20).unwrap();
         assert_eq!(
-            (order.status, rex.status),
+            (order.status, rex.status()),
             (OrderStatus::Delivered, PetStatus::Sold)
         );
         assert_eq!(order.ship_date, Some(20));
@@ -279,7 +222,7 @@ mod tests {
             }
             order.apply(OrderAction::Cancel, &mut rex, 2).unwrap();
             assert_eq!(
-                (order.status, rex.status),
+                (order.status, rex.status()),
                 (OrderStatus::Cancelled, PetStatus::Available)
             );
             assert!(!order.is_complete());
@@ -307,7 +250,7 @@ mod tests {
                 Err(OrderConflict::Order { from, action }),
                 "{from} {action:?}"
             );
-            assert_eq!((order.status, rex.status), (from, PetStatus::Pending));
+            assert_eq!((order.status, rex.status()), (from, PetStatus::Pending));
         }
         // The pet's life cycle is checked too: a pet sold some other way cannot be delivered.
         let mut order = Order {
@@ -320,7 +263,7 @@ mod tests {
             Err(OrderConflict::Pet(_))
         ));
         assert_eq!(
-            (order.status, sold.status),
+            (order.status, sold.status()),
             (OrderStatus::Approved, PetStatus::Sold)
         );
     }

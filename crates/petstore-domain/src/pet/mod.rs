@@ -1,14 +1,25 @@
-//! `NewPet` (what a client asks the store to add) and `Pet` (what the store keeps).
+//! Pets: `NewPet` (what a client asks the store to add), `Pet` (what the store keeps), the
+//! values they are made of, each checked where it is made, and what a listing may ask for.
 
-use crate::{CategoryId, PetId, PetName, PetStatus, StatusTransitionError};
+mod category_id;
+mod id;
+mod listing;
+mod name;
+mod status;
+
+pub use category_id::{CategoryId, CategoryIdError};
+pub use id::{PetId, PetIdError};
+pub use listing::{PetIds, PetIdsError, PetListQuery};
+pub use name::{is_bidi_control, is_invisible, PetName, PetNameError};
+pub use status::{PetStatus, PetStatusError, StatusTransitionError};
 
 /// A pet that is about to be added. Its status is already decided: the default applies here,
 /// so every adapter stores the same thing for an omitted status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewPet {
-    pub name: PetName,
-    pub category_id: CategoryId,
-    pub status: PetStatus,
+    name: PetName,
+    category_id: CategoryId,
+    status: PetStatus,
 }
 
 impl NewPet {
@@ -18,6 +29,18 @@ impl NewPet {
             category_id,
             status: status.unwrap_or_default(),
         }
+    }
+
+    pub fn name(&self) -> &PetName {
+        &self.name
+    }
+
+    pub const fn category_id(&self) -> CategoryId {
+        self.category_id
+    }
+
+    pub const fn status(&self) -> PetStatus {
+        self.status
     }
 
     /// The stored pet this becomes once the store has assigned `id`.
@@ -31,16 +54,49 @@ impl NewPet {
     }
 }
 
-/// A pet as the store keeps it.
+/// A pet as the store keeps it. Its status changes only along the life cycle
+/// ([`change_status`](Self::change_status)); nothing else about it changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pet {
-    pub id: PetId,
-    pub name: PetName,
-    pub category_id: CategoryId,
-    pub status: PetStatus,
+    id: PetId,
+    name: PetName,
+    category_id: CategoryId,
+    status: PetStatus,
 }
 
 impl Pet {
+    /// A pet as storage kept it. For adapters reading back what they stored; everything else
+    /// gets its pets from [`NewPet::into_pet`].
+    pub fn restore(id: PetId, name: PetName, category_id: CategoryId, status: PetStatus) -> Self {
+        Self {
+            id,
+            name,
+            category_id,
+            status,
+        }
+    }
+
+    pub const fn id(&self) -> PetId {
+        self.id
+    }
+
+    pub fn name(&self) -> &PetName {
+        &self.name
+    }
+
+    pub const fn category_id(&self) -> CategoryId {
+        self.category_id
+    }
+
+    pub const fn status(&self) -> PetStatus {
+        self.status
+    }
+
+    /// The pet's parts, for an adapter that keeps them apart (a DTO, a row).
+    pub fn into_parts(self) -> (PetId, PetName, CategoryId, PetStatus) {
+        (self.id, self.name, self.category_id, self.status)
+    }
+
     /// Moves the pet along its life cycle, refusing any move the life cycle does not allow.
     pub fn change_status(&mut self, next: PetStatus) -> Result<(), StatusTransitionError> {
         self.status = self.status.transition_to(next)?;

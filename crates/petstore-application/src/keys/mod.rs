@@ -23,7 +23,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
-use crate::ports::{Clock, KeyRepository, RepositoryError, Revocation};
+mod ports;
+
+#[cfg(any(test, feature = "mocks"))]
+pub use ports::MockKeyRegistry;
+pub use ports::{KeyChanges, KeyRegistry, Revocation};
+
+use crate::clock::Clock;
+use crate::storage::RepositoryError;
 
 /// Why a verified token's key may not be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -62,7 +69,7 @@ pub struct KeyDirectory {
 }
 
 struct Inner {
-    repository: Arc<dyn KeyRepository>,
+    repository: Arc<dyn KeyRegistry>,
     clock: Arc<dyn Clock>,
     entries: RwLock<HashMap<String, Arc<Entry>>>,
     /// The registry revision the entries reflect; only refreshes read and move it.
@@ -114,7 +121,7 @@ fn unix_seconds(time: SystemTime) -> i64 {
 impl KeyDirectory {
     /// A directory over `repository`, loaded with every key it holds now.
     pub fn load(
-        repository: Arc<dyn KeyRepository>,
+        repository: Arc<dyn KeyRegistry>,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, RepositoryError> {
         let now = clock.now();

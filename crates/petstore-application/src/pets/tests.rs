@@ -6,12 +6,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mockall::predicate::eq;
 use petstore_domain::{
-    CategoryId, NewPet, Pet, PetId, PetIds, PetLimit, PetListQuery, PetName, PetStatus,
+    CategoryId, NewPet, PageLimit, Pet, PetId, PetIds, PetListQuery, PetName, PetStatus,
 };
 
 use super::*;
 use crate::deprecation::GET_PET_SUNSET_AT_UNIX;
-use crate::ports::{MockClock, MockPetRepository};
+use crate::MockClock;
 
 fn pet(id: i64) -> Pet {
     new_pet().into_pet(PetId::new(id))
@@ -65,7 +65,7 @@ async fn create_pet_stores_the_new_pet_and_returns_it_with_its_id() {
         .unwrap();
 
     assert_eq!(created, pet(7));
-    assert_eq!(created.status, PetStatus::Available);
+    assert_eq!(created.status(), PetStatus::Available);
 }
 
 #[tokio::test]
@@ -92,7 +92,7 @@ async fn list_pets_asks_for_one_more_than_the_limit_and_reports_the_next_page() 
         .times(1)
         .returning(|_, _, _| Ok(vec![pet(11), pet(12), pet(13)]));
     let query = PetListQuery {
-        limit: PetLimit::parse(2).unwrap(),
+        limit: PageLimit::parse(2).unwrap(),
         status: Some(PetStatus::Pending),
         after: Some(PetId::new(10)),
     };
@@ -208,8 +208,12 @@ async fn check_storage_reports_an_unreachable_store() {
 async fn a_lookup_by_id_reads_the_ids_once_and_pages_them_like_a_listing() {
     let ids = PetIds::new([9, 2, 5, 7].map(PetId::new).to_vec()).unwrap();
     let mut repository = MockPetRepository::new();
-    let mut sold = pet(5);
-    sold.status = PetStatus::Sold;
+    let sold = Pet::restore(
+        PetId::new(5),
+        PetName::parse("Rex").unwrap(),
+        CategoryId::parse(3).unwrap(),
+        PetStatus::Sold,
+    );
     repository
         .expect_find_many()
         .withf(|ids: &[PetId]| ids == [2, 5, 7, 9].map(PetId::new))
@@ -218,7 +222,7 @@ async fn a_lookup_by_id_reads_the_ids_once_and_pages_them_like_a_listing() {
     let service = service(repository, MockClock::new());
 
     let query = PetListQuery {
-        limit: PetLimit::parse(1).unwrap(),
+        limit: PageLimit::parse(1).unwrap(),
         status: Some(PetStatus::Available),
         after: None,
     };

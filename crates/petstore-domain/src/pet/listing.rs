@@ -1,44 +1,7 @@
 //! What a client may ask of the pet listing: how many pets per page, which status, and where
 //! the previous page ended.
 
-use crate::{PetId, PetStatus};
-
-/// How many pets one listing page may hold: 1 to 100, 20 when not given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PetLimit(u8);
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("must be an integer from {min} to {max}", min = PetLimit::MIN, max = PetLimit::MAX)]
-pub struct PetLimitError;
-
-impl PetLimit {
-    pub const MIN: u8 = 1;
-    pub const MAX: u8 = 100;
-    pub const DEFAULT: PetLimit = PetLimit(20);
-
-    pub fn parse(value: i64) -> Result<Self, PetLimitError> {
-        u8::try_from(value)
-            .ok()
-            .filter(|v| (Self::MIN..=Self::MAX).contains(v))
-            .map(Self)
-            .ok_or(PetLimitError)
-    }
-
-    /// A limit as written in a query string: plain decimal digits, within the range.
-    pub fn parse_text(raw: &str) -> Result<Self, PetLimitError> {
-        crate::decimal::parse_i64(raw).map_or(Err(PetLimitError), Self::parse)
-    }
-
-    pub const fn get(self) -> u8 {
-        self.0
-    }
-}
-
-impl Default for PetLimit {
-    fn default() -> Self {
-        Self::DEFAULT
-    }
-}
+use crate::{PageLimit, PetId, PetStatus};
 
 /// One page of the listing: pets with an id greater than `after` (all pets when `None`), with
 /// `status` when given, in ascending id order, at most `limit` of them.
@@ -47,41 +10,9 @@ impl Default for PetLimit {
 /// a pet never appears twice and none is skipped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PetListQuery {
-    pub limit: PetLimit,
+    pub limit: PageLimit,
     pub status: Option<PetStatus>,
     pub after: Option<PetId>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_limit_is_20() {
-        assert_eq!(PetLimit::default().get(), 20);
-        assert_eq!(PetListQuery::default().limit.get(), 20);
-    }
-
-    #[test]
-    fn accepts_the_bounds() {
-        assert_eq!(PetLimit::parse(1).unwrap().get(), 1);
-        assert_eq!(PetLimit::parse(100).unwrap().get(), 100);
-    }
-
-    #[test]
-    fn rejects_out_of_range_values() {
-        for value in [0, -1, 101, 256, 257, i64::MAX, i64::MIN] {
-            assert_eq!(PetLimit::parse(value), Err(PetLimitError), "{value}");
-        }
-    }
-
-    #[test]
-    fn error_message_gives_the_range() {
-        assert_eq!(
-            PetLimitError.to_string(),
-            "must be an integer from 1 to 100"
-        );
-    }
 }
 
 /// The ids of a lookup by id (`listPets?id=3&id=7`): 1 to 100, each once, in ascending order.
@@ -113,7 +44,7 @@ impl PetIds {
 }
 
 #[cfg(test)]
-mod pet_ids_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -1,4 +1,4 @@
-//! The use cases: create, list and get pets. Each says exactly what can go wrong with it: an
+//! The pet use cases: create, list and get pets. Each says exactly what can go wrong with it: an
 //! error enum of its own where the operation has failures of its own (getPet: not found, gone),
 //! else storage's `RepositoryError` as it is.
 
@@ -7,9 +7,17 @@ use std::time::SystemTime;
 
 use petstore_domain::{NewPet, Pet, PetId, PetIds, PetListQuery};
 
-use crate::deprecation::get_pet_sunset;
+pub mod deprecation;
+mod ports;
+
+#[cfg(any(test, feature = "mocks"))]
+pub use ports::MockPetRepository;
+pub use ports::PetRepository;
+
+use crate::clock::Clock;
 use crate::paging::cut_page;
-use crate::ports::{Clock, PetRepository, RepositoryError};
+use crate::storage::RepositoryError;
+use deprecation::get_pet_sunset;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GetPetError {
@@ -60,7 +68,7 @@ impl PetService {
             .repository
             .list(query.status, query.after, limit + 1)
             .await?;
-        let next_after = cut_page(&mut pets, limit, |pet| pet.id);
+        let next_after = cut_page(&mut pets, limit, |pet| pet.id());
         Ok(PetPage { pets, next_after })
     }
 
@@ -78,11 +86,11 @@ impl PetService {
             .find_many(ids.as_slice())
             .await?
             .into_iter()
-            .filter(|pet| query.status.is_none_or(|status| pet.status == status))
-            .filter(|pet| query.after.is_none_or(|after| pet.id > after))
+            .filter(|pet| query.status.is_none_or(|status| pet.status() == status))
+            .filter(|pet| query.after.is_none_or(|after| pet.id() > after))
             .take(limit + 1)
             .collect();
-        let next_after = cut_page(&mut pets, limit, |pet| pet.id);
+        let next_after = cut_page(&mut pets, limit, |pet| pet.id());
         Ok(PetPage { pets, next_after })
     }
 

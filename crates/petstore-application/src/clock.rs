@@ -1,0 +1,20 @@
+//! The time, as a port: the use cases' date rules (the sunset of `getPet`, an order's ship
+//! date, a key's expiry) can then be tested at any instant.
+
+use std::time::SystemTime;
+
+/// The time, as far as the use cases are concerned.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> SystemTime;
+}
+
+/// The operating system's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+}

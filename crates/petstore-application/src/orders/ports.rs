@@ -1,0 +1,47 @@
+//! What the order use cases need of storage: one transaction over pets and orders, and reads.
+
+use async_trait::async_trait;
+use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
+
+use super::errors::OrderError;
+use crate::storage::RepositoryError;
+
+/// One transaction over pets and orders, as [`OrderRepository::in_transaction`] hands it to a
+/// use case. Blocking: the adapter runs the work on a thread that may block. What is read
+/// `for_update` stays locked until the transaction ends, so two transactions on the same pet
+/// or order take turns.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait StoreTransaction {
+    fn pet_for_update(&mut self, id: PetId) -> Result<Option<Pet>, RepositoryError>;
+    fn order_for_update(&mut self, id: OrderId) -> Result<Option<Order>, RepositoryError>;
+    /// Stores `pet`'s status (the only thing about a pet an order changes).
+    fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError>;
+    fn insert_order(&mut self, order: NewOrder) -> Result<Order, RepositoryError>;
+    /// Stores `order`'s status and ship date.
+    fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError>;
+}
+
+/// A use case's work inside one transaction. It may run more than once (a transaction that
+/// fails to serialize is tried again), so it acts only through the transaction it is given.
+pub type OrderWork =
+    Box<dyn Fn(&mut dyn StoreTransaction) -> Result<Order, OrderError> + Send + Sync>;
+
+/// Where orders are kept, with the pets they move.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait OrderRepository: Send + Sync + 'static {
+    /// Runs `work` in one transaction over pets and orders: everything it did is committed
+    /// when it returns `Ok`, nothing when it returns `Err` (which is passed on as it is).
+    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError>;
+
+    /// The order with this id, if there is one.
+    async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError>;
+
+    /// Orders matching `filter` with an id greater than `after`, ascending, at most `max`.
+    async fn list(
+        &self,
+        filter: OrderFilter,
+        after: Option<OrderId>,
+        max: usize,
+    ) -> Result<Vec<Order>, RepositoryError>;
+}

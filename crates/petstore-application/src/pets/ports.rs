@@ -1,0 +1,33 @@
+//! What the pet use cases need of storage.
+
+use async_trait::async_trait;
+use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+
+use crate::storage::RepositoryError;
+
+/// Where pets are kept. Implementations must assign ids that are unique and increasing, and must
+/// only return from `create` once the pet is durably stored.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait PetRepository: Send + Sync + 'static {
+    /// Stores a new pet and returns it with its assigned id.
+    async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError>;
+
+    /// Pets with an id greater than `after` (from the first when `None`) and, when given, the
+    /// status `status`, in ascending id order, at most `max` of them.
+    async fn list(
+        &self,
+        status: Option<PetStatus>,
+        after: Option<PetId>,
+        max: usize,
+    ) -> Result<Vec<Pet>, RepositoryError>;
+
+    /// The pet with this id, if there is one.
+    async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError>;
+
+    /// The pets with these ids (those that exist), in ascending id order.
+    async fn find_many(&self, ids: &[PetId]) -> Result<Vec<Pet>, RepositoryError>;
+
+    /// Succeeds when storage answers; used by readiness checks.
+    async fn ping(&self) -> Result<(), RepositoryError>;
+}

@@ -1,0 +1,100 @@
+//! An order's life cycle: its statuses, the actions that move it, and what each action does to
+//! the ordered pet.
+//!
+//! ```text
+//! placed ──approve──► approved ──deliver──► delivered (final; the pet is sold)
+//!    │                   │
+//!    └─────cancel────────┴──► cancelled (final; the pet is available again)
+//! ```
+
+use std::fmt;
+
+use crate::PetStatus;
+
+/// Where an order is in its life cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OrderStatus {
+    /// Placed; the pet is reserved (`pending`).
+    Placed,
+    /// Approved by the store; the pet stays reserved.
+    Approved,
+    /// Delivered; the pet is `sold`. Final.
+    Delivered,
+    /// Cancelled; the pet is `available` again. Final.
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be one of `placed`, `approved`, `delivered`, `cancelled`")]
+pub struct OrderStatusError;
+
+impl OrderStatus {
+    pub const ALL: [OrderStatus; 4] = [
+        OrderStatus::Placed,
+        OrderStatus::Approved,
+        OrderStatus::Delivered,
+        OrderStatus::Cancelled,
+    ];
+
+    pub fn parse(raw: &str) -> Result<Self, OrderStatusError> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.as_str() == raw)
+            .ok_or(OrderStatusError)
+    }
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Placed => "placed",
+            Self::Approved => "approved",
+            Self::Delivered => "delivered",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for OrderStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What can be done to a placed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OrderAction {
+    Approve,
+    Deliver,
+    Cancel,
+}
+
+impl OrderAction {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Deliver => "deliver",
+            Self::Cancel => "cancel",
+        }
+    }
+
+    /// The order's status after this action, from `from`; `None` when the life cycle has no
+    /// such edge.
+    pub(crate) const fn next(self, from: OrderStatus) -> Option<OrderStatus> {
+        match (from, self) {
+            (OrderStatus::Placed, Self::Approve) => Some(OrderStatus::Approved),
+            (OrderStatus::Approved, Self::Deliver) => Some(OrderStatus::Delivered),
+            (OrderStatus::Placed | OrderStatus::Approved, Self::Cancel) => {
+                Some(OrderStatus::Cancelled)
+            }
+            _ => None,
+        }
+    }
+
+    /// The ordered pet's status after this action, when it changes.
+    pub(crate) const fn pet_status(self) -> Option<PetStatus> {
+        match self {
+            Self::Approve => None,
+            Self::Deliver => Some(PetStatus::Sold),
+            Self::Cancel => Some(PetStatus::Available),
+        }
+    }
+}
