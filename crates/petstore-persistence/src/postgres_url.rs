@@ -107,7 +107,12 @@ impl PostgresUrl {
     pub(crate) fn scrub(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for secret in self.passwords() {
-            text = text.replace(&percent_decode(secret), REDACTED);
+            text = text.replace(
+                percent_encoding::percent_decode_str(secret)
+                    .decode_utf8_lossy()
+                    .as_ref(),
+                REDACTED,
+            );
             text = text.replace(secret, REDACTED);
         }
         text
@@ -266,29 +271,6 @@ fn userinfo_password_span(before_query: &str) -> Option<(usize, usize)> {
     let at = authority_start + before_query[authority_start..].rfind('@')?;
     let colon = authority_start + before_query[authority_start..at].find(':')?;
     Some((colon + 1, at))
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|pair| std::str::from_utf8(pair).ok())
-            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                decoded.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                decoded.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 fn query_params(url: &str) -> impl Iterator<Item = (&str, &str)> {

@@ -4,7 +4,7 @@
 pub(crate) fn random_hex(bytes: usize) -> Result<String, getrandom::Error> {
     let mut buffer = vec![0_u8; bytes];
     getrandom::fill(&mut buffer)?;
-    Ok(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(hex::encode(buffer))
 }
 
 #[cfg(test)]

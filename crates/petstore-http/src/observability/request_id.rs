@@ -32,24 +32,16 @@ impl RequestId {
     pub fn generate() -> Self {
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_millis());
-        let random = next_random();
-        let millis = (millis as u64) & 0xFFFF_FFFF_FFFF;
-        let rand_a = (random >> 52) & 0x0FFF;
-        let rand_b = random & 0x3FFF_FFFF_FFFF_FFFF;
-        let high = (millis << 16) | (0x7 << 12) | rand_a;
-        let low = (0b10 << 62) | rand_b;
-        // 8-4-4-4-12 hex digits, written by hand: `format!` was a visible part of a request.
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut text = [b'-'; 36];
-        let digits = (0..16)
-            .map(|n| (high >> (60 - 4 * n)) & 0xF)
-            .chain((0..16).map(|n| (low >> (60 - 4 * n)) & 0xF));
-        let positions = (0..36).filter(|at| ![8, 13, 18, 23].contains(at));
-        for (at, digit) in positions.zip(digits) {
-            text[at] = HEX[digit as usize];
-        }
-        Self(HeaderValue::from_bytes(&text).expect("hex digits and dashes are a valid header"))
+            .map_or(0, |elapsed| {
+                u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+            });
+        let mut random = [0_u8; 10];
+        random[..8].copy_from_slice(&next_random().to_le_bytes());
+        random[8..].copy_from_slice(&next_random().to_le_bytes()[..2]);
+        let id = uuid::Builder::from_unix_timestamp_millis(millis, &random).into_uuid();
+        let mut text = [0_u8; uuid::fmt::Hyphenated::LENGTH];
+        let text = id.hyphenated().encode_lower(&mut text);
+        Self(HeaderValue::from_str(text).expect("hex digits and dashes are a valid header"))
     }
 
     pub fn header_value(&self) -> &HeaderValue {

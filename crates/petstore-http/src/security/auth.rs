@@ -57,10 +57,7 @@ pub fn key_id(secret: &[u8]) -> String {
     let mut mac =
         <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length");
     mac.update(KID_LABEL);
-    mac.finalize().into_bytes()[..8]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex::encode(&mac.finalize().into_bytes()[..8])
 }
 
 /// What a key says about itself.

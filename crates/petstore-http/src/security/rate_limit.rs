@@ -45,8 +45,10 @@ const IDLE_AFTER: Duration = Duration::from_secs(600);
 /// at least 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimit {
-    per_second: NonZeroU32,
+    /// Requests allowed per `period`.
+    per_period: NonZeroU32,
     burst: NonZeroU32,
+    /// A second or a minute.
     period: Duration,
 }
 
@@ -76,7 +78,7 @@ impl FromStr for RateLimit {
             }
         };
         Ok(Self {
-            per_second: count,
+            per_period: count,
             burst,
             period,
         })
@@ -90,23 +92,23 @@ impl fmt::Display for RateLimit {
         } else {
             "s"
         };
-        write!(f, "{}/{unit},burst={}", self.per_second, self.burst)
+        write!(f, "{}/{unit},burst={}", self.per_period, self.burst)
     }
 }
 
 impl RateLimit {
     fn quota(self) -> Quota {
         let quota = if self.period.as_secs() == 60 {
-            Quota::per_minute(self.per_second)
+            Quota::per_minute(self.per_period)
         } else {
-            Quota::per_second(self.per_second)
+            Quota::per_second(self.per_period)
         };
         quota.allow_burst(self.burst)
     }
 
     /// Seconds for an empty bucket to fill up again: the policy's window.
     fn window_secs(self) -> u64 {
-        let per_token = self.period.as_secs_f64() / f64::from(self.per_second.get());
+        let per_token = self.period.as_secs_f64() / f64::from(self.per_period.get());
         (per_token * f64::from(self.burst.get())).ceil().max(1.0) as u64
     }
 }
