@@ -11,9 +11,7 @@
 //! [`StorageError::is_transient`] tells a start-up loop whether retrying can help.
 
 mod error;
-pub mod memory;
-mod memory_key_registry;
-mod memory_orders;
+mod memory;
 mod postgres_url;
 mod settings;
 mod sql;
@@ -24,9 +22,7 @@ use std::sync::Arc;
 use petstore_application::{KeyRegistry, OrderRepository, PetRepository};
 
 pub use error::StorageError;
-pub use memory::InMemoryPetRepository;
-pub use memory_key_registry::InMemoryKeyRegistry;
-pub use memory_orders::InMemoryOrderRepository;
+pub use memory::{InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository};
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, PoolMetrics};

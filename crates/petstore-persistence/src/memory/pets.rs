@@ -1,27 +1,20 @@
 //! `InMemoryPetRepository`: the repository port backed by a map in the process (`memory:`).
 //! Same contract as the database adapters, minus durability: everything is gone on exit.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
 use petstore_application::{PetRepository, RepositoryError};
-use petstore_domain::{NewPet, Order, Pet, PetId, PetStatus};
+use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+
+use super::State;
 
 /// Pets in a `BTreeMap` keyed by id, so listing in id order is a range scan. The state is
-/// shared with the [`InMemoryOrderRepository`](crate::InMemoryOrderRepository) of the same
+/// shared with the [`InMemoryOrderRepository`](super::InMemoryOrderRepository) of the same
 /// store, whose transactions change pets and orders under one lock.
 #[derive(Debug, Default)]
 pub struct InMemoryPetRepository {
     state: Arc<Mutex<State>>,
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    pub(crate) pets: BTreeMap<i64, Pet>,
-    last_id: i64,
-    pub(crate) orders: BTreeMap<i64, Order>,
-    pub(crate) last_order_id: i64,
 }
 
 impl InMemoryPetRepository {
@@ -30,7 +23,7 @@ impl InMemoryPetRepository {
     }
 
     /// The state, for the order repository of the same store.
-    pub(crate) fn shared_state(&self) -> Arc<Mutex<State>> {
+    pub(super) fn shared_state(&self) -> Arc<Mutex<State>> {
         Arc::clone(&self.state)
     }
 

@@ -11,8 +11,7 @@ use petstore_application::{
 };
 use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
 
-use crate::memory::State;
-use crate::InMemoryPetRepository;
+use super::{InMemoryPetRepository, State};
 
 /// Orders kept with the pets of one in-memory store.
 #[derive(Debug)]
