@@ -11,6 +11,7 @@ set -euo pipefail
 need=()
 case "${1:-}" in
   build)
+    bash "$(dirname "$0")/ensure-toolchain.sh"
     if ! { ldconfig -p 2>/dev/null | grep -q 'libpq\.so ' || [ -e /usr/lib/x86_64-linux-gnu/libpq.so ]; }; then
       need+=(libpq-dev)
     fi
