@@ -28,9 +28,6 @@ mod server;
 mod service;
 mod state;
 
-#[cfg(test)]
-mod module_graph;
-
 pub use app::{app, metrics_app};
 pub use edge::cursor::CursorCodec;
 pub use error::{ApiError, ErrorCode};

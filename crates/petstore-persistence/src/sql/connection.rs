@@ -1,5 +1,6 @@
-//! Connections and the pool: how a connection to either backend is opened, configured and
-//! checked.
+//! Connections: how a connection to either backend is opened, configured and checked, and the
+//! generation that retires a pool's connections at once. The pool built from them is `pool.rs`;
+//! reads that survive a closed connection are `read.rs`.
 //!
 //! We manage connections ourselves instead of using diesel's `ConnectionManager<AnyConnection>`
 //! because `MultiConnection::establish` tries every backend in turn and drops their errors: a
@@ -176,69 +177,8 @@ impl DerefMut for Pooled {
     }
 }
 
-/// Why a read on a pooled connection failed.
-#[derive(Debug)]
-pub(crate) enum ReadFailure {
-    /// No connection within the checkout timeout.
-    Checkout(r2d2::Error),
-    Query(diesel::result::Error),
-}
-
-/// Runs the read `query` on a connection of `pool`. A connection found closed retires every
-/// connection opened before it, and the query is tried once more on a new one: a read changes
-/// nothing, so trying it again is safe.
-pub(crate) fn read_with_retry<T>(
-    pool: &super::Pool,
-    generations: &Generations,
-    health: &super::health::StoreHealth,
-    query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
-) -> Result<T, ReadFailure> {
-    let mut retried = false;
-    loop {
-        let mut conn =
-            super::metrics::checkout(pool, Some(health), "read").map_err(ReadFailure::Checkout)?;
-        match query(&mut conn) {
-            Err(error) if super::errors::is_connection_lost(&error) => {
-                generations.retire_all();
-                if retried {
-                    return Err(ReadFailure::Query(error));
-                }
-                retried = true;
-            }
-            outcome => return outcome.map_err(ReadFailure::Query),
-        }
-    }
-}
-
-/// [`read_with_retry`] on tokio's blocking pool, its failure translated for the port: the read
-/// path every repository takes when a query may have to wait for a connection.
-pub(crate) async fn read_off_the_workers<T, Q>(
-    pool: &super::Pool,
-    generations: &Generations,
-    health: &super::health::StoreHealth,
-    url: &crate::DatabaseUrl,
-    query: Q,
-) -> Result<T, petstore_application::RepositoryError>
-where
-    T: Send + 'static,
-    Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
-{
-    let (pool, generations, health, url) = (
-        pool.clone(),
-        generations.clone(),
-        health.clone(),
-        url.clone(),
-    );
-    tokio::task::spawn_blocking(move || {
-        read_with_retry(&pool, &generations, &health, query)
-            .map_err(|failure| super::errors::from_read(failure, &url))
-    })
-    .await
-    .map_err(|error| petstore_application::RepositoryError::Unexpected(Box::new(error)))?
-}
-
 /// What `is_valid` reports for a retired connection; not worth a log line.
-const RETIRED: &str = "connection retired after another of its pool was found closed";
+pub(crate) const RETIRED: &str = "connection retired after another of its pool was found closed";
 
 /// r2d2's view of [`Target`].
 #[derive(Debug)]
@@ -327,47 +267,6 @@ impl r2d2::ManageConnection for Manager {
         std::thread::panicking()
             || conn.generation != self.generations.current()
             || conn.connection.is_broken()
-    }
-}
-
-/// Sends r2d2's background connection failures to the log instead of the `log` crate, which
-/// nothing here listens to. The message may quote the URL, so it is scrubbed first.
-pub(crate) struct LogConnectionErrors {
-    pub(crate) database: crate::DatabaseUrl,
-    /// Told when a PostgreSQL server refuses or does not answer a new connection.
-    pub(crate) health: Option<super::health::StoreHealth>,
-}
-
-impl fmt::Debug for LogConnectionErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LogConnectionErrors")
-            .field("database", &self.database)
-            .finish()
-    }
-}
-
-impl r2d2::HandleError<PoolError> for LogConnectionErrors {
-    fn handle_error(&self, error: PoolError) {
-        if let PoolError::QueryError(diesel::result::Error::DatabaseError(_, info)) = &error {
-            if info.message() == RETIRED {
-                return;
-            }
-        }
-        if let (PoolError::ConnectionError(_), crate::DatabaseUrl::Postgres(_), Some(health)) =
-            (&error, &self.database, &self.health)
-        {
-            // Logged there, once per episode.
-            health.report(
-                petstore_application::StorageFault::Unreachable,
-                &error.to_string(),
-            );
-            return;
-        }
-        tracing::warn!(
-            database = %self.database,
-            error = %self.database.scrub(&error.to_string()),
-            "could not open a database connection"
-        );
     }
 }
 

@@ -14,7 +14,6 @@
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use petstore_application::{BoxError, RepositoryError};
 
-use super::connection::ReadFailure;
 use crate::{DatabaseUrl, StorageError};
 
 /// A pool or driver message, already scrubbed of any password, kept as an error source.
@@ -27,13 +26,6 @@ pub(crate) fn from_query(error: DieselError) -> RepositoryError {
         RepositoryError::Unavailable(Box::new(error))
     } else {
         RepositoryError::Unexpected(Box::new(error))
-    }
-}
-
-pub(crate) fn from_read(failure: ReadFailure, url: &DatabaseUrl) -> RepositoryError {
-    match failure {
-        ReadFailure::Checkout(error) => from_checkout(&error, url),
-        ReadFailure::Query(error) => from_query(error),
     }
 }
 

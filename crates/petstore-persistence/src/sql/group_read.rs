@@ -18,11 +18,12 @@ use diesel::prelude::*;
 use petstore_application::RepositoryError;
 use tokio::sync::mpsc;
 
-use super::connection::{read_with_retry, AnyConnection, Generations};
-use super::errors::{self, Detail};
+use super::connection::{AnyConnection, Generations};
+use super::errors::Detail;
 use super::health::StoreHealth;
 use super::pet_row::PetRow;
 use super::queue::{self, Reply};
+use super::read::{from_read, read_with_retry};
 use super::schema::pets;
 use super::Pool;
 use crate::DatabaseUrl;
@@ -178,7 +179,7 @@ impl Reader {
         query: impl Fn(&mut AnyConnection) -> QueryResult<T>,
     ) -> Result<T, GroupError> {
         read_with_retry(&self.pool, &self.generations, &self.health, query).map_err(|failure| {
-            match errors::from_read(failure, &self.url) {
+            match from_read(failure, &self.url) {
                 RepositoryError::Unavailable(source) => GroupError::Unavailable(source.to_string()),
                 RepositoryError::Unexpected(source) => GroupError::Unexpected(source.to_string()),
             }

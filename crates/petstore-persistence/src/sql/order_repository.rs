@@ -16,10 +16,11 @@ use petstore_domain::{
     NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
 };
 
-use super::connection::{read_off_the_workers, AnyConnection, Generations};
+use super::connection::{AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::health::StoreHealth;
 use super::pet_row::PetRow;
+use super::read::read_off_the_workers;
 use super::schema::{orders, pets};
 use super::write_transaction::in_write_transaction;
 use super::Pool;

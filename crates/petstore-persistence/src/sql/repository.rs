@@ -23,17 +23,16 @@ use petstore_application::{PetRepository, RepositoryError, StorageFault};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::checkpointer::{Checkpointer, WriterGate};
-use super::connection::{
-    read_off_the_workers, AnyConnection, Generations, LogConnectionErrors, Manager, SqliteRole,
-    Target,
-};
+use super::connection::{AnyConnection, Generations, SqliteRole};
 use super::errors;
 use super::group_commit::CreateQueue;
 use super::group_read::{load_page, Page, ReadQueue};
 use super::health::StoreHealth;
 use super::migrations;
 use super::pet_row::PetRow;
+use super::pool::{build_pool, manager_for};
 use super::probe::Probe;
+use super::read::read_off_the_workers;
 use super::schema::pets;
 use super::Pool;
 use crate::{DatabaseUrl, PoolSettings, StorageError};
@@ -363,56 +362,6 @@ pub fn run_migrations(
         let connection_lost = conn.ping().is_err();
         errors::migration_failed(url, &error, connection_lost)
     })
-}
-
-/// A pool of connections from `manager`. Checkouts are checked against the connection's
-/// generation only (no round trip, see `connection.rs`). With `health`, a PostgreSQL server
-/// refusing a new connection marks the store unreachable.
-fn build_pool(
-    manager: Manager,
-    url: &DatabaseUrl,
-    max_size: u32,
-    min_idle: u32,
-    settings: &PoolSettings,
-    health: Option<StoreHealth>,
-) -> Pool {
-    r2d2::Pool::builder()
-        .max_size(max_size)
-        // With 0, connections are opened on demand, so a down database costs no background
-        // retries until someone asks for it.
-        .min_idle(Some(min_idle))
-        .connection_timeout(settings.checkout_timeout)
-        .test_on_check_out(true)
-        .error_handler(Box::new(LogConnectionErrors {
-            database: url.clone(),
-            health,
-        }))
-        .build_unchecked(manager)
-}
-
-fn manager_for(
-    url: &DatabaseUrl,
-    settings: &PoolSettings,
-    role: SqliteRole,
-    generations: &Generations,
-) -> Result<Manager, StorageError> {
-    let target = match url {
-        DatabaseUrl::Postgres(pg) => Target::Postgres {
-            libpq_url: pg.for_libpq(settings),
-            shown: pg.redacted(),
-            statement_timeout: Some(settings.statement_timeout).filter(|limit| !limit.is_zero()),
-        },
-        DatabaseUrl::Sqlite(path) => Target::Sqlite {
-            path: path.clone(),
-            role,
-        },
-        DatabaseUrl::Memory => {
-            return Err(StorageError::InvalidDatabaseUrl {
-                reason: "`memory:` is not a SQL database; use the in-memory repository".into(),
-            })
-        }
-    };
-    Ok(Manager::new(target, generations.clone()))
 }
 
 /// Refuses a SQLite path whose directory does not exist. It is not created: a mistyped path
