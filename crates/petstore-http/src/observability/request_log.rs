@@ -1,10 +1,10 @@
 //! Each request's one log line and metrics record. A 500 is an error to look into; another 5xx
 //! (storage away or busy) a warning; everything else an info line.
 //!
-//! The line is written here rather than by `tracing-actix-web`: measured on this project's
-//! machine, its `TracingLogger` (a span with a dozen fields and a UUID per request) took getPet
-//! on the memory backend from about 145,000 to 92,000 requests/s, while this keeps to a line and
-//! two metric handles found in a short per-thread list (`docs/benchmarks.md`).
+//! The line is written here rather than by `tracing-actix-web`, whose `TracingLogger` (a span
+//! with a dozen fields and a UUID per request) cost a third of getPet's throughput when measured
+//! (`docs/benchmarks.md` has the figures); this keeps to a line and two metric handles found in
+//! a short per-thread list.
 
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! Keys already verified, so a key calling again costs a hash lookup instead of an HMAC and two
-//! JSON parses (13 % of a getPet's time on the server when every call was verified afresh;
-//! `docs/benchmarks.md`).
+//! JSON parses (a large share of a getPet's time when every call was verified afresh; the
+//! profile is in `docs/benchmarks.md`).
 //!
 //! Only tokens that passed every check are kept, under their exact text, so a hit means the very
 //! same bytes were verified before with the same secret. Expiry is checked again on every hit.
