@@ -568,33 +568,24 @@ fn log_sink() -> Stdio {
 /// environment (nothing from the developer's shell leaks in).
 pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> std::process::Command {
     let mut command = std::process::Command::new(PETSTORE);
-    for name in [
-        "DATABASE_URL",
-        "PETSTORE_ENV",
-        "PETSTORE_KEY_SECRET",
-        "PETSTORE_KEY_SECRET_FILE",
-        "PETSTORE_BIND",
-        "PETSTORE_PUBLIC_URL",
-        "PETSTORE_STAGING_URL",
-        "PETSTORE_KEY_SECRET_PREVIOUS",
-        "PETSTORE_KEY_SECRET_PREVIOUS_FILE",
-        "PETSTORE_BODY_TIMEOUT",
-        "PETSTORE_HEAD_TIMEOUT",
-        "PETSTORE_KEEP_ALIVE",
-        "PETSTORE_MAX_CONNECTIONS",
-        "PETSTORE_SHUTDOWN_TIMEOUT",
-        "PETSTORE_METRICS_BIND",
-        "PETSTORE_RATE_LIMIT",
-        "PETSTORE_CORS_ORIGINS",
-        "PETSTORE_LOG_FORMAT",
-    ] {
-        command.env_remove(name);
-    }
+    without_petstore_settings(&mut command);
     command
         .env("PETSTORE_DATA_DIR", data_dir)
         .env("RUST_LOG", "info")
         .envs(extra_env.iter().map(|(k, v)| (k, v)));
     command
+}
+
+/// Removes from `command`'s environment every setting petstore reads (`DATABASE_URL` and, by
+/// their prefix, all `PETSTORE_*`, including any added later), so nothing from the developer's
+/// shell reaches a test's server or CLI.
+pub fn without_petstore_settings(command: &mut std::process::Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("PETSTORE_") || name == "DATABASE_URL" {
+            command.env_remove(name.as_ref());
+        }
+    }
 }
 
 /// Starts `petstore serve` on a free port and waits until it says where it listens.

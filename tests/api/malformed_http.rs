@@ -4,7 +4,7 @@
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::helpers::start_server_logging_to;
 
@@ -50,7 +50,16 @@ fn malformed_requests_are_refused_without_error_lines_in_the_log() {
         b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     );
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    std::thread::sleep(Duration::from_millis(500));
+    // Lines are written by a logging thread, in order: once that request's line is in the file,
+    // so is everything the malformed requests could have logged before it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log_path)
+        .expect("read the log")
+        .contains("/healthz")
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     child.kill().expect("stop the server");
     child.wait().expect("reap the server");
 

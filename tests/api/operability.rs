@@ -619,8 +619,9 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
 /// either answered or never accepted, and every 201 is there after a restart.
 async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {
     let deadline = Instant::now() + Duration::from_secs(20);
+    let acknowledged_so_far = std::sync::atomic::AtomicUsize::new(0);
     let clients = (0..64).map(|client_no| {
-        let app = &app;
+        let (app, acknowledged_so_far) = (&app, &acknowledged_so_far);
         async move {
             let mut acknowledged = Vec::new();
             let mut n = 0;
@@ -632,6 +633,7 @@ async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {
                     Ok(response) => {
                         assert_eq!(response.status.as_u16(), 201, "{}", response.body);
                         acknowledged.push(response.json()["id"].as_i64().expect("an id"));
+                        acknowledged_so_far.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
                     // Refused or closed: the server stopped taking requests.
                     Err(_) => break,
@@ -641,8 +643,13 @@ async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {
         }
     });
     let load = join_all(clients);
+    // SIGTERM once the load is well under way: every client has had several creates answered.
     let stop = async {
-        actix_web::rt::time::sleep(Duration::from_millis(700)).await;
+        while acknowledged_so_far.load(std::sync::atomic::Ordering::Relaxed) < 64 * 4
+            && Instant::now() < deadline
+        {
+            actix_web::rt::time::sleep(Duration::from_millis(5)).await;
+        }
         app.terminate();
     };
     let (acknowledged, ()) = futures_util::future::join(load, stop).await;

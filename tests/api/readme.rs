@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::helpers::{Backend, TestApp, PETSTORE};
+use crate::helpers::{without_petstore_settings, Backend, TestApp, PETSTORE};
 
 const MARKER: &str = "<!-- walk-through: tests/api/readme.rs runs the next block -->";
 
@@ -113,11 +113,7 @@ async fn the_readme_walk_through_runs_as_written_and_prints_what_it_shows() {
     );
     let mut bash = Command::new("bash");
     bash.args(["-euo", "pipefail"]).arg(&script);
-    for (name, _) in std::env::vars() {
-        if name.starts_with("PETSTORE_") || name == "DATABASE_URL" {
-            bash.env_remove(name);
-        }
-    }
+    without_petstore_settings(&mut bash);
     let run = bash
         .current_dir(app.data_dir.path())
         .env("PATH", path)

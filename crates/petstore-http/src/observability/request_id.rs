@@ -35,6 +35,11 @@ impl RequestId {
             .map_or(0, |elapsed| {
                 u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
             });
+        Self::generate_at(millis)
+    }
+
+    /// The UUIDv7 of a request arriving at `millis` (Unix milliseconds).
+    fn generate_at(millis: u64) -> Self {
         let mut random = [0_u8; 10];
         random[..8].copy_from_slice(&next_random().to_le_bytes());
         random[8..].copy_from_slice(&next_random().to_le_bytes()[..2]);
@@ -147,9 +152,8 @@ mod tests {
 
     #[test]
     fn new_ids_differ_and_sort_by_time() {
-        let first = RequestId::generate();
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        let second = RequestId::generate();
+        let first = RequestId::generate_at(1_800_000_000_000);
+        let second = RequestId::generate_at(1_800_000_000_001);
         assert_ne!(first, second);
         assert!(first.as_str() < second.as_str(), "{first} {second}");
         let many: std::collections::HashSet<String> = (0..10_000)
