@@ -17,7 +17,7 @@ use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::{OpenApi, RefOr};
 use utoipa::Modify;
 
-use crate::routing::common_responses::CommonResponses;
+use crate::routing::common_responses::{every_operation, CommonResponses};
 use crate::routing::paths::{ORDERS_PATH, ORDER_PATH};
 use crate::routing::{get, resource, GET, GET_POST, POST};
 use dto::{NewOrderDto, OrderDto, OrderStatusDto};
@@ -90,10 +90,7 @@ impl Modify for ExperimentalStore {
             .description(Some("`experimental`: this operation may change within v1."))
             .build();
         for item in openapi.paths.paths.values_mut() {
-            for operation in [item.get.as_mut(), item.post.as_mut()]
-                .into_iter()
-                .flatten()
-            {
+            for operation in every_operation(item) {
                 operation
                     .extensions
                     .get_or_insert_with(Default::default)

@@ -1,12 +1,33 @@
-//! What every operation may answer beyond its own statuses, for the OpenAPI document: each
+//! What every operation may answer beyond its own statuses, for the OpenAPI document (of every
+//! method: [`every_operation`]): each
 //! resource's part lists [`CommonResponses`] first among its modifiers, so that the resource's
 //! own modifiers (getPet's deprecation headers, the orders' stability header) see these
 //! responses too. `openapi/tests.rs` checks that every operation has them.
 
 use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr};
 use utoipa::Modify;
+
+/// Every operation of a path, whatever its method: what the middleware adds to a response (the
+/// request id, rate limits) it adds to all of them, so the document must say so for all of them,
+/// a method added later included.
+pub(crate) fn every_operation(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        item.get.as_mut(),
+        item.put.as_mut(),
+        item.post.as_mut(),
+        item.delete.as_mut(),
+        item.options.as_mut(),
+        item.head.as_mut(),
+        item.patch.as_mut(),
+        item.trace.as_mut(),
+        item.query.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
 
 /// What every operation may answer beyond its own statuses: 429 when per-key rate limits are on,
 /// the rate-limit headers on every response to a key, and `X-Request-Id` on every response.
@@ -29,10 +50,7 @@ impl Modify for CommonResponses {
              left now and seconds until the next is allowed.",
         );
         for item in openapi.paths.paths.values_mut() {
-            for operation in [item.get.as_mut(), item.post.as_mut()]
-                .into_iter()
-                .flatten()
-            {
+            for operation in every_operation(item) {
                 let too_many = ResponseBuilder::new()
                     .description(
                         "`rate_limited`: this API key has used up its rate limit (per instance); \
@@ -72,6 +90,39 @@ impl Modify for CommonResponses {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
+    use utoipa::openapi::{OpenApiBuilder, PathsBuilder};
+
+    use super::*;
+
+    #[test]
+    fn every_method_gets_the_common_responses() {
+        let ok = || {
+            OperationBuilder::new()
+                .response("200", ResponseBuilder::new().description("ok").build())
+                .build()
+        };
+        let mut item = PathItem::new(HttpMethod::Put, ok());
+        item.delete = Some(ok());
+        let mut openapi = OpenApiBuilder::new()
+            .paths(PathsBuilder::new().path("/things", item))
+            .build();
+        CommonResponses.modify(&mut openapi);
+        let item = &openapi.paths.paths["/things"];
+        for operation in [item.put.as_ref(), item.delete.as_ref()] {
+            let responses = &operation.expect("the operation").responses.responses;
+            assert!(responses.contains_key("429"));
+            let RefOr::T(ok) = &responses["200"] else {
+                panic!("an inline response");
+            };
+            assert!(ok.headers.contains_key("X-Request-Id"));
+            assert!(ok.headers.contains_key("RateLimit"));
         }
     }
 }
