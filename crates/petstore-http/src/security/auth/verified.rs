@@ -3,44 +3,51 @@
 //! profile is in `docs/benchmarks.md`).
 //!
 //! Only tokens that passed every check are kept, under their exact text, so a hit means the very
-//! same bytes were verified before with the same secret. Expiry is checked again on every hit.
-//! The map is bounded: when full it is emptied and refills with the keys in use.
+//! same bytes were verified before with the same secret. Each entry's own expiry is checked again
+//! on every hit. The cache is bounded: `quick_cache` evicts the keys used least (CLOCK-Pro), so
+//! the keys in use stay while a burst of new ones passes through.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use quick_cache::sync::Cache;
 
 use super::KeyClaims;
 
 /// Most keys remembered at once.
 const CAPACITY: usize = 4096;
 
-#[derive(Debug, Default)]
 pub(crate) struct VerifiedKeys {
-    by_token: Mutex<HashMap<Box<str>, KeyClaims>>,
+    by_token: Cache<Box<str>, KeyClaims>,
+}
+
+impl Default for VerifiedKeys {
+    fn default() -> Self {
+        Self {
+            by_token: Cache::new(CAPACITY),
+        }
+    }
+}
+
+impl std::fmt::Debug for VerifiedKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifiedKeys")
+            .field("held", &self.by_token.len())
+            .finish()
+    }
 }
 
 impl VerifiedKeys {
     /// The claims of `token` if it was verified before and, at `now` (Unix seconds), has not
     /// passed `exp` plus `leeway`.
     pub(crate) fn get(&self, token: &str, now: u64, leeway: u64) -> Option<KeyClaims> {
-        let by_token = self.by_token.lock().unwrap_or_else(PoisonError::into_inner);
-        by_token
-            .get(token)
-            .filter(|claims| {
-                claims
-                    .exp
-                    .is_none_or(|exp| now <= exp.saturating_add(leeway))
-            })
-            .cloned()
+        self.by_token.get(token).filter(|claims| {
+            claims
+                .exp
+                .is_none_or(|exp| now <= exp.saturating_add(leeway))
+        })
     }
 
     /// Remembers `token` as verified with these claims.
     pub(crate) fn insert(&self, token: &str, claims: &KeyClaims) {
-        let mut by_token = self.by_token.lock().unwrap_or_else(PoisonError::into_inner);
-        if by_token.len() >= CAPACITY {
-            by_token.clear();
-        }
-        by_token.insert(token.into(), claims.clone());
+        self.by_token.insert(token.into(), claims.clone());
     }
 }
 
@@ -73,13 +80,18 @@ mod tests {
     }
 
     #[test]
-    fn the_map_never_holds_more_than_its_capacity() {
+    fn the_cache_never_holds_more_than_its_capacity_and_keeps_a_key_in_use() {
         let keys = VerifiedKeys::default();
-        for n in 0..=CAPACITY {
+        keys.insert("in use", &claims(None));
+        for n in 0..CAPACITY * 2 {
             keys.insert(&format!("token {n}"), &claims(None));
+            // The key in use calls between every two new ones.
+            assert!(
+                keys.get("in use", 0, 0).is_some(),
+                "evicted after {n} new keys"
+            );
         }
-        let held = keys.by_token.lock().expect("lock").len();
+        let held = keys.by_token.len();
         assert!(held <= CAPACITY, "{held}");
-        assert!(keys.get(&format!("token {CAPACITY}"), 0, 0).is_some());
     }
 }
