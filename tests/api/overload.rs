@@ -35,9 +35,15 @@ async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout
         Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
     );
     let list_meanwhile = async {
-        // Give the create ample time to take the only connection, even on a slow machine; it holds
-        // it for 3 s.
-        actix_web::rt::time::sleep(Duration::from_millis(600)).await;
+        // Once the create's insert is running, it holds the only connection (for 3 s).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while app.postgres().sessions_running("insert into").0 == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the create never reached the database"
+            );
+            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+        }
         let started = Instant::now();
         let response = send(app.get("/v1/pets"), None).await;
         (response, started.elapsed())

@@ -302,7 +302,16 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
             tokio::spawn(async move { repo.list(status, after, max).await }),
         ));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The reads have reached the database once a reader's query waits for the lock; the
+    // others queue behind it meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while database.sessions_running("select").1 == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no read ever waited for the lock"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     locker.batch_execute("COMMIT").expect("unlock");
 
     for (id, find) in finds {

@@ -152,6 +152,45 @@ impl TestDatabase {
     pub fn try_execute(&self, sql: &str) -> Result<(), String> {
         run_sql(&self.url, sql)
     }
+
+    /// The single value `sql` (a query) gives in this database, as psql prints it.
+    pub fn query_value(&self, sql: &str) -> String {
+        let output = Command::new(psql())
+            .args([
+                "-X",
+                "-q",
+                "-tA",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                &self.url,
+                "-c",
+                sql,
+            ])
+            .output()
+            .unwrap_or_else(|err| panic!("cannot run `{}`: {err}", psql()));
+        assert!(
+            output.status.success(),
+            "query failed in {}: {}\n{sql}",
+            self.name,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// How many sessions on this database are running a statement that starts with `prefix`
+    /// (case-insensitive), and of those how many wait for a lock: what a test waits for instead
+    /// of a fixed time when it needs a request to have reached the database.
+    pub fn sessions_running(&self, prefix: &str) -> (u32, u32) {
+        let counts = self.query_value(&format!(
+            "SELECT count(*), count(*) FILTER (WHERE wait_event_type = 'Lock') \
+             FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' \
+             AND pid <> pg_backend_pid() AND query ILIKE '{}%'",
+            prefix.replace('\'', "''")
+        ));
+        let (running, waiting) = counts.split_once('|').unwrap_or(("0", "0"));
+        (running.parse().unwrap_or(0), waiting.parse().unwrap_or(0))
+    }
 }
 
 impl Drop for TestDatabase {
