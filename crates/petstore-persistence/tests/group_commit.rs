@@ -17,15 +17,41 @@ use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::Pet;
-use petstore_persistence::PoolSettings;
+use petstore_persistence::{PoolMetrics, PoolSettings};
 use petstore_test_support::{TestDatabase, TestSqliteFile};
 use tokio::task::JoinHandle;
 
 /// The key of the insert-ordering lock (`INSERT_LOCK_KEY` in `src/sql/batch_insert.rs`).
 const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
 
-/// Long enough for a spawned create to reach the writer thread on a loaded machine.
-const SETTLE: Duration = Duration::from_millis(300);
+/// The pets of a store opened as the server opens it, and its pool and queue gauges, which tell
+/// the tests where the creates they sent are.
+fn open_with_metrics(url: &str, settings: &PoolSettings) -> (Arc<dyn PetRepository>, PoolMetrics) {
+    let storage = petstore_persistence::open(&parse(url), settings)
+        .unwrap_or_else(|err| panic!("cannot open {url}: {err}"));
+    (
+        storage.pets,
+        storage.pool_metrics.expect("a SQL store has gauges"),
+    )
+}
+
+/// Waits (10 s at most) until `done` says so.
+async fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Once the writer thread has taken the create it was sent and waits for the write lock with
+/// it: a connection checked out, nothing left in the queue.
+async fn writer_holds_the_first(metrics: &PoolMetrics) {
+    wait_until("the writer took the first create", || {
+        metrics.connections_in_use() >= 1 && metrics.queued_creates() == 0
+    })
+    .await;
+}
 
 /// Holds the write lock of a database until released or dropped.
 enum WriteLock {
@@ -77,6 +103,7 @@ fn spawn_create(
 /// releases the lock; returns the first create's outcome and the others', in order.
 async fn first_then_group(
     repo: &Arc<dyn PetRepository>,
+    metrics: &PoolMetrics,
     lock: WriteLock,
     names: &[&str],
 ) -> (
@@ -84,9 +111,12 @@ async fn first_then_group(
     Vec<Result<Pet, RepositoryError>>,
 ) {
     let first = spawn_create(repo, "First");
-    tokio::time::sleep(SETTLE).await;
+    writer_holds_the_first(metrics).await;
     let group: Vec<_> = names.iter().map(|name| spawn_create(repo, name)).collect();
-    tokio::time::sleep(SETTLE).await;
+    wait_until("the group queued behind the first", || {
+        metrics.queued_creates() == names.len()
+    })
+    .await;
     lock.release();
     let first = first.await.expect("task");
     let mut outcomes = Vec::new();
@@ -114,12 +144,12 @@ struct Count {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_creates_that_arrive_during_a_commit_share_the_next_one() {
     let database = TestDatabase::create();
-    let repo = common::open(database.url());
+    let (repo, metrics) = open_with_metrics(database.url(), &PoolSettings::default());
     let lock = WriteLock::postgres(&database);
     let names: Vec<String> = (0..20).map(|n| format!("Pet {n}")).collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
 
-    let (first, group) = first_then_group(&repo, lock, &names).await;
+    let (first, group) = first_then_group(&repo, &metrics, lock, &names).await;
 
     let first = first.expect("the first create");
     let mut ids = Vec::new();
@@ -142,9 +172,13 @@ async fn postgres_creates_that_arrive_during_a_commit_share_the_next_one() {
     );
 }
 
-async fn a_refused_pet_fails_alone(repo: Arc<dyn PetRepository>, lock: WriteLock) {
+async fn a_refused_pet_fails_alone(
+    repo: Arc<dyn PetRepository>,
+    metrics: PoolMetrics,
+    lock: WriteLock,
+) {
     let names = ["Rex", "Poison", "Tom", "Polly", "Poison", "Felix"];
-    let (first, group) = first_then_group(&repo, lock, &names).await;
+    let (first, group) = first_then_group(&repo, &metrics, lock, &names).await;
 
     first.expect("the first create");
     for (outcome, name) in group.iter().zip(names) {
@@ -166,7 +200,7 @@ async fn a_refused_pet_fails_alone(repo: Arc<dyn PetRepository>, lock: WriteLock
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_a_pet_the_database_refuses_fails_alone_and_its_group_is_stored() {
     let file = TestSqliteFile::new();
-    let repo = common::open(&file.url());
+    let (repo, metrics) = open_with_metrics(&file.url(), &PoolSettings::default());
     let mut setup =
         SqliteConnection::establish(file.path().to_str().expect("UTF-8")).expect("open");
     setup
@@ -175,13 +209,13 @@ async fn sqlite_a_pet_the_database_refuses_fails_alone_and_its_group_is_stored()
              BEGIN SELECT RAISE(ABORT, 'poisoned pet'); END;",
         )
         .expect("trigger");
-    a_refused_pet_fails_alone(repo, WriteLock::sqlite(&file)).await;
+    a_refused_pet_fails_alone(repo, metrics, WriteLock::sqlite(&file)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_pet_the_database_refuses_fails_alone_and_its_group_is_stored() {
     let database = TestDatabase::create();
-    let repo = common::open(database.url());
+    let (repo, metrics) = open_with_metrics(database.url(), &PoolSettings::default());
     database.execute(
         "CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS \
          $$ BEGIN IF NEW.name = 'Poison' THEN RAISE EXCEPTION 'poisoned pet'; END IF; \
@@ -189,13 +223,13 @@ async fn postgres_a_pet_the_database_refuses_fails_alone_and_its_group_is_stored
          CREATE TRIGGER refuse_poison BEFORE INSERT ON pets \
          FOR EACH ROW EXECUTE FUNCTION refuse_poison();",
     );
-    a_refused_pet_fails_alone(repo, WriteLock::postgres(&database)).await;
+    a_refused_pet_fails_alone(repo, metrics, WriteLock::postgres(&database)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_group_whose_commit_fails_stores_none_of_its_pets() {
     let database = TestDatabase::create();
-    let repo = common::open(database.url());
+    let (repo, metrics) = open_with_metrics(database.url(), &PoolSettings::default());
     // Checked at COMMIT, after every insert of the group succeeded.
     database.execute(
         "CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS \
@@ -206,7 +240,8 @@ async fn postgres_a_group_whose_commit_fails_stores_none_of_its_pets() {
     );
     let names = ["Rex", "Tom", "Doomed", "Polly"];
 
-    let (first, group) = first_then_group(&repo, WriteLock::postgres(&database), &names).await;
+    let (first, group) =
+        first_then_group(&repo, &metrics, WriteLock::postgres(&database), &names).await;
 
     first.expect("the first create, committed alone");
     for (outcome, name) in group.iter().zip(names) {
@@ -225,14 +260,15 @@ async fn a_create_finding_the_queue_full_is_refused_at_once() {
         queue_size: 2,
         ..PoolSettings::default()
     };
-    let repo: Arc<dyn PetRepository> = petstore_persistence::open(&parse(&file.url()), &settings)
-        .expect("open")
-        .pets;
+    let (repo, metrics) = open_with_metrics(&file.url(), &settings);
     let lock = WriteLock::sqlite(&file);
     let committing = spawn_create(&repo, "First");
-    tokio::time::sleep(SETTLE).await;
+    writer_holds_the_first(&metrics).await;
     let queued = [spawn_create(&repo, "Rex"), spawn_create(&repo, "Tom")];
-    tokio::time::sleep(SETTLE).await;
+    wait_until("two creates fill the queue", || {
+        metrics.queued_creates() == 2
+    })
+    .await;
 
     let started = Instant::now();
     let refused = repo.create(new_pet("Polly", 1, None)).await;

@@ -8,6 +8,7 @@ use petstore_application::StorageFault;
 
 use super::health::StoreHealth;
 
+use super::group_commit::QueueDepth;
 use super::Pool;
 
 /// Seconds spent waiting for a pooled connection, by `use` (`read` or `write`).
@@ -18,6 +19,8 @@ pub const BATCH_SIZE: &str = "petstore_db_create_batch_size";
 pub const COMMIT_DURATION: &str = "petstore_db_create_commit_seconds";
 /// Pool connections, by `state` (`in_use`, `idle`).
 pub const CONNECTIONS: &str = "petstore_db_connections";
+/// Creates waiting in the queue for the writer thread's next group commit.
+pub const CREATE_QUEUE_DEPTH: &str = "petstore_db_create_queue_depth";
 
 /// Checks a connection out of `pool`, recording the wait as `purpose`.
 pub(crate) fn checkout(
@@ -77,18 +80,34 @@ fn record_pool_state(pool: &Pool) {
     metrics::gauge!(CONNECTIONS, "state" => "idle").set(idle);
 }
 
-/// A handle that sets the pool gauges when asked (at each scrape).
+/// A handle on what the pool and the create queue hold now: sets their gauges when asked (at
+/// each scrape), and tells tests what they wait for.
 #[derive(Clone)]
-pub struct PoolMetrics(Pool);
+pub struct PoolMetrics {
+    pool: Pool,
+    creates: QueueDepth,
+}
 
 impl PoolMetrics {
-    pub(crate) fn new(pool: Pool) -> Self {
-        Self(pool)
+    pub(crate) fn new(pool: Pool, creates: QueueDepth) -> Self {
+        Self { pool, creates }
     }
 
-    /// Sets `petstore_db_connections` from the pool's state now.
+    /// Sets `petstore_db_connections` and `petstore_db_create_queue_depth` from their state now.
     pub fn record(&self) {
-        record_pool_state(&self.0);
+        record_pool_state(&self.pool);
+        metrics::gauge!(CREATE_QUEUE_DEPTH).set(self.queued_creates() as f64);
+    }
+
+    /// Connections checked out of the pool now (the writer's included).
+    pub fn connections_in_use(&self) -> u32 {
+        let state = self.pool.state();
+        state.connections.saturating_sub(state.idle_connections)
+    }
+
+    /// Creates waiting for the writer thread now.
+    pub fn queued_creates(&self) -> usize {
+        self.creates.get()
     }
 }
 
