@@ -65,9 +65,9 @@ impl CreateQueue {
         Ok(Self { sender })
     }
 
-    /// A handle that tells how many creates wait in the queue, without keeping the writer alive.
-    pub(crate) fn depth_gauge(&self) -> QueueDepth {
-        QueueDepth(self.sender.downgrade())
+    /// How many creates wait in the queue, read without keeping the writer alive.
+    pub(crate) fn depth(&self) -> queue::Depth {
+        queue::Depth::of(&self.sender)
     }
 
     /// Queues `new_pet` for the next group and waits for its commit.
@@ -77,18 +77,6 @@ impl CreateQueue {
             reply,
         })
         .await
-    }
-}
-
-/// How many creates wait for the writer thread now (0 once it has stopped).
-#[derive(Debug, Clone)]
-pub(crate) struct QueueDepth(mpsc::WeakSender<Pending>);
-
-impl QueueDepth {
-    pub(crate) fn get(&self) -> usize {
-        self.0
-            .upgrade()
-            .map_or(0, |sender| sender.max_capacity() - sender.capacity())
     }
 }
 

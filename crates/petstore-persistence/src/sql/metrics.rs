@@ -8,7 +8,7 @@ use petstore_application::StorageFault;
 
 use super::health::StoreHealth;
 
-use super::group_commit::QueueDepth;
+use super::queue::Depth;
 use super::Pool;
 
 /// Seconds spent waiting for a pooled connection, by `use` (`read` or `write`).
@@ -85,11 +85,11 @@ fn record_pool_state(pool: &Pool) {
 #[derive(Clone)]
 pub struct PoolMetrics {
     pool: Pool,
-    creates: QueueDepth,
+    creates: Depth,
 }
 
 impl PoolMetrics {
-    pub(crate) fn new(pool: Pool, creates: QueueDepth) -> Self {
+    pub(crate) fn new(pool: Pool, creates: Depth) -> Self {
         Self { pool, creates }
     }
 

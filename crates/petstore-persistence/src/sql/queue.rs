@@ -2,6 +2,8 @@
 //! PostgreSQL readers): a request is queued without waiting or refused at once, then awaits its
 //! answer; a thread takes whatever is queued as one group.
 
+use std::sync::Arc;
+
 use petstore_application::RepositoryError;
 use tokio::sync::{mpsc, oneshot};
 
@@ -44,4 +46,24 @@ pub(crate) fn take_group<R>(queue: &mut mpsc::Receiver<R>, max: usize) -> Option
         }
     }
     Some(group)
+}
+
+/// How many requests wait in a queue now (0 once its thread has stopped), read without keeping
+/// the thread alive: for a gauge and for tests that wait until requests have queued.
+#[derive(Clone)]
+pub(crate) struct Depth(Arc<dyn Fn() -> usize + Send + Sync>);
+
+impl Depth {
+    pub(crate) fn of<R: Send + 'static>(queue: &mpsc::Sender<R>) -> Self {
+        let queue = queue.downgrade();
+        Self(Arc::new(move || {
+            queue
+                .upgrade()
+                .map_or(0, |sender| sender.max_capacity() - sender.capacity())
+        }))
+    }
+
+    pub(crate) fn get(&self) -> usize {
+        (self.0)()
+    }
 }

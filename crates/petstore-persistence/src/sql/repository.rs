@@ -213,7 +213,7 @@ impl DieselPetRepository {
 
     /// Sets the pool gauges on demand.
     pub fn pool_metrics(&self) -> super::PoolMetrics {
-        super::PoolMetrics::new(self.pool.clone(), self.creates.depth_gauge())
+        super::PoolMetrics::new(self.pool.clone(), self.creates.depth())
     }
 
     /// The orders in the same database, on the same pool.
