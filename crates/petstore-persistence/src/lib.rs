@@ -1,8 +1,9 @@
 //! Storage adapters for the pet repository and key registry ports.
 //!
-//! - [`DieselPetRepository`] and [`DieselKeyRegistry`]: one diesel implementation serving
-//!   SQLite files and PostgreSQL servers through an r2d2 pool, with migrations embedded from
-//!   the top-level `migrations/`.
+//! - [`SqlStore`]: one diesel implementation serving SQLite files and PostgreSQL servers through
+//!   an r2d2 pool, with migrations embedded from the top-level `migrations/`; its repositories
+//!   ([`DieselPetRepository`], [`DieselOrderRepository`], [`DieselKeyRegistry`]) share the pool
+//!   and its threads.
 //! - [`InMemoryPetRepository`] and [`InMemoryKeyRegistry`]: kept in the process, for `memory:`
 //!   and tests.
 //!
@@ -25,7 +26,9 @@ pub use error::StorageError;
 pub use memory::{InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository};
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
-pub use sql::{DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, PoolMetrics};
+pub use sql::{
+    DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, PoolMetrics, SqlStore,
+};
 pub use url::DatabaseUrl;
 
 /// The ports on one store: its pets and its key registry.
@@ -56,17 +59,12 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
             pool_metrics: None,
         });
     }
-    let repository = DieselPetRepository::new(url, settings)?;
-    repository.check_writable()?;
-    let applied = repository.run_migrations()?;
-    if !applied.is_empty() {
-        tracing::info!(database = %url, versions = ?applied, "applied migrations");
-    }
+    let store = SqlStore::open(url, settings)?;
     Ok(Storage {
-        orders: Arc::new(repository.order_repository()),
-        keys: Arc::new(repository.key_registry()),
-        pool_metrics: Some(repository.pool_metrics()),
-        pets: Arc::new(repository),
+        pets: Arc::new(store.pets()),
+        orders: Arc::new(store.orders()),
+        keys: Arc::new(store.keys()),
+        pool_metrics: Some(store.pool_metrics()),
     })
 }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use common::{new_pet, open, parse};
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::PetId;
-use petstore_persistence::{migrate, DieselPetRepository, PoolSettings};
+use petstore_persistence::{migrate, PoolSettings, SqlStore};
 use petstore_test_support::{unreachable_postgres_url, TestDatabase};
 
 const ONE_SECOND: PoolSettings = PoolSettings {
@@ -70,7 +70,9 @@ async fn two_instances_migrating_a_fresh_database_at_once_both_succeed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_unavailable_within_the_configured_time() {
     let url = parse(&unreachable_postgres_url());
-    let repo = DieselPetRepository::new(&url, &ONE_SECOND).expect("a pool needs no server");
+    let repo = SqlStore::build(&url, &ONE_SECOND)
+        .expect("a pool needs no server")
+        .pets();
     let bound = Duration::from_secs(3);
 
     let started = Instant::now();
@@ -218,11 +220,11 @@ async fn the_schema_rejects_a_status_outside_the_three() {
 #[test]
 fn check_answers_when_the_server_does() {
     let database = TestDatabase::create();
-    let repo = DieselPetRepository::new(&parse(database.url()), &PoolSettings::default())
-        .expect("repository");
+    let repo =
+        SqlStore::build(&parse(database.url()), &PoolSettings::default()).expect("repository");
     repo.check().expect("server is up");
-    let down = DieselPetRepository::new(&parse(&unreachable_postgres_url()), &ONE_SECOND)
-        .expect("repository");
+    let down =
+        SqlStore::build(&parse(&unreachable_postgres_url()), &ONE_SECOND).expect("repository");
     assert!(down.check().expect_err("nothing listens").is_transient());
 }
 

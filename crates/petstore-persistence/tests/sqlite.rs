@@ -5,7 +5,7 @@ mod common;
 
 use common::{new_pet, open, parse};
 use petstore_domain::PetStatus;
-use petstore_persistence::{migrate, DieselPetRepository, PoolSettings};
+use petstore_persistence::{migrate, PoolSettings, SqlStore};
 use petstore_test_support::TestSqliteFile;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,8 +70,7 @@ fn migrations_apply_once_and_then_find_nothing_pending() {
 #[test]
 fn the_database_uses_write_ahead_logging() {
     let file = TestSqliteFile::new();
-    let repo = DieselPetRepository::new(&parse(&file.url()), &PoolSettings::default())
-        .expect("repository");
+    let repo = SqlStore::build(&parse(&file.url()), &PoolSettings::default()).expect("repository");
     repo.run_migrations().expect("migrate");
     repo.check().expect("check");
     let mut wal = file.path().as_os_str().to_owned();

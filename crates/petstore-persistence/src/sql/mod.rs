@@ -21,11 +21,13 @@ mod queue;
 mod read;
 mod repository;
 mod schema;
+mod store;
 mod write_transaction;
 
 pub use key_registry::DieselKeyRegistry;
 pub use metrics::PoolMetrics;
 pub use order_repository::DieselOrderRepository;
-pub use repository::{run_migrations, DieselPetRepository};
+pub use repository::DieselPetRepository;
+pub use store::{run_migrations, SqlStore};
 
 type Pool = r2d2::Pool<connection::Manager>;

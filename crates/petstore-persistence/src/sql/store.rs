@@ -1,0 +1,262 @@
+//! The SQL store: one database behind one connection pool, the threads that serve it (the
+//! writer of group commits, PostgreSQL's readers, SQLite's checkpointer, the health probe), its
+//! migrations, and the repositories built on it, which share all of that. `lib.rs`'s `open` asks
+//! for [`SqlStore::open`] and hands out its repositories as the ports.
+
+use std::path::Path;
+
+use diesel::r2d2::R2D2Connection;
+use petstore_application::StorageFault;
+
+use super::checkpointer::{Checkpointer, WriterGate};
+use super::connection::{Generations, SqliteRole};
+use super::errors;
+use super::group_commit::CreateQueue;
+use super::group_read::ReadQueue;
+use super::health::StoreHealth;
+use super::migrations;
+use super::pool::{build_pool, manager_for};
+use super::probe::Probe;
+use super::repository::{DieselPetRepository, Reads};
+use crate::{DatabaseUrl, PoolSettings, StorageError};
+
+/// One SQL database and everything that serves it. Cheap to clone; the threads stop when the
+/// store and every repository built from it are dropped.
+#[derive(Clone, Debug)]
+pub struct SqlStore {
+    pets: DieselPetRepository,
+}
+
+impl SqlStore {
+    /// [`build`](Self::build), then refuse a database that cannot be written and apply every
+    /// pending migration (logged): the store a server serves from. Blocking.
+    pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Self, StorageError> {
+        let store = Self::build(url, settings)?;
+        store.check_writable()?;
+        let applied = store.run_migrations()?;
+        if !applied.is_empty() {
+            tracing::info!(database = %url, versions = ?applied, "applied migrations");
+        }
+        Ok(store)
+    }
+
+    /// The store on `url` (SQLite or PostgreSQL), with its writer thread (and, for SQLite, its
+    /// checkpointer) started. Opens no connection yet, so it can be built while the database is
+    /// down. A SQLite file's directory must exist. [`open`](Self::open) is what a server wants.
+    pub fn build(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Self, StorageError> {
+        if settings.max_size == 0 {
+            return Err(invalid_settings("the pool size must be at least 1"));
+        }
+        if settings.checkout_timeout.is_zero() {
+            return Err(invalid_settings("the pool timeout must be more than zero"));
+        }
+        if settings.queue_size == 0 {
+            return Err(invalid_settings("the queue size must be at least 1"));
+        }
+        if let DatabaseUrl::Sqlite(path) = url {
+            require_parent_dir(path)?;
+        }
+        let generations = Generations::default();
+        let health = StoreHealth::new(url.clone(), generations.clone());
+        let gate = WriterGate::default();
+        let pool = build_pool(
+            manager_for(url, settings, SqliteRole::ReadWrite, &generations)?,
+            url,
+            settings.max_size,
+            0,
+            settings,
+            Some(health.clone()),
+        );
+        let probe = Probe::start(
+            manager_for(url, settings, SqliteRole::ReadWrite, &generations)?,
+            health.clone(),
+            gate.clone(),
+        )
+        .map_err(thread_failed)?;
+        let (reads, checkpointer) = match url {
+            DatabaseUrl::Sqlite(_) => {
+                // One per async worker is all that can be in use at once; they are opened in
+                // the background, so the first reads may take the blocking path.
+                let workers = std::thread::available_parallelism().map_or(2, usize::from);
+                let readers = u32::try_from(workers)
+                    .unwrap_or(u32::MAX)
+                    .min(settings.max_size);
+                let manager = manager_for(url, settings, SqliteRole::InlineRead, &generations)?;
+                let checkpoints = manager_for(url, settings, SqliteRole::Checkpoint, &generations)?;
+                (
+                    Reads::Inline(build_pool(manager, url, readers, readers, settings, None)),
+                    Some(std::sync::Arc::new(
+                        Checkpointer::start(checkpoints, gate.clone(), health.clone())
+                            .map_err(thread_failed)?,
+                    )),
+                )
+            }
+            DatabaseUrl::Postgres(_) | DatabaseUrl::Memory => {
+                let queue = ReadQueue::start(
+                    pool.clone(),
+                    generations.clone(),
+                    health.clone(),
+                    url.clone(),
+                    settings.queue_size,
+                )
+                .map_err(thread_failed)?;
+                (Reads::Grouped(queue), None)
+            }
+        };
+        let creates = CreateQueue::start(
+            pool.clone(),
+            generations.clone(),
+            health.clone(),
+            gate,
+            url.clone(),
+            settings.queue_size,
+        )
+        .map_err(thread_failed)?;
+        Ok(Self {
+            pets: DieselPetRepository {
+                pool,
+                reads,
+                generations,
+                creates,
+                health,
+                _checkpointer: checkpointer,
+                _probe: std::sync::Arc::new(probe),
+                url: url.clone(),
+                settings: *settings,
+            },
+        })
+    }
+
+    /// Applies every pending migration on a connection of its own; returns the versions
+    /// applied. Blocking.
+    pub fn run_migrations(&self) -> Result<Vec<String>, StorageError> {
+        run_migrations(&self.pets.url, &self.pets.settings)
+    }
+
+    /// Fails unless a write to the database can be committed: a SQLite file (or directory, or
+    /// filesystem) that is read-only, or a full disk, is refused at start-up with a message
+    /// that says so, rather than reported ready and then failing every write. Blocking.
+    pub fn check_writable(&self) -> Result<(), StorageError> {
+        let DatabaseUrl::Sqlite(path) = &self.pets.url else {
+            return Ok(());
+        };
+        // SQLite opens a file it may not write read-only without a word, and on a read-only
+        // filesystem fails with only "unable to open database file"; the OS says which.
+        match std::fs::OpenOptions::new().append(true).open(path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(StorageError::other(format!(
+                    "the SQLite database {} cannot be written: {error}",
+                    self.pets.url
+                )))
+            }
+            _ => {}
+        }
+        let manager = manager_for(
+            &self.pets.url,
+            &self.pets.settings,
+            SqliteRole::ReadWrite,
+            &self.pets.generations,
+        )?;
+        let mut conn = manager
+            .establish()
+            .map_err(|error| errors::connect_failed(&self.pets.url, &error))?;
+        super::probe::write_test(&mut conn).map_err(|error| {
+            let reason = self.pets.url.scrub(&error.to_string());
+            match errors::fault_of(&error) {
+                Some(StorageFault::ReadOnly) => StorageError::other(format!(
+                    "the SQLite database {} cannot be written (the file, its directory or its \
+                     filesystem is read-only for this process): {reason}",
+                    self.pets.url
+                )),
+                Some(StorageFault::Full) => StorageError::other(format!(
+                    "the SQLite database {} cannot be written: the filesystem is full: {reason}",
+                    self.pets.url
+                )),
+                _ => errors::query_failed(&self.pets.url, &error),
+            }
+        })
+    }
+
+    /// Sets the pool gauges on demand.
+    pub fn pool_metrics(&self) -> super::PoolMetrics {
+        super::PoolMetrics::new(self.pets.pool.clone(), self.pets.creates.depth())
+    }
+
+    /// The orders, on this store's pool.
+    pub fn orders(&self) -> super::DieselOrderRepository {
+        super::DieselOrderRepository::new(
+            self.pets.pool.clone(),
+            self.pets.generations.clone(),
+            self.pets.health.clone(),
+            self.pets.url.clone(),
+        )
+    }
+
+    /// The key registry, on this store's pool.
+    pub fn keys(&self) -> super::DieselKeyRegistry {
+        super::DieselKeyRegistry::new(self.pets.pool.clone(), self.pets.url.clone())
+    }
+
+    /// Whether the database answers within the checkout timeout. Blocking; for start-up loops.
+    pub fn check(&self) -> Result<(), StorageError> {
+        let mut conn = self
+            .pets
+            .pool
+            .get()
+            .map_err(|error| errors::checkout_failed(&self.pets.url, &error))?;
+        conn.ping()
+            .map_err(|error| errors::query_failed(&self.pets.url, &error))
+    }
+
+    /// The pets, on this store.
+    pub fn pets(&self) -> DieselPetRepository {
+        self.pets.clone()
+    }
+}
+
+/// Applies every pending migration to the database behind `url` on a connection of its own
+/// (no pool, no storage threads); returns the versions applied. Blocking.
+pub fn run_migrations(
+    url: &DatabaseUrl,
+    settings: &PoolSettings,
+) -> Result<Vec<String>, StorageError> {
+    if let DatabaseUrl::Sqlite(path) = url {
+        require_parent_dir(path)?;
+    }
+    let manager = manager_for(
+        url,
+        settings,
+        SqliteRole::ReadWrite,
+        &Generations::default(),
+    )?;
+    let mut conn = manager
+        .establish()
+        .map_err(|error| errors::connect_failed(url, &error))?;
+    migrations::run_pending(&mut conn).map_err(|error| {
+        let connection_lost = conn.ping().is_err();
+        errors::migration_failed(url, &error, connection_lost)
+    })
+}
+
+/// Refuses a SQLite path whose directory does not exist. It is not created: a mistyped path
+/// would else become an empty database somewhere (as root, anywhere) that no one reads.
+fn require_parent_dir(path: &Path) -> Result<(), StorageError> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Err(StorageError::MissingDirectory {
+                path: dir.to_path_buf(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn thread_failed(error: std::io::Error) -> StorageError {
+    StorageError::other(format!("cannot start a storage thread: {error}"))
+}
+
+fn invalid_settings(reason: &str) -> StorageError {
+    StorageError::InvalidSettings {
+        reason: reason.to_owned(),
+    }
+}
