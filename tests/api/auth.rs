@@ -9,8 +9,8 @@ use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
 use petstore_http::security::auth::key_id;
 use serde_json::{json, Value};
 
-use crate::helpers::{claims_of, send, TestApp, TestResponse};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{claims_of, send, TestApp, TestResponse};
 
 const CHALLENGE: &str = r#"Bearer realm="petstore""#;
 const INVALID_TOKEN_CHALLENGE: &str = r#"Bearer realm="petstore", error="invalid_token""#;

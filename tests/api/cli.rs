@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use petstore_test_support::TestDatabase;
 
-use crate::helpers::{issue_key, petstore, poll_list_status, run_petstore, start_server};
+use petstore_test_support::{issue_key, petstore, poll_list_status, run_petstore, start_server};
 
 #[test]
 fn keys_issue_prints_the_key_alone_on_stdout() {
@@ -532,15 +532,15 @@ async fn a_clean_start_logs_no_warning() {
         let log_path = dir.path().join("server.log");
         let log = std::fs::File::create(&log_path).expect("log file");
         let database = format!("sqlite://{}", dir.path().join("petstore.db").display());
-        let started = crate::helpers::start_server_logging_to(
+        let started = petstore_test_support::start_server_logging_to(
             dir.path(),
             &database,
             &[("PETSTORE_LOG_FORMAT".to_owned(), "json".to_owned())],
             Stdio::from(log),
         );
         let mut server = started.child;
-        let ready = crate::helpers::send(
-            crate::helpers::client().get(format!("{}/readyz", started.address)),
+        let ready = petstore_test_support::send(
+            petstore_test_support::client().get(format!("{}/readyz", started.address)),
             None,
         )
         .await;

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{send, TestApp};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{send, TestApp};
 
 async fn creates_a_pet_and_says_where_it_lives(app: TestApp) {
     let response = send(

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
-use crate::helpers::{send, try_send, TestApp};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{send, try_send, TestApp};
 
 async fn created_pets_and_keys_survive_kill_9_and_restart(mut app: TestApp) {
     let rex = app

@@ -2,8 +2,8 @@
 //! every instance: the server looks a correctly signed key it does not know up in the registry
 //! at once instead of refusing it until its next refresh.
 
-use crate::helpers::{send, Backend, TestApp};
 use crate::instances::two_instances;
+use petstore_test_support::{send, Backend, TestApp};
 
 /// How many keys each test issues and uses at once: enough that a refusal that depends on
 /// timing (a refresh landing just before or after the issue) would show.

@@ -4,9 +4,9 @@
 
 use serde_json::json;
 
-use crate::helpers::TestApp;
-use crate::helpers::{send, TestResponse};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::TestApp;
+use petstore_test_support::{send, TestResponse};
 
 fn assert_deprecation_headers(response: &TestResponse) {
     assert_eq!(response.header("deprecation"), Some("@1795305600"));

@@ -9,7 +9,7 @@ use futures_util::{stream, StreamExt as _};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use crate::helpers::{send, Backend, TestApp};
+use petstore_test_support::{send, Backend, TestApp};
 
 const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
 const HELD: usize = 1_000;
@@ -107,14 +107,12 @@ fn p99(mut latencies: Vec<Duration>) -> Duration {
 #[actix_web::test]
 async fn a_thousand_clients_trickling_their_next_head_are_closed_by_the_deadline() {
     // A keep-alive far longer than the test: the head deadline is what must close them.
-    let app = TestApp::spawn_with_env(
-        Backend::Memory,
-        &[
-            ("PETSTORE_HEAD_TIMEOUT", "2s"),
-            ("PETSTORE_KEEP_ALIVE", "60s"),
-        ],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_HEAD_TIMEOUT", "2s")
+        .setting("PETSTORE_KEEP_ALIVE", "60s")
+        .in_a_process()
+        .spawn()
+        .await;
     let host = host(&app);
 
     // Each connection makes one complete request first: the deadline that matters is the one
@@ -173,7 +171,10 @@ async fn a_thousand_clients_trickling_their_next_head_are_closed_by_the_deadline
 #[actix_web::test]
 async fn an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time() {
     let keep_alive = Duration::from_secs(1);
-    let app = TestApp::spawn_with_args(Backend::Memory, &["--keep-alive", "1s"]).await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_KEEP_ALIVE", "1s")
+        .spawn()
+        .await;
     let mut stream = TcpStream::connect(host(&app)).await.expect("connect");
     let response = one_request(&mut stream, host(&app)).await;
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
@@ -195,11 +196,11 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time() {
 #[actix_web::test]
 async fn connections_beyond_the_bound_wait_until_one_closes_and_those_within_keep_working() {
     // Two workers: one connection each.
-    let app = TestApp::spawn_with_args(
-        Backend::Memory,
-        &["--max-connections", "2", "--keep-alive", "60s"],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_MAX_CONNECTIONS", "2")
+        .setting("PETSTORE_KEEP_ALIVE", "60s")
+        .spawn()
+        .await;
     let host = host(&app);
     let mut first = TcpStream::connect(host).await.expect("connect");
     let mut second = TcpStream::connect(host).await.expect("connect");
@@ -274,11 +275,11 @@ async fn read_response(stream: &mut TcpStream) -> String {
 
 #[actix_web::test]
 async fn slow_heads_within_the_deadline_and_slow_bodies_after_100_continue_are_served() {
-    let app = TestApp::spawn_with_args(
-        Backend::Memory,
-        &["--head-timeout", "1s", "--body-timeout", "10s"],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_HEAD_TIMEOUT", "1s")
+        .setting("PETSTORE_BODY_TIMEOUT", "10s")
+        .spawn()
+        .await;
     let host = host(&app);
     let mut stream = TcpStream::connect(host).await.expect("connect");
     assert!(one_request(&mut stream, host)
@@ -324,7 +325,10 @@ async fn slow_heads_within_the_deadline_and_slow_bodies_after_100_continue_are_s
 
 #[actix_web::test]
 async fn a_connection_that_sends_nothing_is_closed_after_the_head_timeout() {
-    let app = TestApp::spawn_with_args(Backend::Memory, &["--head-timeout", "1s"]).await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_HEAD_TIMEOUT", "1s")
+        .spawn()
+        .await;
     let mut stream = TcpStream::connect(host(&app)).await.expect("connect");
     let connected = Instant::now();
     let mut received = Vec::new();

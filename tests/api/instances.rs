@@ -11,7 +11,7 @@ use petstore_test_support::unreachable_postgres_url;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::helpers::{
+use petstore_test_support::{
     claims_of, poll_list_status, run_petstore, send, start_server, Backend, NextLinks, TestApp,
 };
 
@@ -36,7 +36,11 @@ impl Drop for Sibling {
 /// database and the configured key secret.
 pub(crate) async fn two_instances() -> (TestApp, Sibling) {
     let env = [("PETSTORE_KEY_SECRET", SHARED_SECRET)];
-    let app = TestApp::spawn_with_env(Backend::Postgres, &env).await;
+    let app = TestApp::builder(Backend::Postgres)
+        .setting(env[0].0, env[0].1)
+        .in_a_process()
+        .spawn()
+        .await;
     let other = sibling_with(&app, &env);
     (app, other)
 }
@@ -288,7 +292,8 @@ async fn keys_signed_with_a_previous_secret_work_until_it_is_retired() {
         ("PETSTORE_KEY_SECRET".to_owned(), NEW_SECRET.to_owned()),
         ("DATABASE_URL".to_owned(), app.database_url.clone()),
     ];
-    let new_key = crate::helpers::issue_key(app.data_dir.path(), &env, &["--name", "reissued"]);
+    let new_key =
+        petstore_test_support::issue_key(app.data_dir.path(), &env, &["--name", "reissued"]);
     let (status, _) = poll_status(&rolled.address, &new_key, 200, Duration::ZERO).await;
     assert_eq!(status, 200, "a key of the new secret works at once");
 

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{next_link_target, send, NextLinks, TestApp};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{next_link_target, send, NextLinks, TestApp};
 
 async fn create_many(app: &TestApp, count: usize, status: &str) -> Vec<Value> {
     let mut pets = Vec::with_capacity(count);

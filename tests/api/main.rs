@@ -2,8 +2,6 @@
 //! and a real PostgreSQL database (from `make test`'s throwaway cluster), and the in-memory
 //! backend. Every scenario runs against every backend it applies to.
 
-mod helpers;
-
 mod auth;
 mod cli;
 mod create_pet;

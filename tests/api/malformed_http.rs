@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::helpers::start_server_logging_to;
+use petstore_test_support::start_server_logging_to;
 
 /// Sends `request` on a connection of its own and returns what comes back before the close.
 fn exchange(address: &str, request: &[u8]) -> String {

@@ -5,7 +5,7 @@
 use awc::http::StatusCode;
 use serde_json::Value;
 
-use crate::helpers::{send, Backend, TestApp};
+use petstore_test_support::{send, Backend, TestApp};
 
 /// The servers `make openapi` writes into `docs/openapi.json` (see `OPENAPI_SERVERS` in the
 /// Makefile); the server under test is configured with the same ones.
@@ -25,14 +25,11 @@ async fn served_document(app: &TestApp) -> String {
 
 #[actix_web::test]
 async fn the_served_document_is_the_committed_one() {
-    let app = TestApp::spawn_with_env(
-        Backend::Memory,
-        &[
-            ("PETSTORE_PUBLIC_URL", PUBLIC_URL),
-            ("PETSTORE_STAGING_URL", STAGING_URL),
-        ],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_PUBLIC_URL", PUBLIC_URL)
+        .setting("PETSTORE_STAGING_URL", STAGING_URL)
+        .spawn()
+        .await;
     let served = served_document(&app).await;
     let committed = std::fs::read_to_string(COMMITTED).expect("docs/openapi.json exists");
     assert!(
@@ -95,14 +92,11 @@ async fn the_served_document_is_the_committed_one() {
 /// operations and nothing only 3.1 allows (type arrays, `null` types, schema `examples`).
 #[actix_web::test]
 async fn the_served_3_0_document_is_the_committed_one_and_plain_3_0() {
-    let app = TestApp::spawn_with_env(
-        Backend::Memory,
-        &[
-            ("PETSTORE_PUBLIC_URL", PUBLIC_URL),
-            ("PETSTORE_STAGING_URL", STAGING_URL),
-        ],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_PUBLIC_URL", PUBLIC_URL)
+        .setting("PETSTORE_STAGING_URL", STAGING_URL)
+        .spawn()
+        .await;
     let response = send(app.client.get(app.url("/v1/openapi-3.0.json")), None).await;
     assert_eq!(response.status, StatusCode::OK, "{}", response.body);
     let committed = std::fs::read_to_string(COMMITTED_3_0).expect("docs/openapi-3.0.json exists");

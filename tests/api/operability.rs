@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
-use crate::helpers::{client, send, start_server_logging_to, Backend, TestApp};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{client, send, start_server_logging_to, Backend, TestApp};
 
 /// The value of the sample of `name` whose labels include all of `labels`, if there is one.
 fn sample(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
@@ -481,14 +481,13 @@ mod limits {
     use super::*;
 
     async fn spawn_limited(backend: &str) -> TestApp {
-        TestApp::spawn_with_args(
-            crate::helpers::backend_named(backend),
-            &["--rate-limit", "3/m"],
-        )
-        .await
+        TestApp::builder(petstore_test_support::backend_named(backend))
+            .setting("PETSTORE_RATE_LIMIT", "3/m")
+            .spawn()
+            .await
     }
 
-    petstore_test_support::on_backends!(
+    petstore_test_support::database::on_backends!(
         #[actix_web::test] super::spawn_limited,
         [memory, sqlite]
         each_key_has_its_own_bucket_and_429_says_when_to_retry
@@ -499,14 +498,13 @@ mod cors {
     use super::*;
 
     async fn spawn_with_cors(backend: &str) -> TestApp {
-        TestApp::spawn_with_args(
-            crate::helpers::backend_named(backend),
-            &["--cors-origins", "https://app.example.com"],
-        )
-        .await
+        TestApp::builder(petstore_test_support::backend_named(backend))
+            .setting("PETSTORE_CORS_ORIGINS", "https://app.example.com")
+            .spawn()
+            .await
     }
 
-    petstore_test_support::on_backends!(
+    petstore_test_support::database::on_backends!(
         #[actix_web::test] super::spawn_with_cors,
         [memory]
         cross_origin_calls_are_answered_for_the_configured_origin_only
@@ -541,7 +539,7 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
         }
         let started = start_server_logging_to(dir.path(), &url, &env, Stdio::from(log));
         let mut child = started.child;
-        let key = crate::helpers::issue_key(dir.path(), &env, &["--name", "logged"]);
+        let key = petstore_test_support::issue_key(dir.path(), &env, &["--name", "logged"]);
         let wait_until = Instant::now() + Duration::from_secs(5);
         let mut request_id = String::new();
         while Instant::now() < wait_until {
@@ -629,7 +627,7 @@ async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {
                 n += 1;
                 let body =
                     json!({"name": format!("c{client_no}-{n}"), "categoryId": 1}).to_string();
-                match crate::helpers::try_send(app.post_json("/v1/pets"), Some(body)).await {
+                match petstore_test_support::try_send(app.post_json("/v1/pets"), Some(body)).await {
                     Ok(response) => {
                         assert_eq!(response.status.as_u16(), 201, "{}", response.body);
                         acknowledged.push(response.json()["id"].as_i64().expect("an id"));

@@ -5,10 +5,10 @@
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
-use crate::helpers::{send, TestApp};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{send, TestApp};
 
-async fn place(app: &TestApp, pet_id: i64) -> crate::helpers::TestResponse {
+async fn place(app: &TestApp, pet_id: i64) -> petstore_test_support::TestResponse {
     send(
         app.post_json("/v1/store/orders"),
         Some(json!({"petId": pet_id}).to_string()),
@@ -16,7 +16,7 @@ async fn place(app: &TestApp, pet_id: i64) -> crate::helpers::TestResponse {
     .await
 }
 
-async fn act(app: &TestApp, order_id: i64, action: &str) -> crate::helpers::TestResponse {
+async fn act(app: &TestApp, order_id: i64, action: &str) -> petstore_test_support::TestResponse {
     send(
         app.post_json(&format!("/v1/store/orders/{order_id}/{action}")),
         None,
@@ -151,10 +151,8 @@ async fn a_read_key_reads_orders_but_may_not_place_or_move_them(app: TestApp) {
         .await;
     let pet_id = pet["id"].as_i64().expect("id");
     let order_id = place(&app, pet_id).await.json()["id"].as_i64().expect("id");
-    let read_key = app
-        .issue_key(&["--name", "reader", "--scope", "read"])
-        .await;
-    let read = |path: &str| app.client.get(app.url(path)).bearer_auth(&read_key);
+    let read_key = app.key("reader");
+    let read = |path: &str| app.client.get(app.url(path)).bearer_auth(read_key);
     assert_eq!(
         send(read("/v1/store/orders"), None).await.status.as_u16(),
         200
@@ -169,7 +167,7 @@ async fn a_read_key_reads_orders_but_may_not_place_or_move_them(app: TestApp) {
     let write = |path: &str| {
         app.client
             .post(app.url(path))
-            .bearer_auth(&read_key)
+            .bearer_auth(read_key)
             .insert_header(("Content-Type", "application/json"))
     };
     send(
@@ -202,6 +200,23 @@ on_backends!(
     an_order_moves_its_pet_from_available_to_sold,
     cancelling_makes_the_pet_available_again,
     orders_are_listed_in_pages_and_filtered,
-    a_read_key_reads_orders_but_may_not_place_or_move_them,
     fifty_concurrent_orders_for_one_pet_get_one_201,
 );
+
+mod with_a_reader {
+    use super::*;
+
+    /// A server with a `read` key named `reader` beside its `write` key.
+    async fn spawn(backend: &str) -> TestApp {
+        TestApp::builder(petstore_test_support::backend_named(backend))
+            .key("reader", &["--scope", "read"])
+            .spawn()
+            .await
+    }
+
+    petstore_test_support::database::on_backends!(
+        #[actix_web::test] super::spawn,
+        [memory, sqlite, postgres]
+        a_read_key_reads_orders_but_may_not_place_or_move_them
+    );
+}

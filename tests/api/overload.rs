@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::helpers::{send, Backend, TestApp};
+use petstore_test_support::{send, Backend, TestApp};
 
 /// Makes every insert into `pets` take `seconds` before it can commit.
 fn slow_down_inserts(app: &TestApp, seconds: f64) {
@@ -20,14 +20,11 @@ fn slow_down_inserts(app: &TestApp, seconds: f64) {
 
 #[actix_web::test]
 async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout() {
-    let app = TestApp::spawn_with_env(
-        Backend::Postgres,
-        &[
-            ("PETSTORE_POOL_SIZE", "1"),
-            ("PETSTORE_POOL_TIMEOUT", "500ms"),
-        ],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Postgres)
+        .setting("PETSTORE_POOL_SIZE", "1")
+        .setting("PETSTORE_POOL_TIMEOUT", "500ms")
+        .spawn()
+        .await;
     slow_down_inserts(&app, 3.0);
 
     let slow_create = send(
@@ -62,8 +59,10 @@ async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout
 
 #[actix_web::test]
 async fn a_write_past_the_statement_timeout_gets_503_and_stores_nothing() {
-    let app =
-        TestApp::spawn_with_env(Backend::Postgres, &[("PETSTORE_STATEMENT_TIMEOUT", "1s")]).await;
+    let app = TestApp::builder(Backend::Postgres)
+        .setting("PETSTORE_STATEMENT_TIMEOUT", "1s")
+        .spawn()
+        .await;
     slow_down_inserts(&app, 10.0);
     let started = Instant::now();
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::helpers::{without_petstore_settings, Backend, TestApp, PETSTORE};
+use petstore_test_support::{petstore_binary, without_petstore_settings, Backend, TestApp};
 
 const MARKER: &str = "<!-- walk-through: tests/api/readme.rs runs the next block -->";
 
@@ -103,9 +103,7 @@ async fn the_readme_walk_through_runs_as_written_and_prints_what_it_shows() {
     let outputs = tempfile::tempdir().expect("a directory for the outputs");
     let script = outputs.path().join("walk-through.sh");
     std::fs::write(&script, instrumented(&steps)).expect("write the script");
-    let bin_dir = Path::new(PETSTORE)
-        .parent()
-        .expect("the binary's directory");
+    let bin_dir = petstore_binary().parent().expect("the binary's directory");
     let path = format!(
         "{}:{}",
         bin_dir.display(),

@@ -1,8 +1,8 @@
 //! Requests outside the three operations: unknown paths, wrong methods, health checks. They too
 //! answer with the spec's JSON `Error`, never a framework's plain text.
 
-use crate::helpers::{send, TestApp};
-use crate::on_backends;
+use petstore_test_support::on_backends;
+use petstore_test_support::{send, TestApp};
 
 async fn unknown_paths_are_json_404s(app: TestApp) {
     for path in [

@@ -5,7 +5,7 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::helpers::{send, Backend, TestApp};
+use petstore_test_support::{send, Backend, TestApp};
 
 const BODY_TIMEOUT: Duration = Duration::from_secs(2);
 const STALLED: usize = 200;
@@ -39,7 +39,10 @@ fn read_until_closed(stream: &mut TcpStream, wait: Duration) -> String {
 
 #[actix_web::test]
 async fn stalled_bodies_get_408_and_are_closed_while_others_are_served() {
-    let app = TestApp::spawn_with_args(Backend::Memory, &["--body-timeout", "2s"]).await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_BODY_TIMEOUT", "2s")
+        .spawn()
+        .await;
     let started = Instant::now();
     let mut stalled: Vec<_> = (0..STALLED).map(|_| stall_a_body(&app)).collect();
 
@@ -75,7 +78,10 @@ async fn stalled_bodies_get_408_and_are_closed_while_others_are_served() {
 
 #[actix_web::test]
 async fn a_slow_but_steady_body_within_the_deadline_is_stored() {
-    let app = TestApp::spawn_with_args(Backend::Memory, &["--body-timeout", "2s"]).await;
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_BODY_TIMEOUT", "2s")
+        .spawn()
+        .await;
     let address = app.address.trim_start_matches("http://");
     let body = r#"{"name":"Slowpoke","categoryId":1}"#;
     let mut stream = TcpStream::connect(address).expect("connect");

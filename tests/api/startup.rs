@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use petstore_test_support::TestDatabase;
 
-use crate::helpers::run_petstore;
+use petstore_test_support::run_petstore;
 
 /// Far below the start-up timeout the tests configure (30 s), far above a refused connection.
 const AT_ONCE: Duration = Duration::from_secs(5);

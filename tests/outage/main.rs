@@ -2,8 +2,6 @@
 //! 503 quickly, and when PostgreSQL is back the same process serves again. A test binary of its
 //! own, because stopping the shared test cluster would fail any other test running meanwhile.
 
-#[path = "../api/helpers.rs"]
-mod helpers;
 mod postgres_under_load;
 mod read_only;
 mod small_filesystem;
@@ -11,8 +9,8 @@ mod storage_faults;
 
 use std::time::{Duration, Instant};
 
-use helpers::{send, Backend, TestApp, TestResponse};
 use petstore_test_support::ClusterControl;
+use petstore_test_support::{send, Backend, TestApp, TestResponse};
 use serde_json::json;
 
 /// The bound a client waits at most while the database is down, with the timeouts set below.
@@ -32,14 +30,12 @@ async fn timed(request: awc::ClientRequest, body: Option<String>) -> TestRespons
 #[actix_web::test]
 async fn requests_get_503_while_postgres_is_down_and_succeed_once_it_is_back() {
     let cluster = ClusterControl::acquire();
-    let app = TestApp::spawn_with_env(
-        Backend::Postgres,
-        &[
-            ("PETSTORE_POOL_TIMEOUT", "1s"),
-            ("PETSTORE_CONNECT_TIMEOUT", "1s"),
-        ],
-    )
-    .await;
+    let app = TestApp::builder(Backend::Postgres)
+        .setting("PETSTORE_POOL_TIMEOUT", "1s")
+        .setting("PETSTORE_CONNECT_TIMEOUT", "1s")
+        .in_a_process()
+        .spawn()
+        .await;
     let rex = app
         .create_pet(json!({"name": "Rex", "categoryId": 1}))
         .await;

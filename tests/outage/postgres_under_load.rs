@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 use petstore_test_support::ClusterControl;
 use serde_json::json;
 
-use crate::helpers::{try_send, Backend, TestApp};
+use petstore_test_support::{try_send, Backend, TestApp};
 
 const CLIENTS: usize = 64;
 
@@ -65,7 +65,7 @@ async fn readyz(app: &TestApp) -> u16 {
 #[actix_web::test]
 async fn under_load_a_stopped_postgres_gets_fast_503s_and_recovery_within_a_second() {
     let cluster = ClusterControl::acquire();
-    let app = TestApp::spawn_with_env(Backend::Postgres, &[]).await;
+    let app = TestApp::spawn_process(Backend::Postgres).await;
     let stop = Cell::new(false);
     let seen = RefCell::new(Seen::default());
     let load = join_all((0..CLIENTS).map(|n| client_loop(&app, n, &stop, &seen)));

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 
-use crate::helpers::petstore;
 use crate::storage_faults::{call, poll, Server};
+use petstore_test_support::petstore;
 
 const NOBODY: u32 = 65534;
 

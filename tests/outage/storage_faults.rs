@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 
-use crate::helpers::{client, issue_key, petstore, start_server_logging_to, try_send};
 use crate::small_filesystem::SmallFilesystem;
+use petstore_test_support::{client, issue_key, petstore, start_server_logging_to, try_send};
 
 pub(crate) struct Server {
     pub(crate) child: Child,

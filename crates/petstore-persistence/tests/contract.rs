@@ -15,7 +15,7 @@ use common::{new_pet, Fixture};
 use petstore_application::PetRepository;
 use petstore_domain::{CategoryId, NewPet, PetId, PetName, PetStatus};
 
-petstore_test_support::on_backends!(
+petstore_test_database::on_backends!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)] crate::common::fixture,
     [memory, sqlite, postgres]
     create_assigns_increasing_distinct_ids_and_returns_the_stored_pet,

@@ -18,7 +18,7 @@ use diesel::sql_types::BigInt;
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::Pet;
 use petstore_persistence::{PoolMetrics, PoolSettings};
-use petstore_test_support::{TestDatabase, TestSqliteFile};
+use petstore_test_database::{TestDatabase, TestSqliteFile};
 use tokio::task::JoinHandle;
 
 /// The key of the insert-ordering lock (`INSERT_LOCK_KEY` in `src/sql/batch_insert.rs`).

@@ -14,7 +14,7 @@ use petstore_domain::{
     OrderStatus, PageLimit, PetId, PetStatus,
 };
 
-petstore_test_support::on_backends!(
+petstore_test_database::on_backends!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)] crate::common::fixture,
     [memory, sqlite, postgres]
     placing_reserves_the_pet_and_delivering_sells_it,

@@ -13,7 +13,7 @@ use common::{new_pet, open, parse};
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::PetId;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
-use petstore_test_support::{unreachable_postgres_url, TestDatabase};
+use petstore_test_database::{unreachable_postgres_url, TestDatabase};
 
 const ONE_SECOND: PoolSettings = PoolSettings {
     max_size: 4,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::{new_pet, parse};
 use petstore_application::RepositoryError;
 use petstore_persistence::PoolSettings;
-use petstore_test_support::{ClusterControl, TestDatabase};
+use petstore_test_database::{ClusterControl, TestDatabase};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back() {

@@ -6,7 +6,7 @@ mod common;
 use common::{new_pet, open, parse};
 use petstore_domain::PetStatus;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
-use petstore_test_support::TestSqliteFile;
+use petstore_test_database::TestSqliteFile;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {

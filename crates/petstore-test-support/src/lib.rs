@@ -1,36 +1,46 @@
-//! Test-only helpers for storage: a database of its own for every PostgreSQL test, control over
-//! the throwaway cluster for outage tests, and SQLite files in temporary directories.
+//! The service under test, for the end-to-end suites (`tests/api`, `tests/outage`) and the load
+//! benchmark: a [`TestApp`] on a free port against a fresh database, talked to over real HTTP.
 //!
-//! PostgreSQL tests find their server through `TEST_DATABASE_URL`, which
-//! `tests/support/with-postgres.sh` (and so `make test`) sets after starting a throwaway cluster.
-//! Without it they fail loudly instead of skipping: a suite that silently does not run proves
-//! nothing. Databases are created and dropped with the `psql` client, so this crate needs no
-//! database driver of its own.
+//! - [`TestApp::spawn`]: the library's `Application` in this process (on a thread with its own
+//!   runtime): what most tests need, and fast.
+//! - [`TestApp::builder`]: the backend, settings, extra keys, and whether to run the built
+//!   `petstore` binary in a process of its own ([`TestAppBuilder::in_a_process`]) for what only a
+//!   process has: `kill -9`, configuration from the environment, its own memory figures.
+//! - [`on_backends!`]: one scenario, run on each backend listed.
+//!
+//! Storage for the tests (the throwaway PostgreSQL cluster, per-test databases) comes from
+//! `petstore-test-database`, re-exported here as [`database`]; that crate stays free of the
+//! server so the persistence crate's own tests can use it. Set `TEST_LOG=1` to see the servers'
+//! logs.
 
-mod postgres;
-mod sqlite;
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    missing_debug_implementations
+)]
 
-pub use postgres::{unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase};
-pub use sqlite::TestSqliteFile;
+mod app;
+mod backend;
 
-/// The backend matrix: declares each scenario `async fn CASE(fixture)` once and runs it on each
-/// backend listed, as tests named `BACKEND::CASE`.
-///
-/// `setup` is an async function from a backend's name (`memory`, `sqlite`, `postgres`) to the
-/// fixture the scenarios take; the attribute is the async test attribute to use. For example:
-/// `on_backends!(#[tokio::test] crate::common::fixture, [memory, sqlite] finds_a_pet)`.
-#[macro_export]
-macro_rules! on_backends {
-    (#[$test:meta] $setup:path, [$backend:ident $(, $more:ident)* $(,)?] $($case:ident),+ $(,)?) => {
-        mod $backend {
-            $(
-                #[$test]
-                async fn $case() {
-                    super::$case($setup(stringify!($backend)).await).await;
-                }
-            )+
-        }
-        $crate::on_backends!(#[$test] $setup, [$($more),*] $($case),+);
-    };
-    (#[$test:meta] $setup:path, [] $($case:ident),+ $(,)?) => {};
-}
+mod http;
+mod in_process;
+mod keys;
+mod listing;
+mod matrix;
+mod process;
+
+pub use app::builder::TestAppBuilder;
+pub use app::TestApp;
+pub use backend::{backend_named, Backend, SERVER_WORKERS};
+pub use http::{client, poll_list_status, send, try_send, TestResponse};
+pub use keys::claims_of;
+pub use listing::{next_link_target, NextLinks, Page};
+pub use matrix::{spawn_named, spawn_process_named};
+pub use petstore_test_database as database;
+pub use petstore_test_database::{
+    unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase, TestSqliteFile,
+};
+pub use process::{
+    issue_key, petstore, petstore_binary, run_petstore, start_server, start_server_logging_to,
+    without_petstore_settings, StartedServer,
+};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use petstore_application::{KeyRegistry, OrderRepository, PetRepository};
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
-use petstore_test_support::{TestDatabase, TestSqliteFile};
+use petstore_test_database::{TestDatabase, TestSqliteFile};
 
 /// A repository under test. The storage behind it (temporary file, test database) is removed
 /// when the fixture is dropped.
@@ -54,7 +54,7 @@ impl Fixture {
     }
 }
 
-/// The fixture of the backend called `name`, for `petstore_test_support::on_backends!`.
+/// The fixture of the backend called `name`, for `petstore_test_database::on_backends!`.
 pub async fn fixture(name: &str) -> Fixture {
     match name {
         "memory" => memory(),

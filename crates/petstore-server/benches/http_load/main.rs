@@ -6,16 +6,13 @@
 //! Figures on a shared 2-core machine move by 10-30 % between runs; the ratio to the ceiling,
 //! measured minutes apart on the same machine, is what compares across runs.
 
-#[path = "../../../../tests/api/helpers.rs"]
-mod helpers;
-
 mod ceiling;
 mod report;
 mod wrk;
 
 use std::time::Duration;
 
-use helpers::{Backend, TestApp, SERVER_WORKERS};
+use petstore_test_support::{Backend, TestApp, SERVER_WORKERS};
 use report::{Row, Subject};
 use serde_json::json;
 
@@ -87,7 +84,11 @@ const RATE_LIMIT: &str = "100000000/s";
 async fn measure_backend(backend: Backend, duration: Duration) -> (Vec<Row>, Option<u64>) {
     // Production settings: per-key rate limiting on (with a limit no run reaches, so every request
     // pays for the check and none is refused), metrics recorded, JSON logs.
-    let app = TestApp::spawn_with_env(backend, &[("PETSTORE_RATE_LIMIT", RATE_LIMIT)]).await;
+    let app = TestApp::builder(backend)
+        .setting("PETSTORE_RATE_LIMIT", RATE_LIMIT)
+        .in_a_process()
+        .spawn()
+        .await;
     let body = json!({"name": "Rex", "categoryId": 3, "status": "available"}).to_string();
     let mut rows = Vec::new();
     for operation in Operation::ALL {

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use plotters::prelude::*;
 
-use crate::helpers::Backend;
 use crate::wrk::Measured;
 use crate::Operation;
+use petstore_test_support::Backend;
 
 /// What was measured: the bare actix-web ceiling or petstore on one backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

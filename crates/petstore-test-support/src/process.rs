@@ -1,0 +1,156 @@
+//! The built `petstore` binary as tests run it: a server in a process of its own, or one CLI
+//! command, always with the test's own data directory and a scrubbed environment.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::sync::{mpsc, OnceLock};
+use std::time::Duration;
+
+use crate::backend::SERVER_WORKERS;
+
+/// The `petstore` binary Cargo built beside the running test or benchmark: a test executable
+/// lives in `target/PROFILE/deps/`, the binaries of its package in `target/PROFILE/`. (Only the
+/// package's own test targets see `CARGO_BIN_EXE_petstore`; this crate is not one of them.)
+pub fn petstore_binary() -> &'static Path {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let executable = std::env::current_exe().expect("the test executable's path");
+        let profile_dir = executable
+            .parent()
+            .and_then(Path::parent)
+            .expect("the test executable is in target/PROFILE/deps");
+        let binary = profile_dir.join(format!("petstore{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            binary.is_file(),
+            "no petstore binary at {}: run the suites with `cargo test -p petstore-server` (or \
+             `make test`), which builds it",
+            binary.display()
+        );
+        binary
+    })
+}
+
+pub(crate) fn log_sink() -> Stdio {
+    if std::env::var_os("TEST_LOG").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    }
+}
+
+/// The configuration every test process shares: the test's own directory, database and a fresh
+/// environment (nothing from the developer's shell leaks in).
+pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> std::process::Command {
+    let mut command = std::process::Command::new(petstore_binary());
+    without_petstore_settings(&mut command);
+    command
+        .env("PETSTORE_DATA_DIR", data_dir)
+        .env("RUST_LOG", "info")
+        .envs(extra_env.iter().map(|(k, v)| (k, v)));
+    command
+}
+
+/// Removes from `command`'s environment every setting petstore reads (`DATABASE_URL` and, by
+/// their prefix, all `PETSTORE_*`, including any added later), so nothing from the developer's
+/// shell reaches a test's server or CLI.
+pub fn without_petstore_settings(command: &mut std::process::Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("PETSTORE_") || name == "DATABASE_URL" {
+            command.env_remove(name.as_ref());
+        }
+    }
+}
+
+/// Starts `petstore serve` on a free port and waits until it says where it listens.
+pub fn start_server(
+    data_dir: &Path,
+    database_url: &str,
+    extra_env: &[(String, String)],
+) -> (Child, String) {
+    let started = start_server_logging_to(data_dir, database_url, extra_env, log_sink());
+    (started.child, started.address)
+}
+
+/// A `petstore serve` process that said where it listens.
+pub struct StartedServer {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`
+    pub address: String,
+    /// The key a `memory:` server prints at start-up.
+    pub startup_key: Option<String>,
+    /// `http://127.0.0.1:PORT` of `/metrics` when it has an address of its own.
+    pub metrics_address: Option<String>,
+}
+
+/// [`start_server`], its log (stderr) going to `log`, with the start-up key if it printed one.
+pub fn start_server_logging_to(
+    data_dir: &Path,
+    database_url: &str,
+    extra_env: &[(String, String)],
+    log: Stdio,
+) -> StartedServer {
+    let mut child = petstore(data_dir, extra_env)
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers"])
+        .arg(SERVER_WORKERS.to_string())
+        .env("DATABASE_URL", database_url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .expect("start petstore serve");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        // Keep draining stdout for the server's whole life so it never blocks on a full pipe.
+        // The key line (or the hint to issue one) is the last of the start-up lines.
+        let (mut address, mut metrics) = (None, None);
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("petstore listening on ") {
+                address = Some(rest.trim_end_matches("/v1").to_owned());
+            } else if let Some(rest) = line.strip_prefix("metrics on ") {
+                metrics = Some(rest.trim_end_matches("/metrics").to_owned());
+            } else if let Some(key) = line.split_once("API key (write").map(|(_, rest)| rest) {
+                let key = key.rsplit(' ').next().unwrap_or_default().to_owned();
+                let _ = sender.send((address.clone(), metrics.clone(), Some(key)));
+            } else if line.starts_with("issue an API key with") {
+                let _ = sender.send((address.clone(), metrics.clone(), None));
+            }
+        }
+    });
+    match receiver.recv_timeout(Duration::from_secs(60)) {
+        Ok((Some(address), metrics_address, startup_key)) => StartedServer {
+            child,
+            address,
+            startup_key,
+            metrics_address,
+        },
+        Ok((None, _, _)) | Err(_) => {
+            let _ = child.kill();
+            let status = child.wait().expect("reap the server");
+            panic!("petstore serve did not start ({status}); rerun with TEST_LOG=1 to see why");
+        }
+    }
+}
+
+/// Runs `petstore keys issue ARGS` and returns the key it printed.
+pub fn issue_key(data_dir: &Path, extra_env: &[(String, String)], args: &[&str]) -> String {
+    let output = run_petstore(data_dir, extra_env, &[&["keys", "issue"], args].concat());
+    assert!(output.status.success(), "keys issue failed: {output:?}");
+    let stdout = String::from_utf8(output.stdout).expect("key is UTF-8");
+    let key = stdout.trim_end_matches('\n');
+    assert!(
+        !key.contains('\n'),
+        "stdout holds more than the key: {stdout:?}"
+    );
+    key.to_owned()
+}
+
+pub fn run_petstore(data_dir: &Path, extra_env: &[(String, String)], args: &[&str]) -> Output {
+    petstore(data_dir, extra_env)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run petstore")
+}
