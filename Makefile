@@ -10,7 +10,7 @@ help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 run: deps-build ## Serve the API on http://127.0.0.1:8080/v1 with SQLite in ./data
-	$(CARGO) run --bin petstore -- serve
+	$(CARGO) run --bin petstore -- serve --drain-delay 0s
 
 test: deps-build deps-test ## Every test: unit, contract (memory/SQLite/PostgreSQL), end-to-end, /docs in Chromium
 	CARGO=$(CARGO) bash tests/support/run-tests.sh

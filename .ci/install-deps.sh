@@ -5,6 +5,8 @@
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 #   python: python3 with venv support, for the virtualenv of the contract and browser tests
+#   image: podman with Debian's runc (crun refuses this machine's cgroup layout) to build and run
+#          the container image; haproxy for the rolling-restart test; systemd-analyze for the unit
 # SQLite needs nothing: it is compiled into the binary.
 set -euo pipefail
 
@@ -36,8 +38,14 @@ case "${1:-}" in
     # `python3 -m venv` needs ensurepip, which Debian ships separately in python3-venv.
     python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
     ;;
+  image)
+    command -v podman >/dev/null || need+=(podman)
+    command -v runc >/dev/null || need+=(runc)
+    command -v haproxy >/dev/null || need+=(haproxy)
+    command -v systemd-analyze >/dev/null || need+=(systemd)
+    ;;
   *)
-    echo "usage: $0 build|test|bench|browser|python" >&2
+    echo "usage: $0 build|test|bench|browser|python|image" >&2
     exit 2
     ;;
 esac

@@ -557,3 +557,23 @@ async fn a_clean_start_logs_no_warning() {
         assert!(warnings.is_empty(), "start {attempt}: {warnings:#?}");
     }
 }
+
+/// `petstore healthcheck` (the image's health check) exits 0 while the server answers and 1,
+/// saying why, when nothing listens.
+#[actix_web::test]
+async fn healthcheck_exits_0_while_the_server_answers_and_1_when_it_does_not() {
+    let app = petstore_test_support::TestApp::spawn(petstore_test_support::Backend::Memory).await;
+    let bind = app.address.trim_start_matches("http://").to_owned();
+    let dir = tempfile::tempdir().expect("a directory");
+    let healthy = run_petstore(dir.path(), &[], &["healthcheck", "--bind", &bind]);
+    assert!(healthy.status.success(), "{healthy:?}");
+
+    drop(app);
+    let unhealthy = run_petstore(dir.path(), &[], &["healthcheck", "--bind", &bind]);
+    assert_eq!(unhealthy.status.code(), Some(1), "{unhealthy:?}");
+    let stderr = String::from_utf8_lossy(&unhealthy.stderr);
+    assert!(
+        stderr.contains(&format!("unhealthy: no answer from http://{bind}/healthz")),
+        "{stderr}"
+    );
+}

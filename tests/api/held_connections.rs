@@ -26,12 +26,12 @@ fn endless_head() -> impl Iterator<Item = u8> {
         .chain(std::iter::repeat(b'a'))
 }
 
-fn host(app: &TestApp) -> &str {
+pub(crate) fn host(app: &TestApp) -> &str {
     app.address.trim_start_matches("http://")
 }
 
 /// Sends one complete request and reads its whole response (a `Content-Length` one).
-async fn one_request(stream: &mut TcpStream, host: &str) -> String {
+pub(crate) async fn one_request(stream: &mut TcpStream, host: &str) -> String {
     let request = format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("send");
     let mut received = Vec::new();

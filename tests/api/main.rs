@@ -5,6 +5,7 @@
 mod auth;
 mod cli;
 mod create_pet;
+mod drain;
 mod durability;
 mod fresh_keys;
 mod get_pet;

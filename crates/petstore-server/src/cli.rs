@@ -26,7 +26,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the API (applies pending migrations first).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply pending database migrations and exit.
     Migrate(StorageArgs),
     /// Manage API keys.
@@ -34,6 +34,21 @@ pub enum Command {
     Keys(KeysCommand),
     /// Print the OpenAPI document the server serves at /v1/openapi.json.
     Openapi(OpenapiArgs),
+    /// Ask the local server's `/healthz` and exit 0 if it answers 200: a container health check
+    /// that needs no shell or curl in the image.
+    Healthcheck(HealthcheckArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HealthcheckArgs {
+    /// The address the server listens on (its `--bind`); an unspecified one (`0.0.0.0`, `::`)
+    /// is asked on loopback.
+    #[arg(long, env = "PETSTORE_BIND", default_value = DEFAULT_BIND, value_parser = parse_bind)]
+    pub bind: SocketAddr,
+
+    /// How long the whole check may take.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub timeout: Duration,
 }
 
 /// Where `serve` listens unless told otherwise; `openapi` derives its default server URL from it.
@@ -173,7 +188,13 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
 
-    /// On SIGTERM or SIGINT, how long requests in flight may take to finish before the server
+    /// On SIGTERM or SIGINT, how long the instance keeps serving with `/readyz` at 503 (and
+    /// `Connection: close` on every answer) before it stops accepting, so that a balancer has
+    /// taken it out of rotation first. `make run` uses `0s`.
+    #[arg(long, env = "PETSTORE_DRAIN_DELAY", default_value = "5s", value_parser = parse_duration)]
+    pub drain_delay: Duration,
+
+    /// After the drain delay, how long requests in flight may take to finish before the server
     /// closes their connections.
     #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_timeout: Duration,

@@ -4,6 +4,7 @@
 //! line, sets up logging and runs a command.
 
 pub mod cli;
+pub mod healthcheck;
 mod key_secret;
 pub mod keys;
 pub mod logging;
@@ -40,6 +41,8 @@ pub enum AppError {
     KeyRegistry(#[source] petstore_application::RepositoryError),
     #[error("cannot start a thread: {0}")]
     Thread(#[source] std::io::Error),
+    #[error("unhealthy: {0}")]
+    Unhealthy(String),
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use petstore_server::cli::{Cli, Command, KeysCommand};
-use petstore_server::{keys, logging, migrate, openapi, serve};
+use petstore_server::{healthcheck, keys, logging, migrate, openapi, serve};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -18,13 +18,14 @@ fn main() -> ExitCode {
     };
     let logs = logging::init(format);
     let result = match cli.command {
-        Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(args)),
+        Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(*args)),
         Command::Migrate(args) => actix_web::rt::System::new().block_on(migrate::run(args)),
         Command::Keys(KeysCommand::Issue(args)) => keys::issue(args),
         Command::Keys(KeysCommand::List(args)) => keys::list(args),
         Command::Keys(KeysCommand::Revoke(args)) => keys::revoke(args),
         Command::Keys(KeysCommand::Secret) => keys::print_secret(),
         Command::Openapi(args) => openapi::print(args),
+        Command::Healthcheck(args) => healthcheck::run(&args),
     };
     // Every log line is written out before the last word.
     drop(logs);

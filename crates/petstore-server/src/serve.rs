@@ -36,6 +36,7 @@ pub struct Application {
     server: Server,
     metrics_server: Option<Server>,
     shutting_down: Arc<AtomicBool>,
+    drain_delay: Duration,
     key_issuer: KeyIssuer,
     startup_key: Option<IssuedKey>,
     refresher: Refresher,
@@ -158,6 +159,7 @@ impl Application {
             server,
             metrics_server,
             shutting_down,
+            drain_delay: args.drain_delay,
             key_issuer,
             startup_key,
             refresher,
@@ -191,8 +193,9 @@ impl Application {
     }
 
     /// Serves until the server is stopped: by SIGTERM or SIGINT, gracefully (`/readyz` fails at
-    /// once, no new connections are accepted, requests in flight finish within the shutdown
-    /// timeout, creates waiting for their commit included), or through [`handle`](Self::handle).
+    /// once and every answer closes its connection; after the drain delay no new connections
+    /// are accepted and requests in flight finish within the shutdown timeout, creates waiting
+    /// for their commit included), or through [`handle`](Self::handle).
     pub async fn run_until_stopped(self) -> Result<(), AppError> {
         tracing::info!(
             address = %self.address,
@@ -205,10 +208,18 @@ impl Application {
         let handle = self.server.handle();
         let metrics_handle = self.metrics_server.as_ref().map(Server::handle);
         let shutting_down = Arc::clone(&self.shutting_down);
+        let drain_delay = self.drain_delay;
         actix_web::rt::spawn(async move {
             let signal = stop_signal().await;
             shutting_down.store(true, Ordering::Relaxed);
-            tracing::info!(signal, "stopping: finishing the requests in flight");
+            // Still serving, so that requests a balancer sends before it sees the 503 of
+            // `/readyz` are answered rather than refused. A second signal cuts the wait short.
+            tracing::info!(signal, ?drain_delay, "draining: /readyz answers 503");
+            tokio::select! {
+                () = actix_web::rt::time::sleep(drain_delay) => {}
+                signal = stop_signal() => tracing::info!(signal, "drain cut short"),
+            }
+            tracing::info!("stopping: no new connections; finishing the requests in flight");
             handle.stop(true).await;
             if let Some(metrics_handle) = metrics_handle {
                 metrics_handle.stop(true).await;

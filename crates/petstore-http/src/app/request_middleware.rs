@@ -1,7 +1,7 @@
 //! The middleware around the whole app: gives each request its id (`X-Request-Id`, on its log
 //! line, and a debug-level span that puts it on every debug line logged meanwhile), writes its
 //! log line and metrics record, adds the headers every response carries (security, rate limit,
-//! caching), turns a panic into a 500, and lets no error leave without the JSON `Error` body.
+//! caching), closes connections while the instance drains, turns a panic into a 500, and lets no error leave without the JSON `Error` body.
 //! Each job's rules live with the part they belong to; this module puts them in order.
 //!
 //! The span is at debug level because at info (the default) the only lines a request produces
@@ -28,6 +28,7 @@ use crate::observability::request_log::{record, Outcome};
 use crate::security::auth::KeyClaims;
 use crate::security::headers::{insert_security_headers, SECURITY_HEADERS};
 use crate::security::rate_limit::{RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
+use crate::server::drain::close_connection_when_draining;
 
 /// Wraps every request: gives it its id, writes its one log line and metrics record, adds the
 /// per-response headers, turns a panic into a 500, and makes sure no error leaves without the
@@ -75,6 +76,7 @@ pub(crate) async fn log_and_contain_failures(
                     extensions.get::<RateLimitHeaders>().cloned(),
                 )
             };
+            close_connection_when_draining(&mut response);
             let headers = response.headers_mut();
             headers.insert(REQUEST_ID, request_id.header_value().clone());
             insert_security_headers(headers);

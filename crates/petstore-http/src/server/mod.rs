@@ -18,6 +18,7 @@ use actix_web::rt::net::TcpStream;
 
 use head_deadline::HeadDeadline;
 
+pub(crate) mod drain;
 mod head_deadline;
 
 /// How long a connection whose response has been written gets to close after it is told to.

@@ -138,7 +138,7 @@ fn serve_args(
         Ok(Cli {
             command: Command::Serve(args),
             ..
-        }) => args,
+        }) => *args,
         Ok(_) => unreachable!("parsed `serve` as another command"),
         Err(error) => panic!("{argv:?} are not valid serve options: {error}"),
     }

@@ -1,0 +1,92 @@
+//! The order of a graceful stop, as a balancer sees it: on SIGTERM `/readyz` turns 503 at once,
+//! the API keeps answering for the drain delay, each answer closing its connection, and only
+//! then does the instance stop accepting and exit 0.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::io::AsyncReadExt as _;
+use tokio::net::TcpStream;
+
+use crate::held_connections::{host, one_request};
+use petstore_test_support::{send, try_send, Backend, TestApp};
+
+const DRAIN_DELAY: Duration = Duration::from_secs(2);
+
+#[actix_web::test]
+async fn sigterm_turns_readyz_503_at_once_then_serves_through_the_drain_delay() {
+    let mut app = TestApp::builder(Backend::Sqlite)
+        .setting("PETSTORE_DRAIN_DELAY", "2s")
+        .in_a_process()
+        .spawn()
+        .await;
+    let host = host(&app).to_owned();
+    // A balancer's pooled connection, opened and used before the stop.
+    let mut pooled = TcpStream::connect(&host).await.expect("connect");
+    assert!(one_request(&mut pooled, &host)
+        .await
+        .starts_with("HTTP/1.1 200"));
+    let readyz = || send(app.client.get(app.url("/readyz")), None);
+    assert_eq!(readyz().await.status, 200);
+
+    app.terminate();
+    let signalled = Instant::now();
+    // The signal is delivered asynchronously: poll for the 503, well within the drain delay.
+    loop {
+        let response = readyz().await;
+        if response.status == 503 {
+            response.assert_error(503, "service_unavailable");
+            break;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_millis(500),
+            "/readyz still {} after SIGTERM",
+            response.status
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Draining: the API still answers, and tells each client to close its connection.
+    let created = send(
+        app.post_json("/v1/pets"),
+        Some(json!({"name": "Late", "categoryId": 1}).to_string()),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let answer = one_request(&mut pooled, &host).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("\r\nconnection: close\r\n"),
+        "a draining instance kept the connection open: {answer}"
+    );
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(2), pooled.read_to_end(&mut rest)).await;
+    assert!(
+        matches!(closed, Ok(Ok(0))),
+        "the connection stayed open after Connection: close"
+    );
+
+    // Then it stops accepting, not before the drain delay, and exits 0.
+    let deadline = signalled + DRAIN_DELAY + Duration::from_secs(10);
+    let refused_after = loop {
+        match try_send(app.client.get(app.url("/healthz")), None).await {
+            Ok(response) => assert_eq!(response.status, 200, "{}", response.body),
+            Err(_) => break signalled.elapsed(),
+        }
+        assert!(Instant::now() < deadline, "still accepting after the drain");
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        refused_after >= DRAIN_DELAY,
+        "stopped accepting after {refused_after:?}, before the drain delay"
+    );
+    let status = app.wait_for_exit();
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        signalled.elapsed() < DRAIN_DELAY + Duration::from_secs(5),
+        "exited after {:?}",
+        signalled.elapsed()
+    );
+}
