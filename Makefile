@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench openapi deps-build deps-test deps-bench check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench openapi image image-test rollout-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -20,12 +20,13 @@ contract: deps-build ## Schemathesis fuzzes the live server; clients generated b
 	bash tests/contract/run.sh
 	bash tests/clients/run.sh
 
-lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule, licences
+lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule, licences, the deployment files
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path tests/clients/rust/Cargo.toml -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	bash .ci/check-dependency-direction.sh
 	bash .ci/check-licences.sh
+	bash .ci/check-deploy.sh
 
 fmt: ## Format the code
 	$(CARGO) fmt --all
@@ -51,11 +52,27 @@ openapi: deps-build ## Regenerate docs/openapi.json and docs/openapi-3.0.json fr
 	$(CARGO) run -q --bin petstore -- openapi --openapi-version 3.0 $(OPENAPI_SERVERS) > docs/openapi-3.0.json.tmp
 	mv docs/openapi-3.0.json.tmp docs/openapi-3.0.json
 
+IMAGE ?= localhost/petstore:dev
+
+image: deps-build deps-image ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev)
+	IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
+
+image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQL, read-only root, the README through its port, SIGTERM
+	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image
+
+rollout-test: deps-build deps-test deps-image ## Three rolling restarts of three instances behind HAProxy under 64 clients: 0 failed requests
+	bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test rollout -- --nocapture
+
+test-all: test contract image-test rollout-test ## Everything: make test, make contract, the image and the rolling restarts (minutes more)
+
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash .ci/install-deps.sh build
 
 deps-bench: ## Install wrk, the load generator of make bench
 	@bash .ci/install-deps.sh bench
+
+deps-image: ## Install podman and runc (images), haproxy (rolling restarts)
+	@bash .ci/install-deps.sh image
 
 deps-test: ## Install the PostgreSQL server the tests start
 	@bash .ci/install-deps.sh test

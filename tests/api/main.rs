@@ -19,5 +19,6 @@ mod orders;
 mod overload;
 mod readme;
 mod routing;
+mod side_by_side;
 mod slow_clients;
 mod startup;

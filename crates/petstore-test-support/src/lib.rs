@@ -28,6 +28,7 @@ mod keys;
 mod listing;
 mod matrix;
 mod process;
+mod walk_through;
 
 pub use app::builder::TestAppBuilder;
 pub use app::TestApp;
@@ -44,3 +45,4 @@ pub use process::{
     issue_key, petstore, petstore_binary, run_petstore, start_server, start_server_logging_to,
     without_petstore_settings, StartedServer,
 };
+pub use walk_through::{run_readme_walk_through, WalkThroughTarget};

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The deployment files of `make lint`: the Kubernetes set against the API of the oldest
+# Kubernetes release still supported upstream (strict: an unknown field fails), the compose file
+# against the compose specification, and the systemd unit with systemd-analyze.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tests/support/venv.sh .ci/deploy-requirements.txt
+bash .ci/install-deps.sh image
+
+KUBERNETES_VERSION=1.31.0
+manifests=()
+for file in deploy/kubernetes/*.yaml; do
+    # kustomization.yaml is kustomize's, not an API object; kustomize checks it when applied.
+    [[ $(basename "$file") == kustomization.yaml ]] || manifests+=("$file")
+done
+.venv/bin/kubernetes-validate --strict --quiet -k "$KUBERNETES_VERSION" "${manifests[@]}"
+# Every manifest the kustomization lists exists, and every manifest is listed.
+for file in "${manifests[@]}"; do
+    grep -qx "  - $(basename "$file")" deploy/kubernetes/kustomization.yaml ||
+        { echo "$file is not listed in deploy/kubernetes/kustomization.yaml" >&2; exit 1; }
+done
+echo "ok: ${#manifests[@]} Kubernetes manifests (API $KUBERNETES_VERSION, strict)"
+
+.venv/bin/check-jsonschema --builtin-schema vendor.compose-spec deploy/compose/compose.yaml
+
+# verify insists that the binary exists; a stand-in at its path is checked instead, since the
+# unit's directives, not the binary, are what this checks.
+unit_dir=$(mktemp -d)
+trap 'rm -rf "$unit_dir"' EXIT
+sed "s|/usr/local/bin/petstore|/usr/bin/true|g" deploy/systemd/petstore.service \
+    >"$unit_dir/petstore.service"
+# It warns about a bad value and still exits 0: any word from it fails the check.
+complaints=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$unit_dir/petstore.service" 2>&1) ||
+    { echo "$complaints" >&2; exit 1; }
+if [[ -n $complaints ]]; then
+    echo "deploy/systemd/petstore.service: $complaints" >&2
+    exit 1
+fi
+echo "ok: deploy/systemd/petstore.service"
