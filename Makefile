@@ -58,7 +58,7 @@ image: deps-build deps-image ## Build the container image FROM scratch with podm
 	IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
 
 image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQL, read-only root, the README through its port, SIGTERM
-	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image
+	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image -- --nocapture
 
 rollout-test: deps-build deps-test deps-image ## Three rolling restarts of three instances behind HAProxy under 64 clients: 0 failed requests
 	bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test rollout -- --nocapture

@@ -23,10 +23,12 @@ const SECRET: &str = "6b1f0c2e9d8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f
 /// The key secret as a Kubernetes Secret or a compose secret gives it: a file, mounted read-only.
 fn secret_dir() -> TempDir {
     let dir = tempfile::tempdir().expect("a directory");
-    std::fs::write(dir.path().join("key-secret"), SECRET).expect("write the secret");
-    // The image's user (10001) reads it through the mount.
+    let file = dir.path().join("key-secret");
+    std::fs::write(&file, SECRET).expect("write the secret");
+    // The image's user (10001) reads it through the mount, and no one else may.
     set_mode(dir.path(), 0o755);
-    set_mode(&dir.path().join("key-secret"), 0o644);
+    set_mode(&file, 0o400);
+    std::os::unix::fs::chown(&file, Some(10001), Some(10001)).expect("chown the secret");
     dir
 }
 
@@ -49,6 +51,12 @@ fn server_options(secrets: &TempDir) -> Vec<String> {
         "-e".into(),
         format!("PETSTORE_SHUTDOWN_TIMEOUT={}s", SHUTDOWN_TIMEOUT.as_secs()),
     ]
+}
+
+/// `podman run --rm OPTIONS IMAGE ARGS`: one command of the image's CLI, which must succeed.
+fn run_once(options: &[String], args: &[&str]) {
+    let image = image();
+    podman_ok(&[&["run", "--rm"][..], &as_strs(options), &[&image], args].concat());
 }
 
 fn as_strs(options: &[String]) -> Vec<&str> {
@@ -95,13 +103,15 @@ fn cli_of(container: &Container) -> TempDir {
 #[test]
 fn the_image_runs_as_an_unprivileged_user_with_its_labels_and_health_check() {
     let image = image();
-    let config = podman_ok(&["image", "inspect", "--format", "{{json .Config}}", &image]);
-    let config: Value = serde_json::from_str(&config).expect("JSON");
+    let inspected: Value =
+        serde_json::from_str(&podman_ok(&["image", "inspect", &image])).expect("JSON");
+    let inspected = &inspected[0];
+    let config = &inspected["Config"];
     assert_eq!(config["User"], "10001:10001", "{config}");
     assert_eq!(config["StopSignal"], "SIGTERM", "{config}");
     assert_eq!(config["Entrypoint"], json!(["/petstore"]), "{config}");
     assert_eq!(
-        config["Healthcheck"]["Test"],
+        inspected["Healthcheck"]["Test"],
         json!(["CMD", "/petstore", "healthcheck"]),
         "{config}"
     );
@@ -124,20 +134,15 @@ async fn on_a_sqlite_volume_it_serves_stops_cleanly_and_the_next_container_finds
     let mut options = server_options(&secrets);
     options.extend(["-v".into(), data]);
 
-    let image = image();
-    let migrate = [
-        &["run", "--rm"][..],
-        &as_strs(&options),
-        &[&image, "migrate"],
-    ]
-    .concat();
-    podman_ok(&migrate);
+    run_once(&options, &["migrate"]);
 
     let published = [&as_strs(&options)[..], &["-p", "127.0.0.1::8080"]].concat();
+    let starting = Instant::now();
     let server = Container::run(&published, &[]);
     assert_eq!(server.inspect("{{.HostConfig.ReadonlyRootfs}}"), "true");
     let base = format!("http://{}", podman_ok(&["port", &server.0, "8080/tcp"]));
     wait_until_healthy(&base, &server).await;
+    let started_after = starting.elapsed();
     podman_ok(&["healthcheck", "run", &server.0]);
 
     // The walk-through first: it expects a store of its own (Rex is pet 1).
@@ -175,6 +180,10 @@ async fn on_a_sqlite_volume_it_serves_stops_cleanly_and_the_next_container_finds
         "stopped after {stopped_after:?}"
     );
     drop(server);
+    println!(
+        "image on SQLite: `podman run` to the first 200 of /healthz in {started_after:.2?}; \
+         SIGTERM to exit 0 in {stopped_after:.2?} (drain delay {DRAIN_DELAY:?})"
+    );
 
     let next = Container::run(&published, &[]);
     let base = format!("http://{}", podman_ok(&["port", &next.0, "8080/tcp"]));
@@ -216,14 +225,7 @@ async fn on_postgresql_it_migrates_serves_and_stops_cleanly() {
         format!("PETSTORE_BIND=127.0.0.1:{port}"),
     ]);
 
-    let image = image();
-    let migrate = [
-        &["run", "--rm"][..],
-        &as_strs(&options),
-        &[&image, "migrate"],
-    ]
-    .concat();
-    podman_ok(&migrate);
+    run_once(&options, &["migrate"]);
     assert_eq!(
         database.query_value("SELECT count(*) FROM pets"),
         "0",

@@ -45,7 +45,7 @@ pub enum KeySecretError {
     Weak { estimated_bits: f64 },
     #[error(
         "the key secret file {} can be read or written by other users (mode {mode:o}); \
-         `chmod 600` it", path.display()
+         `chmod 600` it (or 640 with a group of the service's own)", path.display()
     )]
     ExposedFile { path: PathBuf, mode: u32 },
     #[error("the API key secret is empty")]
@@ -133,13 +133,13 @@ fn check_explicit(secret: Vec<u8>, environment: Environment) -> Result<Vec<u8>, 
 fn check_file_is_private(path: &Path, environment: Environment) -> Result<(), KeySecretError> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = match fs::metadata(path) {
-            Ok(metadata) => metadata.permissions().mode() & 0o777,
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        let (mode, group) = match fs::metadata(path) {
+            Ok(metadata) => (metadata.permissions().mode() & 0o777, metadata.gid()),
             // Reading it will fail with the reason.
             Err(_) => return Ok(()),
         };
-        if mode & 0o077 != 0 {
+        if is_exposed(mode, is_one_of_our_groups(group)) {
             let error = KeySecretError::ExposedFile {
                 path: path.to_owned(),
                 mode,
@@ -153,6 +153,23 @@ fn check_file_is_private(path: &Path, environment: Environment) -> Result<(), Ke
     #[cfg(not(unix))]
     let _ = (path, environment);
     Ok(())
+}
+
+/// Whether a file with `mode` lets anyone but this service at it: any access by others, group
+/// write, or group read by a group the service is not in. Group read by the service's own group
+/// is how a Kubernetes Secret arrives (mode 0440, the pod's `fsGroup`) and how `root:petstore
+/// 0640` files are shared with a service; only processes of that group can read them.
+#[cfg(unix)]
+fn is_exposed(mode: u32, group_is_ours: bool) -> bool {
+    mode & 0o037 != 0 || (mode & 0o040 != 0 && !group_is_ours)
+}
+
+/// Whether `group` is this process's effective group or one of its supplementary groups.
+#[cfg(unix)]
+fn is_one_of_our_groups(group: u32) -> bool {
+    rustix::process::getegid().as_raw() == group
+        || rustix::process::getgroups()
+            .is_ok_and(|groups| groups.iter().any(|ours| ours.as_raw() == group))
 }
 
 fn read_secret_file(path: &Path) -> Result<Vec<u8>, KeySecretError> {
@@ -292,13 +309,32 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn group_read_is_private_only_for_a_group_of_the_service() {
+        assert!(!is_exposed(0o400, false));
+        assert!(!is_exposed(0o600, false));
+        assert!(
+            !is_exposed(0o440, true),
+            "a Kubernetes Secret with the pod's fsGroup"
+        );
+        assert!(!is_exposed(0o640, true));
+        assert!(
+            is_exposed(0o640, false),
+            "readable by a group the service is not in"
+        );
+        assert!(is_exposed(0o660, true), "writable by the group");
+        assert!(is_exposed(0o604, true), "readable by anyone");
+        assert!(is_one_of_our_groups(rustix::process::getegid().as_raw()));
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn a_secret_file_others_can_access_is_refused_in_production_only() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("secret");
         let secret = crate::random::random_hex(32).unwrap();
         fs::write(&path, &secret).unwrap();
-        for mode in [0o640, 0o604, 0o620, 0o666] {
+        for mode in [0o604, 0o620, 0o660, 0o666] {
             fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
             let mut file_args = args(None, Environment::Production);
             file_args.key_secret_file = Some(path.clone());
