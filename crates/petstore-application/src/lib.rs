@@ -1,10 +1,12 @@
-//! The pet store's application layer: per resource (`pets`, `orders`, `keys`), the ports the
+//! The pet store's application layer: per resource (`pets`, `orders`, `keys`, and the
+//! `idempotency` of retried writes), the ports the
 //! outside world plugs into (each folder's `ports`), the use cases that drive them and their
 //! errors. What every resource shares: storage's failure (`storage`), the clock port and the
 //! page cut. It depends on the domain alone; adapters for HTTP, storage and time live in other
 //! crates and meet this one only through the ports' traits.
 
 mod clock;
+pub mod idempotency;
 pub mod keys;
 pub mod orders;
 mod paging;
@@ -12,6 +14,10 @@ pub mod pets;
 mod storage;
 
 pub use clock::{Clock, SystemClock};
+pub use idempotency::{
+    Admission, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore, KeyOwner,
+    RecordPlan, Recorded, Render, StoredResponse,
+};
 pub use keys::{KeyChanges, KeyDirectory, KeyRefusal, KeyRegistry, LookupError, Revocation};
 pub use orders::{
     OrderError, OrderPage, OrderRepository, OrderService, OrderWork, StoreTransaction,
@@ -21,6 +27,8 @@ pub use storage::{BoxError, RepositoryError, StorageFault};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use idempotency::MockIdempotencyStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use keys::MockKeyRegistry;
 #[cfg(any(test, feature = "mocks"))]

@@ -1,10 +1,12 @@
 //! The pet store's domain: the values a pet is made of, the rules that keep them valid, the
-//! status life cycle, the orders that move pets through it, and the API keys that give access to
-//! them. Nothing here knows about HTTP, SQL or async runtimes; adapters turn their
-//! own representations into these types with each type's `parse`/`new` and get a typed error back.
+//! status life cycle, the orders that move pets through it, the API keys that give access to
+//! them, and the idempotency keys that make retried writes safe. Nothing here knows about HTTP,
+//! SQL or async runtimes; adapters turn their own representations into these types with each
+//! type's `parse`/`new` and get a typed error back.
 
 mod api_key;
 mod decimal;
+mod idempotency;
 mod order;
 mod page_limit;
 mod pet;
@@ -12,6 +14,7 @@ mod pet;
 pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
 };
+pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
     NewOrder, Order, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery,
     OrderQuantity, OrderQuantityError, OrderStatus, OrderStatusError,

@@ -1,0 +1,90 @@
+//! What is kept for an idempotency key: who sent it, what the request was (its fingerprint) and
+//! the response it got, byte for byte.
+
+use std::sync::Arc;
+
+use petstore_domain::IdempotencyKey;
+
+/// A digest of what makes a request the same request (method, path, body), computed by the
+/// adapter that received it. Two requests with one key and different fingerprints are a
+/// client's mistake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint(pub [u8; 32]);
+
+/// A response as it was sent, to be sent again: status, the headers that describe the result
+/// (`Content-Type`, `Location`, ...) and the body's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Whose key it is: the id of the API key that sent it. Another API key's request with the same
+/// idempotency key is another request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyOwner(pub String);
+
+/// One stored response for one idempotency key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyRecord {
+    pub owner: KeyOwner,
+    pub key: IdempotencyKey,
+    pub fingerprint: Fingerprint,
+    pub response: StoredResponse,
+    /// Seconds since the Unix epoch.
+    pub stored_at: i64,
+}
+
+/// Turns a write's result into the response its client gets, so that the response can be stored
+/// in the write's own transaction. Given by the adapter that answers the request.
+pub type Render<T> = Arc<dyn Fn(&T) -> StoredResponse + Send + Sync>;
+
+/// A write to be recorded under an idempotency key: storage stores the record
+/// ([`RecordPlan::record_for`] its result) in the same transaction as the write, so a crash
+/// keeps both or neither.
+#[derive(Clone)]
+pub struct RecordPlan<T> {
+    pub owner: KeyOwner,
+    pub key: IdempotencyKey,
+    pub fingerprint: Fingerprint,
+    pub stored_at: i64,
+    pub render: Render<T>,
+}
+
+impl<T> std::fmt::Debug for RecordPlan<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordPlan")
+            .field("owner", &self.owner)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> RecordPlan<T> {
+    /// The record of this write, once it produced `result`.
+    pub fn record_for(&self, result: &T) -> IdempotencyRecord {
+        IdempotencyRecord {
+            owner: self.owner.clone(),
+            key: self.key.clone(),
+            fingerprint: self.fingerprint,
+            response: (self.render)(result),
+            stored_at: self.stored_at,
+        }
+    }
+
+    /// Whether `record` is for the same owner and key as this plan.
+    pub fn is_for(&self, record: &IdempotencyRecord) -> bool {
+        record.owner == self.owner && record.key == self.key
+    }
+}
+
+/// What a recorded write came to.
+#[derive(Debug)]
+pub enum Recorded<T> {
+    /// Carried out, its record stored with it.
+    Done(T),
+    /// Not carried out: a record for the key was there first (another instance, or a request
+    /// of the same batch, got there before). The caller answers from it.
+    Earlier(IdempotencyRecord),
+}

@@ -1,0 +1,151 @@
+//! Idempotency keys: the value a client sends in `Idempotency-Key` so that a retried POST is
+//! answered with the first attempt's response instead of being carried out again.
+
+use std::time::Duration;
+
+/// A client's idempotency key: 1 to 255 visible ASCII characters. The header may carry it as a
+/// Structured Field string (`"a1b2"`, the IETF draft's form) or bare (`a1b2`, what Stripe-style
+/// clients send); both are the same key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdempotencyKey(String);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdempotencyKeyError {
+    #[error("must not be empty")]
+    Empty,
+    #[error("must be at most {max} characters", max = IdempotencyKey::MAX_LEN)]
+    TooLong,
+    #[error("must be visible ASCII characters only (no spaces or control characters)")]
+    NotVisibleAscii,
+    #[error("is a quoted string that is not closed or has a bad escape")]
+    BadQuoting,
+}
+
+impl IdempotencyKey {
+    pub const MAX_LEN: usize = 255;
+
+    /// The key a header value names: the contents of a quoted Structured Field string
+    /// (`\"` and `\\` unescaped), or the bare value itself.
+    pub fn parse(header_value: &str) -> Result<Self, IdempotencyKeyError> {
+        let value = match header_value.strip_prefix('"') {
+            Some(quoted) => unquote(quoted)?,
+            None => header_value.to_owned(),
+        };
+        if value.is_empty() {
+            return Err(IdempotencyKeyError::Empty);
+        }
+        if !value.bytes().all(|byte| byte.is_ascii_graphic()) {
+            return Err(IdempotencyKeyError::NotVisibleAscii);
+        }
+        if value.len() > Self::MAX_LEN {
+            return Err(IdempotencyKeyError::TooLong);
+        }
+        Ok(Self(value))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The inside of an sf-string after its opening quote: up to the closing quote, which must end
+/// the value.
+fn unquote(quoted: &str) -> Result<String, IdempotencyKeyError> {
+    let mut value = String::with_capacity(quoted.len());
+    let mut chars = quoted.chars();
+    while let Some(char) = chars.next() {
+        match char {
+            '\\' => match chars.next() {
+                Some(escaped @ ('"' | '\\')) => value.push(escaped),
+                _ => return Err(IdempotencyKeyError::BadQuoting),
+            },
+            '"' => {
+                return if chars.next().is_none() {
+                    Ok(value)
+                } else {
+                    Err(IdempotencyKeyError::BadQuoting)
+                };
+            }
+            other => value.push(other),
+        }
+    }
+    Err(IdempotencyKeyError::BadQuoting)
+}
+
+/// How long a stored response is replayed; after that the key may be used again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdempotencyRetention(Duration);
+
+impl IdempotencyRetention {
+    /// The IETF draft's suggestion and Stripe's practice: a day.
+    pub const DEFAULT: Self = Self(Duration::from_secs(24 * 3600));
+
+    pub const fn new(period: Duration) -> Self {
+        Self(period)
+    }
+
+    pub const fn get(self) -> Duration {
+        self.0
+    }
+
+    /// Whether a response stored at `stored_at` (seconds since the epoch) is still replayed at
+    /// `now`.
+    pub fn keeps(self, stored_at: i64, now: i64) -> bool {
+        let age = now.saturating_sub(stored_at);
+        u64::try_from(age).map_or(true, |age| age < self.0.as_secs())
+    }
+}
+
+impl Default for IdempotencyRetention {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quoted_and_the_bare_form_are_the_same_key() {
+        let bare = IdempotencyKey::parse("order-7f3a").unwrap();
+        assert_eq!(IdempotencyKey::parse("\"order-7f3a\"").unwrap(), bare);
+        assert_eq!(bare.as_str(), "order-7f3a");
+    }
+
+    #[test]
+    fn escapes_in_the_quoted_form_are_undone() {
+        let key = IdempotencyKey::parse(r#""a\"b\\c""#).unwrap();
+        assert_eq!(key.as_str(), r#"a"b\c"#);
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_key() {
+        let too_long = "k".repeat(256);
+        for (value, error) in [
+            ("", IdempotencyKeyError::Empty),
+            ("\"\"", IdempotencyKeyError::Empty),
+            ("a b", IdempotencyKeyError::NotVisibleAscii),
+            ("\"a b\"", IdempotencyKeyError::NotVisibleAscii),
+            ("clé", IdempotencyKeyError::NotVisibleAscii),
+            ("a\tb", IdempotencyKeyError::NotVisibleAscii),
+            ("\"open", IdempotencyKeyError::BadQuoting),
+            ("\"a\"b", IdempotencyKeyError::BadQuoting),
+            (r#""a\x""#, IdempotencyKeyError::BadQuoting),
+            (too_long.as_str(), IdempotencyKeyError::TooLong),
+        ] {
+            assert_eq!(IdempotencyKey::parse(value), Err(error), "{value:?}");
+        }
+        assert!(IdempotencyKey::parse(&"k".repeat(255)).is_ok());
+    }
+
+    #[test]
+    fn a_response_is_kept_for_the_retention_and_not_a_second_longer() {
+        let day = IdempotencyRetention::DEFAULT;
+        assert!(day.keeps(1_000, 1_000));
+        assert!(day.keeps(1_000, 1_000 + 86_399));
+        assert!(!day.keeps(1_000, 1_000 + 86_400));
+        // A clock that went back keeps it.
+        assert!(day.keeps(1_000, 900));
+    }
+}
