@@ -1,9 +1,9 @@
-//! Storage adapters for the pet repository and key registry ports.
+//! Storage adapters for the ports of pets, orders, keys and idempotency records.
 //!
 //! - [`SqlStore`]: one diesel implementation serving SQLite files and PostgreSQL servers through
 //!   an r2d2 pool, with migrations embedded from the top-level `migrations/`; its repositories
-//!   ([`DieselPetRepository`], [`DieselOrderRepository`], [`DieselKeyRegistry`]) share the pool
-//!   and its threads.
+//!   ([`DieselPetRepository`], [`DieselOrderRepository`], [`DieselKeyRegistry`],
+//!   [`DieselIdempotencyStore`]) share the pool and its threads.
 //! - [`InMemoryPetRepository`] and [`InMemoryKeyRegistry`]: kept in the process, for `memory:`
 //!   and tests.
 //!
@@ -20,23 +20,27 @@ mod url;
 
 use std::sync::Arc;
 
-use petstore_application::{KeyRegistry, OrderRepository, PetRepository};
+use petstore_application::{IdempotencyStore, KeyRegistry, OrderRepository, PetRepository};
 
 pub use error::StorageError;
-pub use memory::{InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository};
+pub use memory::{
+    InMemoryIdempotencyStore, InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository,
+};
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{
-    DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, PoolMetrics, SqlStore,
+    DieselIdempotencyStore, DieselKeyRegistry, DieselOrderRepository, DieselPetRepository,
+    PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 
-/// The ports on one store: its pets and its key registry.
+/// The ports on one store: its pets, orders, key registry and idempotency records.
 #[derive(Clone)]
 pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
     pub orders: Arc<dyn OrderRepository>,
     pub keys: Arc<dyn KeyRegistry>,
+    pub idempotency: Arc<dyn IdempotencyStore>,
     /// The connection pool's gauges (none for `memory:`).
     pub pool_metrics: Option<PoolMetrics>,
 }
@@ -54,6 +58,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         let pets = InMemoryPetRepository::new();
         return Ok(Storage {
             orders: Arc::new(InMemoryOrderRepository::new(&pets)),
+            idempotency: Arc::new(InMemoryIdempotencyStore::new(&pets)),
             pets: Arc::new(pets),
             keys: Arc::new(InMemoryKeyRegistry::new()),
             pool_metrics: None,
@@ -64,6 +69,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         pets: Arc::new(store.pets()),
         orders: Arc::new(store.orders()),
         keys: Arc::new(store.keys()),
+        idempotency: Arc::new(store.idempotency()),
         pool_metrics: Some(store.pool_metrics()),
     })
 }

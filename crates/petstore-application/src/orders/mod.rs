@@ -17,6 +17,7 @@ pub use ports::{MockOrderRepository, MockStoreTransaction};
 pub use ports::{OrderRepository, OrderWork, StoreTransaction};
 
 use crate::clock::Clock;
+use crate::idempotency::{RecordPlan, Recorded};
 use crate::paging::cut_page;
 
 /// One page of orders; `next_after` is where the following page starts.
@@ -46,19 +47,53 @@ impl OrderService {
 
     /// Places `new`: its pet goes `available -> pending` and the order is stored, together.
     pub async fn place(&self, new: NewOrder) -> Result<Order, OrderError> {
-        let work: OrderWork = Box::new(move |tx| {
+        self.repository.in_transaction(Self::placing(new)).await
+    }
+
+    /// [`place`](Self::place) with an idempotency key: its record stored in the same
+    /// transaction, or the record stored first for the key.
+    pub async fn place_recorded(
+        &self,
+        new: NewOrder,
+        plan: RecordPlan<Order>,
+    ) -> Result<Recorded<Order>, OrderError> {
+        self.repository
+            .in_transaction_recorded(Self::placing(new), plan)
+            .await
+    }
+
+    fn placing(new: NewOrder) -> OrderWork {
+        Box::new(move |tx| {
             let mut pet = tx
                 .pet_for_update(new.pet_id())?
                 .ok_or(OrderError::PetNotFound(new.pet_id()))?;
             new.place(&mut pet)?;
             tx.save_pet_status(&pet)?;
             Ok(tx.insert_order(new)?)
-        });
-        self.repository.in_transaction(work).await
+        })
     }
 
     /// Applies `action` to the order `id` and to its pet, together.
     pub async fn act(&self, id: OrderId, action: OrderAction) -> Result<Order, OrderError> {
+        self.repository
+            .in_transaction(self.acting(id, action))
+            .await
+    }
+
+    /// [`act`](Self::act) with an idempotency key: its record stored in the same transaction,
+    /// or the record stored first for the key.
+    pub async fn act_recorded(
+        &self,
+        id: OrderId,
+        action: OrderAction,
+        plan: RecordPlan<Order>,
+    ) -> Result<Recorded<Order>, OrderError> {
+        self.repository
+            .in_transaction_recorded(self.acting(id, action), plan)
+            .await
+    }
+
+    fn acting(&self, id: OrderId, action: OrderAction) -> OrderWork {
         let now = self
             .clock
             .now()
@@ -66,7 +101,7 @@ impl OrderService {
             .map_or(0, |elapsed| {
                 i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
             });
-        let work: OrderWork = Box::new(move |tx| {
+        Box::new(move |tx| {
             let mut order = tx.order_for_update(id)?.ok_or(OrderError::NotFound(id))?;
             let mut pet = tx
                 .pet_for_update(order.pet_id())?
@@ -78,8 +113,7 @@ impl OrderService {
                 tx.save_pet_status(&pet)?;
             }
             Ok(order)
-        });
-        self.repository.in_transaction(work).await
+        })
     }
 
     /// The order `id`.

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
 
 use super::errors::OrderError;
+use crate::idempotency::{RecordPlan, Recorded};
 use crate::storage::RepositoryError;
 
 /// One transaction over pets and orders, as [`OrderRepository::in_transaction`] hands it to a
@@ -33,6 +34,15 @@ pub trait OrderRepository: Send + Sync + 'static {
     /// Runs `work` in one transaction over pets and orders: everything it did is committed
     /// when it returns `Ok`, nothing when it returns `Err` (which is passed on as it is).
     async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError>;
+
+    /// [`in_transaction`](Self::in_transaction), storing in the same transaction the record
+    /// `plan` makes of the order `work` returns; or, when a record for the plan's key is
+    /// already stored, committing nothing and returning that record.
+    async fn in_transaction_recorded(
+        &self,
+        work: OrderWork,
+        plan: RecordPlan<Order>,
+    ) -> Result<Recorded<Order>, OrderError>;
 
     /// The order with this id, if there is one.
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError>;

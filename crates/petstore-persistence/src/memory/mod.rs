@@ -1,15 +1,18 @@
-//! The `memory:` store: pets, orders and keys kept in the process, with the same contracts as
+//! The `memory:` store: pets, orders, keys and idempotency records kept in the process, with the same contracts as
 //! the database adapters minus durability (everything is gone on exit). Pets and orders share
 //! one state under one lock, so an order's transaction changes both at once.
 
+mod idempotency;
 mod keys;
 mod orders;
 mod pets;
 
 use std::collections::BTreeMap;
 
-use petstore_domain::{Order, Pet};
+use petstore_application::{IdempotencyRecord, KeyOwner};
+use petstore_domain::{IdempotencyKey, Order, Pet};
 
+pub use idempotency::InMemoryIdempotencyStore;
 pub use keys::InMemoryKeyRegistry;
 pub use orders::InMemoryOrderRepository;
 pub use pets::InMemoryPetRepository;
@@ -22,4 +25,18 @@ struct State {
     last_id: i64,
     orders: BTreeMap<i64, Order>,
     last_order_id: i64,
+    /// Idempotency records, stored under the same lock as the writes they answer.
+    records: BTreeMap<(KeyOwner, IdempotencyKey), IdempotencyRecord>,
+}
+
+impl State {
+    /// The record stored for `record`'s key, if any; else stores `record`.
+    fn insert_record_if_absent(&mut self, record: IdempotencyRecord) -> Option<IdempotencyRecord> {
+        let slot = (record.owner.clone(), record.key.clone());
+        if let Some(earlier) = self.records.get(&slot) {
+            return Some(earlier.clone());
+        }
+        self.records.insert(slot, record);
+        None
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use petstore_application::{
-    OrderError, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
+    OrderError, OrderRepository, OrderWork, RecordPlan, Recorded, RepositoryError, StoreTransaction,
 };
 use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
 
@@ -77,12 +77,12 @@ impl StoreTransaction for StagedTransaction<'_> {
     }
 }
 
-#[async_trait]
-impl OrderRepository for InMemoryOrderRepository {
-    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+impl InMemoryOrderRepository {
+    /// Runs `work` on a staged copy of what it touches, and applies it to `state` when it
+    /// succeeds: all of it or nothing.
+    fn apply(state: &mut State, work: &OrderWork) -> Result<Order, OrderError> {
         let mut staged = StagedTransaction {
-            state: &state,
+            state: &*state,
             pets: BTreeMap::new(),
             orders: BTreeMap::new(),
             last_order_id: state.last_order_id,
@@ -98,6 +98,29 @@ impl OrderRepository for InMemoryOrderRepository {
         state.orders.extend(orders);
         state.last_order_id = last_order_id;
         Ok(order)
+    }
+}
+
+#[async_trait]
+impl OrderRepository for InMemoryOrderRepository {
+    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        Self::apply(&mut state, &work)
+    }
+
+    async fn in_transaction_recorded(
+        &self,
+        work: OrderWork,
+        plan: RecordPlan<Order>,
+    ) -> Result<Recorded<Order>, OrderError> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = (plan.owner.clone(), plan.key.clone());
+        if let Some(earlier) = state.records.get(&slot) {
+            return Ok(Recorded::Earlier(earlier.clone()));
+        }
+        let order = Self::apply(&mut state, &work)?;
+        state.records.insert(slot, plan.record_for(&order));
+        Ok(Recorded::Done(order))
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {

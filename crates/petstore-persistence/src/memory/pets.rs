@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use petstore_application::{PetRepository, RepositoryError};
+use petstore_application::{PetRepository, RecordPlan, Recorded, RepositoryError};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::State;
@@ -27,6 +27,17 @@ impl InMemoryPetRepository {
         Arc::clone(&self.state)
     }
 
+    /// A new pet into `state`, with the next id.
+    fn insert(state: &mut State, new_pet: NewPet) -> Result<Pet, RepositoryError> {
+        let id = state.last_id.checked_add(1).ok_or_else(|| {
+            RepositoryError::Unexpected("the in-memory store ran out of pet ids".into())
+        })?;
+        let pet = new_pet.into_pet(PetId::new(id));
+        state.last_id = id;
+        state.pets.insert(id, pet.clone());
+        Ok(pet)
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         // Every critical section leaves the state consistent before anything can panic, so a
         // poisoned lock still guards valid data.
@@ -37,14 +48,22 @@ impl InMemoryPetRepository {
 #[async_trait]
 impl PetRepository for InMemoryPetRepository {
     async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
+        Self::insert(&mut self.state(), new_pet)
+    }
+
+    async fn create_recorded(
+        &self,
+        new_pet: NewPet,
+        plan: RecordPlan<Pet>,
+    ) -> Result<Recorded<Pet>, RepositoryError> {
         let mut state = self.state();
-        let id = state.last_id.checked_add(1).ok_or_else(|| {
-            RepositoryError::Unexpected("the in-memory store ran out of pet ids".into())
-        })?;
-        let pet = new_pet.into_pet(PetId::new(id));
-        state.last_id = id;
-        state.pets.insert(id, pet.clone());
-        Ok(pet)
+        let slot = (plan.owner.clone(), plan.key.clone());
+        if let Some(earlier) = state.records.get(&slot) {
+            return Ok(Recorded::Earlier(earlier.clone()));
+        }
+        let pet = Self::insert(&mut state, new_pet)?;
+        state.records.insert(slot, plan.record_for(&pet));
+        Ok(Recorded::Done(pet))
     }
 
     async fn list(

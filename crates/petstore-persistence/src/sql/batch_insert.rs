@@ -1,17 +1,20 @@
 //! Storing a batch of new pets in one write transaction: one statement, one commit (one fsync),
 //! ids visible in order. A row the database refuses is set apart so the rest of the batch is
-//! stored all the same.
+//! stored all the same. Creates with an idempotency key store their record in the same
+//! transaction; a key already recorded (or twice in the batch) stores nothing more.
 
 use diesel::backend::Backend;
 use diesel::prelude::*;
 use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
-use petstore_application::RepositoryError;
+use petstore_application::{RecordPlan, Recorded, RepositoryError};
 use petstore_domain::{NewPet, Pet};
 
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
+use super::idempotency_records::{self as records, RecordRow};
 use super::pet_row::PetRow;
 use super::schema::pets;
 use super::write_transaction::{in_write_transaction, WriteFailure};
@@ -20,18 +23,37 @@ use super::write_transaction::{in_write_transaction, WriteFailure};
 /// the migration lock's key.
 const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
 
-/// What each pet of a batch became, in the batch's order.
-pub(crate) type Outcomes = Vec<Result<Pet, RepositoryError>>;
+/// What each create of a batch became, in the batch's order.
+pub(crate) type Outcomes = Vec<Result<Recorded<Pet>, RepositoryError>>;
+
+/// One create of a batch, with the record to store with it when it came with an idempotency
+/// key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry<'a> {
+    pub(crate) new_pet: &'a NewPet,
+    pub(crate) plan: Option<&'a RecordPlan<Pet>>,
+}
+
+/// What the transaction did with one entry.
+#[derive(Debug)]
+enum Slot {
+    /// Stored (with its record, if it had a plan).
+    Stored(Pet),
+    /// Not stored: a record for its key was there first.
+    Earlier(RecordRow),
+    /// Not stored: an earlier entry of the batch has its key; it gets that entry's answer.
+    SameKeyAs(usize),
+}
 
 /// Stores `batch` in one transaction. `Err` means the whole batch failed and nothing of it is
-/// stored; `Ok` holds each pet's own outcome, where a pet the database refused (a constraint, a
-/// trigger) fails alone and every other one is stored.
+/// stored; `Ok` holds each create's own outcome, where a pet the database refused (a
+/// constraint, a trigger) fails alone and every other one is stored.
 pub(crate) fn insert_batch(
     conn: &mut AnyConnection,
-    batch: &[NewPet],
+    batch: &[Entry<'_>],
 ) -> Result<Outcomes, WriteFailure> {
-    match in_write_transaction(conn, take_turn_to_insert, |conn| insert_all(conn, batch)) {
-        Ok(rows) => Ok(assign(batch, rows)),
+    match in_write_transaction(conn, take_turn_to_insert, |conn| store(conn, batch)) {
+        Ok(slots) => Ok(outcomes(batch, slots)),
         // A full disk or a read-only file fails every row alike: the whole batch fails.
         Err(WriteFailure::Statement(error))
             if !errors::is_unavailable(&error) && errors::fault_of(&error).is_none() =>
@@ -44,10 +66,15 @@ pub(crate) fn insert_batch(
             in_write_transaction(conn, take_turn_to_insert, |conn| {
                 Ok(batch
                     .iter()
-                    .map(|new_pet| {
-                        conn.transaction(|conn| insert_one(conn, new_pet))
+                    .map(|entry| {
+                        let one = std::slice::from_ref(entry);
+                        conn.transaction(|conn| store(conn, one))
                             .map_err(errors::from_query)
-                            .and_then(PetRow::into_pet)
+                            .and_then(|slots| {
+                                outcomes(one, slots).pop().unwrap_or_else(|| {
+                                    Err(unexpected("a stored pet has no outcome"))
+                                })
+                            })
                     })
                     .collect())
             })
@@ -56,25 +83,97 @@ pub(crate) fn insert_batch(
     }
 }
 
-/// The columns of one new pet, as `INSERT` takes them.
-type PetValues<'a> = (
-    diesel::dsl::Eq<pets::name, &'a str>,
-    diesel::dsl::Eq<pets::category_id, i64>,
-    diesel::dsl::Eq<pets::status, &'a str>,
-);
+fn unexpected(what: &str) -> RepositoryError {
+    RepositoryError::Unexpected(Box::new(Detail(what.to_owned())))
+}
 
-fn values(new_pet: &NewPet) -> PetValues<'_> {
-    (
-        pets::name.eq(new_pet.name().as_str()),
-        pets::category_id.eq(new_pet.category_id().get()),
-        pets::status.eq(new_pet.status().as_str()),
-    )
+/// Inside the transaction: sets apart the creates whose key has a record already (stored, or
+/// earlier in this batch), inserts the other pets in one statement, and stores the records of
+/// the keyed ones. A record that another transaction stored meanwhile (an order's, on another
+/// instance) wins: that pet is deleted again before the commit.
+fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>> {
+    let mut slots: Vec<Option<Slot>> = batch.iter().map(|_| None).collect();
+    let mut first_of_key: Vec<(usize, &RecordPlan<Pet>)> = Vec::new();
+    for (at, entry) in batch.iter().enumerate() {
+        let Some(plan) = entry.plan else { continue };
+        match first_of_key
+            .iter()
+            .find(|(_, first)| first.owner == plan.owner && first.key == plan.key)
+        {
+            Some(&(first, _)) => slots[at] = Some(Slot::SameKeyAs(first)),
+            None => first_of_key.push((at, plan)),
+        }
+    }
+    if !first_of_key.is_empty() {
+        let keys: Vec<_> = first_of_key
+            .iter()
+            .map(|(_, plan)| (&plan.owner, &plan.key))
+            .collect();
+        for row in records::find_any(conn, &keys)? {
+            if let Some(&(at, _)) = first_of_key
+                .iter()
+                .find(|(_, plan)| row.is_for(&plan.owner, &plan.key))
+            {
+                slots[at] = Some(Slot::Earlier(row));
+            }
+        }
+    }
+    let to_insert: Vec<usize> = (0..batch.len()).filter(|&at| slots[at].is_none()).collect();
+    if !to_insert.is_empty() {
+        let new_pets: Vec<&NewPet> = to_insert.iter().map(|&at| batch[at].new_pet).collect();
+        let rows = insert_all(conn, &new_pets)?;
+        for (&at, row) in to_insert.iter().zip(assign(&new_pets, rows)) {
+            let pet = row
+                .ok_or_else(|| deserialization("the database returned no row for an inserted pet"))?
+                .into_pet()
+                .map_err(|error| DieselError::DeserializationError(Box::new(error)))?;
+            slots[at] = Some(match batch[at].plan {
+                Some(plan) if !records::insert_if_absent(conn, &plan.record_for(&pet))? => {
+                    diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
+                    let row = records::find(conn, &plan.owner, &plan.key)?
+                        .ok_or_else(|| deserialization("a record in the way is gone"))?;
+                    Slot::Earlier(row)
+                }
+                _ => Slot::Stored(pet),
+            });
+        }
+    }
+    slots
+        .into_iter()
+        .map(|slot| slot.ok_or_else(|| deserialization("a create of the batch was left out")))
+        .collect()
+}
+
+fn deserialization(what: &str) -> DieselError {
+    DieselError::DeserializationError(Box::new(Detail(what.to_owned())))
+}
+
+/// Each entry's outcome from what the transaction did with it.
+fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
+    let mut done: Vec<Option<Result<Recorded<Pet>, RepositoryError>>> = Vec::new();
+    for (at, slot) in slots.into_iter().enumerate() {
+        let outcome = match slot {
+            Slot::Stored(pet) => Ok(Recorded::Done(pet)),
+            Slot::Earlier(row) => row.into_record().map(Recorded::Earlier),
+            // The first of the key comes earlier in the batch, so its outcome is known.
+            Slot::SameKeyAs(first) => match (&done[first], batch[first].plan) {
+                (Some(Ok(Recorded::Done(pet))), Some(plan)) => {
+                    Ok(Recorded::Earlier(plan.record_for(pet)))
+                }
+                (Some(Ok(Recorded::Earlier(record))), _) => Ok(Recorded::Earlier(record.clone())),
+                _ => Err(unexpected("the first create of a key failed")),
+            },
+        };
+        debug_assert_eq!(done.len(), at);
+        done.push(Some(outcome));
+    }
+    done.into_iter().flatten().collect()
 }
 
 /// One `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch. Written as SQL
 /// because diesel's multi-backend connection cannot build a multi-row insert; the statement
 /// differs only in its placeholders (`$n` on PostgreSQL, `?` on SQLite).
-fn insert_all(conn: &mut AnyConnection, batch: &[NewPet]) -> QueryResult<Vec<PetRow>> {
+fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
     match conn {
         AnyConnection::Postgresql(pg) => {
             let sql = multi_row_insert(batch.len(), |n| format!("${n}"));
@@ -107,7 +206,7 @@ fn multi_row_insert(rows: usize, placeholder: impl Fn(usize) -> String) -> Strin
 
 fn bind_all<'a, DB>(
     mut query: BoxedSqlQuery<'a, DB, SqlQuery>,
-    batch: &'a [NewPet],
+    batch: &'a [&'a NewPet],
 ) -> BoxedSqlQuery<'a, DB, SqlQuery>
 where
     DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
@@ -123,17 +222,10 @@ where
     query
 }
 
-fn insert_one(conn: &mut AnyConnection, new_pet: &NewPet) -> QueryResult<PetRow> {
-    diesel::insert_into(pets::table)
-        .values(values(new_pet))
-        .returning(PetRow::COLUMNS)
-        .get_result(conn)
-}
-
 /// Pairs each requested pet with a row that stores it. A multi-row `RETURNING` is not promised
 /// in `VALUES` order, so rows are matched by content, lowest id first (equal pets are
 /// interchangeable; each gets an id of its own).
-fn assign(batch: &[NewPet], rows: Vec<PetRow>) -> Outcomes {
+fn assign(batch: &[&NewPet], rows: Vec<PetRow>) -> Vec<Option<PetRow>> {
     let mut rows: Vec<Option<PetRow>> = {
         let mut sorted = rows;
         sorted.sort_unstable_by_key(|row| row.id);
@@ -145,12 +237,6 @@ fn assign(batch: &[NewPet], rows: Vec<PetRow>) -> Outcomes {
             rows.iter_mut()
                 .find(|slot| slot.as_ref().is_some_and(|row| row.holds(new_pet)))
                 .and_then(Option::take)
-                .ok_or_else(|| {
-                    RepositoryError::Unexpected(Box::new(Detail(
-                        "the database returned no row for an inserted pet".to_owned(),
-                    )))
-                })
-                .and_then(PetRow::into_pet)
         })
         .collect()
 }

@@ -12,11 +12,11 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use petstore_application::RepositoryError;
+use petstore_application::{RecordPlan, Recorded, RepositoryError};
 use petstore_domain::{NewPet, Pet};
 use tokio::sync::mpsc;
 
-use super::batch_insert::{self, Outcomes};
+use super::batch_insert::{self, Entry, Outcomes};
 use super::checkpointer::WriterGate;
 use super::connection::Generations;
 use super::errors::{self, Detail};
@@ -29,10 +29,12 @@ use crate::DatabaseUrl;
 /// Most pets stored by one transaction (3 bound values each: far below both backends' limits).
 const MAX_GROUP: usize = 256;
 
-/// A create waiting for its group's commit.
+/// A create waiting for its group's commit, with the record to store with it when it came with
+/// an idempotency key.
 struct Pending {
     new_pet: NewPet,
-    reply: Reply<Pet>,
+    plan: Option<RecordPlan<Pet>>,
+    reply: Reply<Recorded<Pet>>,
 }
 
 /// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
@@ -70,10 +72,16 @@ impl CreateQueue {
         queue::Depth::of(&self.sender)
     }
 
-    /// Queues `new_pet` for the next group and waits for its commit.
-    pub(crate) async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
+    /// Queues `new_pet` (and the record `plan` makes of it) for the next group and waits for
+    /// its commit.
+    pub(crate) async fn create(
+        &self,
+        new_pet: NewPet,
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Recorded<Pet>, RepositoryError> {
         queue::ask(&self.sender, "writer thread", |reply| Pending {
             new_pet,
+            plan,
             reply,
         })
         .await
@@ -98,28 +106,32 @@ impl Writer {
         while let Some(mut group) = queue::take_group(&mut queue, MAX_GROUP) {
             // A caller that went away (its client hung up) was never told the pet is stored.
             group.retain(|pending: &Pending| !pending.reply.is_closed());
-            let (new_pets, replies): (Vec<NewPet>, Vec<_>) = group
-                .into_iter()
-                .map(|pending| (pending.new_pet, pending.reply))
-                .unzip();
+            let entries: Vec<Entry<'_>> = group
+                .iter()
+                .map(|pending| Entry {
+                    new_pet: &pending.new_pet,
+                    plan: pending.plan.as_ref(),
+                })
+                .collect();
             // A bug in storing one group must not stop every later create.
             let outcomes =
-                catch_unwind(AssertUnwindSafe(|| self.store(&new_pets))).unwrap_or_else(|_| {
-                    all_failed(new_pets.len(), || {
+                catch_unwind(AssertUnwindSafe(|| self.store(&entries))).unwrap_or_else(|_| {
+                    all_failed(entries.len(), || {
                         RepositoryError::Unexpected(Box::new(Detail(
                             "storing a group of pets panicked".to_owned(),
                         )))
                     })
                 });
-            for (reply, outcome) in replies.into_iter().zip(outcomes) {
+            drop(entries);
+            for (pending, outcome) in group.into_iter().zip(outcomes) {
                 // The caller may have gone since; its pet is stored all the same.
-                let _ = reply.send(outcome);
+                let _ = pending.reply.send(outcome);
             }
         }
     }
 
     /// Stores one group; every pet of it gets an outcome.
-    fn store(&self, group: &[NewPet]) -> Outcomes {
+    fn store(&self, group: &[Entry<'_>]) -> Outcomes {
         if group.is_empty() {
             return Vec::new();
         }

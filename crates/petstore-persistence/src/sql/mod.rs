@@ -10,6 +10,8 @@ mod errors;
 mod group_commit;
 mod group_read;
 pub(crate) mod health;
+mod idempotency_records;
+mod idempotency_store;
 mod key_registry;
 pub(crate) mod metrics;
 mod migrations;
@@ -24,6 +26,7 @@ mod schema;
 mod store;
 mod write_transaction;
 
+pub use idempotency_store::DieselIdempotencyStore;
 pub use key_registry::DieselKeyRegistry;
 pub use metrics::PoolMetrics;
 pub use order_repository::DieselOrderRepository;

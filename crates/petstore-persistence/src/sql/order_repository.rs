@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use petstore_application::{
-    OrderError, OrderRepository, OrderWork, RepositoryError, StoreTransaction,
+    OrderError, OrderRepository, OrderWork, RecordPlan, Recorded, RepositoryError, StoreTransaction,
 };
 use petstore_domain::{
     NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
@@ -19,6 +19,7 @@ use petstore_domain::{
 use super::connection::{AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::health::StoreHealth;
+use super::idempotency_records::{self as records, RecordRow};
 use super::pet_row::PetRow;
 use super::read::read_off_the_workers;
 use super::schema::{orders, pets};
@@ -190,30 +191,53 @@ impl DieselOrderRepository {
     }
 }
 
-#[async_trait]
-impl OrderRepository for DieselOrderRepository {
-    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
+impl DieselOrderRepository {
+    /// Runs `work` in one write transaction, with the record `plan` makes of its order when
+    /// there is one (see the port).
+    async fn transact(
+        &self,
+        work: OrderWork,
+        plan: Option<RecordPlan<Order>>,
+    ) -> Result<Recorded<Order>, OrderError> {
         self.health.admit_write()?;
         let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
         tokio::task::spawn_blocking(move || {
             let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
                 .map_err(|error| errors::from_checkout(&error, &url))?;
             // The work's own refusal (a conflict, a missing pet) must roll back and reach the
-            // caller as it is; diesel only knows its own errors, so it waits here meanwhile.
+            // caller as it is; diesel only knows its own errors, so it waits here meanwhile. So
+            // does a record found stored for the plan's key.
             let refused: RefCell<Option<OrderError>> = RefCell::new(None);
+            let earlier: RefCell<Option<RecordRow>> = RefCell::new(None);
             let outcome = in_write_transaction(&mut conn, no_turn, |conn| {
-                match work(&mut DieselTransaction { conn }) {
-                    Ok(order) => Ok(order),
-                    Err(error) => {
-                        refused.replace(Some(error));
-                        Err(DieselError::RollbackTransaction)
+                if let Some(plan) = &plan {
+                    if let Some(row) = records::find(conn, &plan.owner, &plan.key)? {
+                        earlier.replace(Some(row));
+                        return Err(DieselError::RollbackTransaction);
                     }
                 }
+                let order = match work(&mut DieselTransaction { conn }) {
+                    Ok(order) => order,
+                    Err(error) => {
+                        refused.replace(Some(error));
+                        return Err(DieselError::RollbackTransaction);
+                    }
+                };
+                if let Some(plan) = &plan {
+                    // Absent a moment ago, stored now: a transaction of another instance
+                    // stored it meanwhile (the insert waited for its commit). Its write wins.
+                    if !records::insert_if_absent(conn, &plan.record_for(&order))? {
+                        earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
+                        return Err(DieselError::RollbackTransaction);
+                    }
+                }
+                Ok(order)
             });
-            match (outcome, refused.into_inner()) {
-                (Ok(order), _) => Ok(order),
-                (Err(_), Some(refusal)) => Err(refusal),
-                (Err(failure), None) => {
+            match (outcome, refused.into_inner(), earlier.into_inner()) {
+                (Ok(order), _, _) => Ok(Recorded::Done(order)),
+                (Err(_), Some(refusal), _) => Err(refusal),
+                (Err(_), None, Some(row)) => Ok(Recorded::Earlier(row.into_record()?)),
+                (Err(failure), None, None) => {
                     let error = failure.into_error();
                     health.report_error(&error);
                     Err(OrderError::Repository(match errors::fault_of(&error) {
@@ -225,6 +249,28 @@ impl OrderRepository for DieselOrderRepository {
         })
         .await
         .map_err(|error| OrderError::Repository(RepositoryError::Unexpected(Box::new(error))))?
+    }
+}
+
+#[async_trait]
+impl OrderRepository for DieselOrderRepository {
+    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
+        match self.transact(work, None).await? {
+            Recorded::Done(order) => Ok(order),
+            Recorded::Earlier(_) => Err(OrderError::Repository(RepositoryError::Unexpected(
+                Box::new(Detail(
+                    "a record came back for a write without one".to_owned(),
+                )),
+            ))),
+        }
+    }
+
+    async fn in_transaction_recorded(
+        &self,
+        work: OrderWork,
+        plan: RecordPlan<Order>,
+    ) -> Result<Recorded<Order>, OrderError> {
+        self.transact(work, Some(plan)).await
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {

@@ -17,7 +17,7 @@ use std::fmt;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use petstore_application::{PetRepository, RepositoryError};
+use petstore_application::{PetRepository, RecordPlan, Recorded, RepositoryError};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::checkpointer::Checkpointer;
@@ -105,7 +105,21 @@ impl DieselPetRepository {
 impl PetRepository for DieselPetRepository {
     async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
         self.health.admit_write()?;
-        self.creates.create(new_pet).await
+        match self.creates.create(new_pet, None).await? {
+            Recorded::Done(pet) => Ok(pet),
+            Recorded::Earlier(_) => Err(RepositoryError::Unexpected(Box::new(errors::Detail(
+                "a record came back for a create without one".to_owned(),
+            )))),
+        }
+    }
+
+    async fn create_recorded(
+        &self,
+        new_pet: NewPet,
+        plan: RecordPlan<Pet>,
+    ) -> Result<Recorded<Pet>, RepositoryError> {
+        self.health.admit_write()?;
+        self.creates.create(new_pet, Some(plan)).await
     }
 
     async fn list(

@@ -31,3 +31,15 @@ diesel::table! {
         ship_date -> Nullable<BigInt>,
     }
 }
+
+diesel::table! {
+    idempotency_records (owner, key) {
+        owner -> Text,
+        key -> Text,
+        fingerprint -> Binary,
+        status -> Integer,
+        headers -> Text,
+        body -> Binary,
+        stored_at -> BigInt,
+    }
+}

@@ -192,6 +192,16 @@ impl SqlStore {
         )
     }
 
+    /// The idempotency records of retried writes, on this store's pool.
+    pub fn idempotency(&self) -> super::DieselIdempotencyStore {
+        super::DieselIdempotencyStore::new(
+            self.pets.pool.clone(),
+            self.pets.generations.clone(),
+            self.pets.health.clone(),
+            self.pets.url.clone(),
+        )
+    }
+
     /// The key registry, on this store's pool.
     pub fn keys(&self) -> super::DieselKeyRegistry {
         super::DieselKeyRegistry::new(self.pets.pool.clone(), self.pets.url.clone())

@@ -5,7 +5,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use petstore_application::{KeyRegistry, OrderRepository, PetRepository};
+use petstore_application::{IdempotencyStore, KeyRegistry, OrderRepository, PetRepository};
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
 use petstore_test_database::{TestDatabase, TestSqliteFile};
@@ -18,6 +18,7 @@ pub struct Fixture {
     repo: Arc<dyn PetRepository>,
     keys: Arc<dyn KeyRegistry>,
     orders: Arc<dyn OrderRepository>,
+    idempotency: Arc<dyn IdempotencyStore>,
     _storage: Box<dyn Any + Send>,
 }
 
@@ -46,6 +47,11 @@ impl Fixture {
 
     pub fn keys_arc(&self) -> Arc<dyn KeyRegistry> {
         Arc::clone(&self.keys)
+    }
+
+    /// The idempotency records of the same store.
+    pub fn idempotency(&self) -> &dyn IdempotencyStore {
+        self.idempotency.as_ref()
     }
 
     /// The orders of the same store.
@@ -85,9 +91,14 @@ pub fn postgres() -> Fixture {
 /// The versions of every migration under `migrations/`, oldest first: what a fresh database
 /// gets applied.
 pub fn migration_versions() -> Vec<String> {
-    ["20261122000000", "20261123000000", "20261123000001"]
-        .map(str::to_owned)
-        .to_vec()
+    [
+        "20261122000000",
+        "20261123000000",
+        "20261123000001",
+        "20261125000000",
+    ]
+    .map(str::to_owned)
+    .to_vec()
 }
 
 pub fn parse(url: &str) -> DatabaseUrl {
@@ -98,7 +109,11 @@ pub fn parse(url: &str) -> DatabaseUrl {
 impl Fixture {
     fn new(name: &'static str, url: &str, storage: Box<dyn Any + Send>) -> Self {
         let Storage {
-            pets, keys, orders, ..
+            pets,
+            keys,
+            orders,
+            idempotency,
+            ..
         } = open_storage(url);
         Self {
             name,
@@ -106,6 +121,7 @@ impl Fixture {
             repo: pets,
             keys,
             orders,
+            idempotency,
             _storage: storage,
         }
     }

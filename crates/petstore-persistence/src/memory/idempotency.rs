@@ -1,0 +1,83 @@
+//! `InMemoryIdempotencyStore`: the idempotency port on the `memory:` store's state, where the
+//! pets' and orders' writes store their records under the same lock.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use petstore_application::{IdempotencyRecord, IdempotencyStore, KeyOwner, RepositoryError};
+use petstore_domain::IdempotencyKey;
+
+use super::{InMemoryPetRepository, State};
+
+#[derive(Debug)]
+pub struct InMemoryIdempotencyStore {
+    state: Arc<Mutex<State>>,
+}
+
+impl InMemoryIdempotencyStore {
+    /// The records of `pets`' store.
+    pub fn new(pets: &InMemoryPetRepository) -> Self {
+        Self {
+            state: pets.shared_state(),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl IdempotencyStore for InMemoryIdempotencyStore {
+    async fn find(
+        &self,
+        owner: &KeyOwner,
+        key: &IdempotencyKey,
+    ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
+        Ok(self
+            .state()
+            .records
+            .get(&(owner.clone(), key.clone()))
+            .cloned())
+    }
+
+    async fn insert(
+        &self,
+        record: IdempotencyRecord,
+    ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
+        Ok(self.state().insert_record_if_absent(record))
+    }
+
+    async fn remove_expired(
+        &self,
+        owner: &KeyOwner,
+        key: &IdempotencyKey,
+        cutoff: i64,
+    ) -> Result<(), RepositoryError> {
+        let mut state = self.state();
+        let slot = (owner.clone(), key.clone());
+        if state
+            .records
+            .get(&slot)
+            .is_some_and(|record| record.stored_at < cutoff)
+        {
+            state.records.remove(&slot);
+        }
+        Ok(())
+    }
+
+    async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError> {
+        let mut state = self.state();
+        let expired: Vec<_> = state
+            .records
+            .iter()
+            .filter(|(_, record)| record.stored_at < cutoff)
+            .map(|(slot, _)| slot.clone())
+            .take(max)
+            .collect();
+        for slot in &expired {
+            state.records.remove(slot);
+        }
+        Ok(expired.len())
+    }
+}

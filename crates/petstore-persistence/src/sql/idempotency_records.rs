@@ -1,0 +1,199 @@
+//! The `idempotency_records` table: rows to records and back, and the statements the writes
+//! (group commit, order transactions) and the idempotency store run on it, each written once
+//! for both backends.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Binary, Integer, Text};
+use petstore_application::{
+    Fingerprint, IdempotencyRecord, KeyOwner, RepositoryError, StoredResponse,
+};
+use petstore_domain::IdempotencyKey;
+
+use super::connection::AnyConnection;
+use super::errors::Detail;
+use super::schema::idempotency_records;
+
+#[derive(Debug, Queryable, QueryableByName)]
+#[diesel(table_name = idempotency_records)]
+pub(crate) struct RecordRow {
+    owner: String,
+    key: String,
+    fingerprint: Vec<u8>,
+    status: i32,
+    headers: String,
+    body: Vec<u8>,
+    stored_at: i64,
+}
+
+pub(crate) const COLUMNS: (
+    idempotency_records::owner,
+    idempotency_records::key,
+    idempotency_records::fingerprint,
+    idempotency_records::status,
+    idempotency_records::headers,
+    idempotency_records::body,
+    idempotency_records::stored_at,
+) = (
+    idempotency_records::owner,
+    idempotency_records::key,
+    idempotency_records::fingerprint,
+    idempotency_records::status,
+    idempotency_records::headers,
+    idempotency_records::body,
+    idempotency_records::stored_at,
+);
+
+impl RecordRow {
+    pub(crate) fn is_for(&self, owner: &KeyOwner, key: &IdempotencyKey) -> bool {
+        self.owner == owner.0 && self.key == key.as_str()
+    }
+
+    pub(crate) fn into_record(self) -> Result<IdempotencyRecord, RepositoryError> {
+        let corrupt = |field: &str| {
+            RepositoryError::Unexpected(Box::new(Detail(format!(
+                "a stored idempotency record has an invalid {field}"
+            ))))
+        };
+        let key = IdempotencyKey::parse(&self.key).map_err(|_| corrupt("key"))?;
+        let fingerprint = <[u8; 32]>::try_from(self.fingerprint.as_slice())
+            .map_err(|_| corrupt("fingerprint"))?;
+        let status = u16::try_from(self.status).map_err(|_| corrupt("status"))?;
+        let headers = self
+            .headers
+            .lines()
+            .map(|line| {
+                line.split_once(": ")
+                    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                    .ok_or_else(|| corrupt("header"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(IdempotencyRecord {
+            owner: KeyOwner(self.owner),
+            key,
+            fingerprint: Fingerprint(fingerprint),
+            response: StoredResponse {
+                status,
+                headers,
+                body: self.body,
+            },
+            stored_at: self.stored_at,
+        })
+    }
+}
+
+/// The headers of a response, one `name: value` per line (a header value holds no line break).
+fn encode_headers(headers: &[(String, String)]) -> String {
+    headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The stored record for `owner`'s `key`, if any.
+pub(crate) fn find(
+    conn: &mut AnyConnection,
+    owner: &KeyOwner,
+    key: &IdempotencyKey,
+) -> QueryResult<Option<RecordRow>> {
+    idempotency_records::table
+        .filter(idempotency_records::owner.eq(&owner.0))
+        .filter(idempotency_records::key.eq(key.as_str()))
+        .select(COLUMNS)
+        .first::<RecordRow>(conn)
+        .optional()
+}
+
+/// The stored records for any of `keys`.
+pub(crate) fn find_any(
+    conn: &mut AnyConnection,
+    keys: &[(&KeyOwner, &IdempotencyKey)],
+) -> QueryResult<Vec<RecordRow>> {
+    let Some(((first_owner, first_key), rest)) = keys.split_first() else {
+        return Ok(Vec::new());
+    };
+    let mut query = idempotency_records::table
+        .select(COLUMNS)
+        .filter(
+            idempotency_records::owner
+                .eq(&first_owner.0)
+                .and(idempotency_records::key.eq(first_key.as_str())),
+        )
+        .into_boxed();
+    for (owner, key) in rest {
+        query = query.or_filter(
+            idempotency_records::owner
+                .eq(&owner.0)
+                .and(idempotency_records::key.eq(key.as_str())),
+        );
+    }
+    query.load::<RecordRow>(conn)
+}
+
+/// Inserts `record` unless one is stored for its key; whether it was inserted. On PostgreSQL a
+/// concurrent insert of the same key is waited for, and then this one does nothing.
+pub(crate) fn insert_if_absent(
+    conn: &mut AnyConnection,
+    record: &IdempotencyRecord,
+) -> QueryResult<bool> {
+    const COLUMNS_SQL: &str =
+        "idempotency_records (owner, key, fingerprint, status, headers, body, stored_at)";
+    let headers = encode_headers(&record.response.headers);
+    macro_rules! run {
+        ($conn:expr, $values:literal) => {
+            diesel::sql_query(format!(
+                "INSERT INTO {COLUMNS_SQL} VALUES {} ON CONFLICT (owner, key) DO NOTHING",
+                $values
+            ))
+            .bind::<Text, _>(&record.owner.0)
+            .bind::<Text, _>(record.key.as_str())
+            .bind::<Binary, _>(record.fingerprint.0.as_slice())
+            .bind::<Integer, _>(i32::from(record.response.status))
+            .bind::<Text, _>(&headers)
+            .bind::<Binary, _>(record.response.body.as_slice())
+            .bind::<BigInt, _>(record.stored_at)
+            .execute($conn)
+        };
+    }
+    let inserted = match conn {
+        AnyConnection::Postgresql(pg) => run!(pg, "($1, $2, $3, $4, $5, $6, $7)"),
+        AnyConnection::Sqlite(sqlite) => run!(sqlite, "(?, ?, ?, ?, ?, ?, ?)"),
+    }?;
+    Ok(inserted == 1)
+}
+
+/// Removes `owner`'s record for `key` if it was stored before `cutoff`.
+pub(crate) fn remove_expired(
+    conn: &mut AnyConnection,
+    owner: &KeyOwner,
+    key: &IdempotencyKey,
+    cutoff: i64,
+) -> QueryResult<usize> {
+    diesel::delete(
+        idempotency_records::table
+            .filter(idempotency_records::owner.eq(&owner.0))
+            .filter(idempotency_records::key.eq(key.as_str()))
+            .filter(idempotency_records::stored_at.lt(cutoff)),
+    )
+    .execute(conn)
+}
+
+/// Removes up to `max` records stored before `cutoff`, oldest first; how many.
+pub(crate) fn purge(conn: &mut AnyConnection, cutoff: i64, max: i64) -> QueryResult<usize> {
+    macro_rules! run {
+        ($conn:expr, $cutoff:literal, $max:literal) => {
+            diesel::sql_query(format!(
+                "DELETE FROM idempotency_records WHERE (owner, key) IN (SELECT owner, key FROM \
+                 idempotency_records WHERE stored_at < {} ORDER BY stored_at LIMIT {})",
+                $cutoff, $max
+            ))
+            .bind::<BigInt, _>(cutoff)
+            .bind::<BigInt, _>(max)
+            .execute($conn)
+        };
+    }
+    match conn {
+        AnyConnection::Postgresql(pg) => run!(pg, "$1", "$2"),
+        AnyConnection::Sqlite(sqlite) => run!(sqlite, "?", "?"),
+    }
+}

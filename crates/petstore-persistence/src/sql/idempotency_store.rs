@@ -1,0 +1,133 @@
+//! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](super::SqlStore)'s pool.
+//! Lookups are reads; storing a refusal, removing an expired record and the purge are small
+//! write transactions on the blocking pool.
+
+use async_trait::async_trait;
+use diesel::QueryResult;
+use petstore_application::{IdempotencyRecord, IdempotencyStore, KeyOwner, RepositoryError};
+use petstore_domain::IdempotencyKey;
+
+use super::connection::{AnyConnection, Generations};
+use super::errors;
+use super::health::StoreHealth;
+use super::idempotency_records::{self as records, RecordRow};
+use super::read::read_off_the_workers;
+use super::write_transaction::in_write_transaction;
+use super::Pool;
+use crate::DatabaseUrl;
+
+/// Idempotency records in the database behind a pool.
+#[derive(Clone)]
+pub struct DieselIdempotencyStore {
+    pool: Pool,
+    generations: Generations,
+    health: StoreHealth,
+    url: DatabaseUrl,
+}
+
+impl std::fmt::Debug for DieselIdempotencyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DieselIdempotencyStore")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
+    Ok(())
+}
+
+impl DieselIdempotencyStore {
+    pub(crate) fn new(
+        pool: Pool,
+        generations: Generations,
+        health: StoreHealth,
+        url: DatabaseUrl,
+    ) -> Self {
+        Self {
+            pool,
+            generations,
+            health,
+            url,
+        }
+    }
+
+    /// Runs `work` as one write transaction on the blocking pool.
+    async fn write<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
+    {
+        self.health.admit_write()?;
+        let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
+                .map_err(|error| errors::from_checkout(&error, &url))?;
+            in_write_transaction(&mut conn, no_turn, work).map_err(|failure| {
+                let error = failure.into_error();
+                health.report_error(&error);
+                match errors::fault_of(&error) {
+                    Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
+                    None => errors::from_query(error),
+                }
+            })
+        })
+        .await
+        .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
+    }
+}
+
+#[async_trait]
+impl IdempotencyStore for DieselIdempotencyStore {
+    async fn find(
+        &self,
+        owner: &KeyOwner,
+        key: &IdempotencyKey,
+    ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
+        self.health.admit_read()?;
+        let (owner, key) = (owner.clone(), key.clone());
+        let row = read_off_the_workers(
+            &self.pool,
+            &self.generations,
+            &self.health,
+            &self.url,
+            move |conn| records::find(conn, &owner, &key),
+        )
+        .await?;
+        row.map(RecordRow::into_record).transpose()
+    }
+
+    async fn insert(
+        &self,
+        record: IdempotencyRecord,
+    ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
+        let earlier = self
+            .write(move |conn| {
+                if records::insert_if_absent(conn, &record)? {
+                    Ok(None)
+                } else {
+                    records::find(conn, &record.owner, &record.key)
+                }
+            })
+            .await?;
+        earlier.map(RecordRow::into_record).transpose()
+    }
+
+    async fn remove_expired(
+        &self,
+        owner: &KeyOwner,
+        key: &IdempotencyKey,
+        cutoff: i64,
+    ) -> Result<(), RepositoryError> {
+        let (owner, key) = (owner.clone(), key.clone());
+        self.write(move |conn| records::remove_expired(conn, &owner, &key, cutoff))
+            .await
+            .map(|_| ())
+    }
+
+    async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError> {
+        let max = i64::try_from(max).unwrap_or(i64::MAX);
+        self.write(move |conn| records::purge(conn, cutoff, max))
+            .await
+    }
+}

@@ -1,0 +1,235 @@
+//! The idempotency contract of every adapter (memory, a SQLite file, PostgreSQL): a recorded
+//! write stores its record in the same transaction, a key recorded once is never written again,
+//! two creates with one key in one group store one pet, and records expire and are purged.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{new_pet, Fixture};
+use futures_util::future::join_all;
+use petstore_application::{
+    Fingerprint, IdempotencyRecord, KeyOwner, OrderService, RecordPlan, Recorded, StoredResponse,
+    SystemClock,
+};
+use petstore_domain::{
+    IdempotencyKey, NewOrder, OrderFilter, OrderListQuery, OrderQuantity, PageLimit, Pet, PetStatus,
+};
+
+petstore_test_database::on_backends!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)] crate::common::fixture,
+    [memory, sqlite, postgres]
+    a_recorded_create_stores_its_record_and_a_second_one_stores_nothing,
+    creates_with_one_key_at_once_store_one_pet,
+    a_recorded_order_is_placed_once,
+    refusals_are_stored_once_and_records_expire,
+);
+
+fn key(text: &str) -> IdempotencyKey {
+    IdempotencyKey::parse(text).expect("a valid key")
+}
+
+fn plan<T: 'static>(owner: &str, key_text: &str, stored_at: i64) -> RecordPlan<T> {
+    RecordPlan {
+        owner: KeyOwner(owner.to_owned()),
+        key: key(key_text),
+        fingerprint: Fingerprint([7; 32]),
+        stored_at,
+        render: Arc::new(|_| StoredResponse {
+            status: 201,
+            headers: vec![
+                ("content-type".to_owned(), "application/json".to_owned()),
+                ("location".to_owned(), "/v1/somewhere".to_owned()),
+            ],
+            body: b"{\"the\":\"body\"}".to_vec(),
+        }),
+    }
+}
+
+fn pet_plan(owner: &str, key_text: &str) -> RecordPlan<Pet> {
+    let mut plan = plan::<Pet>(owner, key_text, 1_900_000_000);
+    plan.render = Arc::new(|pet: &Pet| StoredResponse {
+        status: 201,
+        headers: vec![(
+            "location".to_owned(),
+            format!("/v1/pets/{}", pet.id().get()),
+        )],
+        body: format!("{{\"id\":{}}}", pet.id().get()).into_bytes(),
+    });
+    plan
+}
+
+async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fixture: Fixture) {
+    let first = fixture
+        .repo()
+        .create_recorded(new_pet("Rex", 1, None), pet_plan("k1", "retry-1"))
+        .await
+        .expect("create");
+    let Recorded::Done(pet) = first else {
+        panic!("{first:?}")
+    };
+    let stored = fixture
+        .idempotency()
+        .find(&KeyOwner("k1".to_owned()), &key("retry-1"))
+        .await
+        .expect("find")
+        .expect("the record was stored with the pet");
+    assert_eq!(
+        stored.response.body,
+        format!("{{\"id\":{}}}", pet.id().get()).into_bytes()
+    );
+    assert_eq!(
+        stored.response.headers,
+        [(
+            "location".to_owned(),
+            format!("/v1/pets/{}", pet.id().get())
+        )]
+    );
+    assert_eq!(stored.fingerprint, Fingerprint([7; 32]));
+
+    let again = fixture
+        .repo()
+        .create_recorded(new_pet("Rex", 1, None), pet_plan("k1", "retry-1"))
+        .await
+        .expect("create");
+    match again {
+        Recorded::Earlier(record) => assert_eq!(record, stored),
+        other => panic!("{other:?}"),
+    }
+    // Another owner's key of the same value is another key.
+    let other_owner = fixture
+        .repo()
+        .create_recorded(new_pet("Rex", 1, None), pet_plan("k2", "retry-1"))
+        .await
+        .expect("create");
+    assert!(matches!(other_owner, Recorded::Done(_)), "{other_owner:?}");
+    let pets = fixture.repo().list(None, None, 100).await.expect("list");
+    assert_eq!(pets.len(), 2, "{pets:?}");
+}
+
+async fn creates_with_one_key_at_once_store_one_pet(fixture: Fixture) {
+    let repo = fixture.repo_arc();
+    let outcomes = join_all((0..16).map(|n| {
+        let repo = Arc::clone(&repo);
+        async move {
+            // Unkeyed creates in the same groups, stored as usual.
+            let plain = repo.create(new_pet(&format!("plain {n}"), 1, None));
+            let keyed = repo.create_recorded(new_pet("Once", 1, None), pet_plan("k1", "same"));
+            let (plain, keyed) = tokio::join!(plain, keyed);
+            plain.expect("plain create");
+            keyed.expect("keyed create")
+        }
+    }))
+    .await;
+    let done: Vec<&Pet> = outcomes
+        .iter()
+        .filter_map(|outcome| match outcome {
+            Recorded::Done(pet) => Some(pet),
+            Recorded::Earlier(_) => None,
+        })
+        .collect();
+    assert_eq!(done.len(), 1, "{outcomes:?}");
+    let expected = format!("{{\"id\":{}}}", done[0].id().get()).into_bytes();
+    for outcome in &outcomes {
+        if let Recorded::Earlier(record) = outcome {
+            assert_eq!(record.response.body, expected);
+        }
+    }
+    let pets = fixture.repo().list(None, None, 100).await.expect("list");
+    assert_eq!(
+        pets.iter()
+            .filter(|pet| pet.name().as_str() == "Once")
+            .count(),
+        1
+    );
+    assert_eq!(pets.len(), 17);
+}
+
+async fn a_recorded_order_is_placed_once(fixture: Fixture) {
+    let pet = fixture
+        .repo()
+        .create(new_pet("Rex", 1, None))
+        .await
+        .expect("create");
+    let orders = OrderService::new(fixture.orders_arc(), Arc::new(SystemClock));
+    let order = || NewOrder::new(pet.id(), OrderQuantity::ONE);
+    let first = orders
+        .place_recorded(order(), plan("k1", "order-1", 1_900_000_000))
+        .await
+        .expect("place");
+    assert!(matches!(first, Recorded::Done(_)), "{first:?}");
+    let retry = orders
+        .place_recorded(order(), plan("k1", "order-1", 1_900_000_000))
+        .await
+        .expect("replayed, not refused as the pet is no longer available");
+    assert!(matches!(retry, Recorded::Earlier(_)), "{retry:?}");
+    let listed = orders
+        .list(OrderListQuery {
+            filter: OrderFilter::default(),
+            after: None,
+            limit: PageLimit::DEFAULT,
+        })
+        .await
+        .expect("list");
+    assert_eq!(listed.orders.len(), 1);
+    let pet = fixture
+        .repo()
+        .find(pet.id())
+        .await
+        .expect("find")
+        .expect("pet");
+    assert_eq!(pet.status(), PetStatus::Pending);
+}
+
+async fn refusals_are_stored_once_and_records_expire(fixture: Fixture) {
+    let store = fixture.idempotency();
+    let record = |stored_at: i64, status: u16| IdempotencyRecord {
+        owner: KeyOwner("k1".to_owned()),
+        key: key("refused"),
+        fingerprint: Fingerprint([1; 32]),
+        response: StoredResponse {
+            status,
+            headers: Vec::new(),
+            body: b"{}".to_vec(),
+        },
+        stored_at,
+    };
+    assert_eq!(
+        store.insert(record(1_000, 404)).await.expect("insert"),
+        None
+    );
+    assert_eq!(
+        store.insert(record(1_001, 409)).await.expect("insert"),
+        Some(record(1_000, 404)),
+        "the first record stays"
+    );
+    // Not yet expired at this cutoff: kept.
+    store
+        .remove_expired(&KeyOwner("k1".to_owned()), &key("refused"), 1_000)
+        .await
+        .expect("remove");
+    assert!(store
+        .find(&KeyOwner("k1".to_owned()), &key("refused"))
+        .await
+        .expect("find")
+        .is_some());
+    for n in 0..5 {
+        let mut other = record(500 + n, 400);
+        other.key = key(&format!("old-{n}"));
+        store.insert(other).await.expect("insert");
+    }
+    assert_eq!(store.purge(1_000, 3).await.expect("purge"), 3);
+    assert_eq!(store.purge(1_000, 3).await.expect("purge"), 2);
+    assert_eq!(store.purge(1_000, 3).await.expect("purge"), 0);
+    store
+        .remove_expired(&KeyOwner("k1".to_owned()), &key("refused"), 1_001)
+        .await
+        .expect("remove");
+    assert_eq!(
+        store
+            .find(&KeyOwner("k1".to_owned()), &key("refused"))
+            .await
+            .expect("find"),
+        None
+    );
+}
