@@ -47,6 +47,8 @@ pub enum ErrorCode {
     RequestTimeout,
     /// 410: the operation was removed at its sunset.
     Gone,
+    /// 422: the `Idempotency-Key` was used before for another request (method, path or body).
+    IdempotencyKeyReused,
     /// 413: the body is larger than the configured limit.
     PayloadTooLarge,
     /// 415: the body is not declared as `application/json`.
@@ -80,6 +82,7 @@ impl ErrorCode {
             Self::Gone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Self::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             Self::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,

@@ -18,6 +18,7 @@
 mod app;
 mod edge;
 pub mod error;
+mod idempotency;
 mod observability;
 pub mod openapi;
 mod orders;

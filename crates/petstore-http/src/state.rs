@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix_web::web::Bytes;
-use petstore_application::{KeyDirectory, OrderService, PetService, RepositoryError};
+use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, RepositoryError};
 
 use crate::edge::cursor::CursorCodec;
 use crate::observability::metrics::MetricsExporter;
@@ -46,6 +46,7 @@ pub struct HttpState {
     rate_limiter: Option<Arc<KeyRateLimiter>>,
     cors: CorsOrigins,
     shutting_down: Arc<AtomicBool>,
+    idempotency: Option<Idempotency>,
 }
 
 impl HttpState {
@@ -83,6 +84,7 @@ impl HttpState {
             rate_limiter: None,
             cors: CorsOrigins::Off,
             shutting_down: Arc::default(),
+            idempotency: None,
         }
     }
 
@@ -105,6 +107,17 @@ impl HttpState {
     }
 
     /// The flag that, once set, makes `/readyz` answer 503 (the server is shutting down).
+    /// Idempotent retries (`Idempotency-Key` on every POST). Without them the header is
+    /// ignored.
+    pub fn with_idempotency(mut self, idempotency: Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
+        self
+    }
+
+    pub(crate) fn idempotency(&self) -> Option<&Idempotency> {
+        self.idempotency.as_ref()
+    }
+
     pub fn shutdown_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.shutting_down)
     }

@@ -199,6 +199,12 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub shutdown_timeout: Duration,
 
+    /// How long the response to a request with an `Idempotency-Key` is kept and replayed to
+    /// its retries; after that the key may be used again. Expired responses are purged in the
+    /// background.
+    #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_retention)]
+    pub idempotency_ttl: Duration,
+
     /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`).
     #[arg(long, env = "PETSTORE_METRICS_BIND", value_parser = parse_bind)]
     pub metrics_bind: Option<SocketAddr>,
@@ -300,6 +306,15 @@ fn parse_lifetime(text: &str) -> Result<KeyLifetime, String> {
     parse_duration(text)
         .map(KeyLifetime::For)
         .map_err(|err| format!("{err} (or `never`)"))
+}
+
+/// A retention of at least a second, so a client's immediate retry is always replayed.
+fn parse_retention(text: &str) -> Result<Duration, String> {
+    let period = parse_duration(text).map_err(|error| error.to_string())?;
+    if period < Duration::from_secs(1) {
+        return Err("must be at least 1s".to_owned());
+    }
+    Ok(period)
 }
 
 fn parse_scope(text: &str) -> Result<KeyScope, String> {

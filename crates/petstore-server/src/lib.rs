@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod healthcheck;
+mod idempotency_purge;
 mod key_secret;
 pub mod keys;
 pub mod logging;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use petstore_application::{KeyDirectory, OrderService, PetService, SystemClock};
-use petstore_domain::KeyScope;
+use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, SystemClock};
+use petstore_domain::{IdempotencyRetention, KeyScope};
 use petstore_http::{
     ApiServers, ConnectionLimits, HttpState, ServerSettings, ServerUrl, DOCS_PATH, METRICS_PATH,
 };
@@ -66,6 +66,11 @@ impl Application {
         .map_err(|err| AppError::Thread(std::io::Error::other(err)))?
         .map_err(AppError::KeyRegistry)?;
         let refresher = keys::spawn_refresher(directory.clone()).map_err(AppError::Thread)?;
+        let idempotency = Idempotency::new(
+            storage.idempotency,
+            Arc::new(SystemClock),
+            IdempotencyRetention::new(args.idempotency_ttl),
+        );
         let service = PetService::new(storage.pets, Arc::new(SystemClock));
         let orders = OrderService::new(storage.orders, Arc::new(SystemClock));
         let exporter = crate::metrics::exporter(storage.pool_metrics);
@@ -98,7 +103,9 @@ impl Application {
         .with_servers(&servers)
         .with_body_timeout(args.body_timeout)
         .with_cors(args.cors_origins.clone())
-        .with_orders(orders);
+        .with_orders(orders)
+        .with_idempotency(idempotency.clone());
+        crate::idempotency_purge::spawn(idempotency);
         let state = match args.rate_limit {
             Some(limit) => state.with_rate_limit(limit),
             None => state,

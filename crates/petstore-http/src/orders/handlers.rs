@@ -1,15 +1,19 @@
 //! The order operations' handlers and their part of the OpenAPI document (`#[utoipa::path]`).
 
-use actix_web::http::header;
+use std::sync::Arc;
+
+use actix_web::http::{header, StatusCode};
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
-use petstore_domain::OrderAction;
+use petstore_application::{Render, StoredResponse};
+use petstore_domain::{Order, OrderAction};
 
 use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
 use super::params::{next_page_link, order_id, parse_list};
 use crate::edge::body::{read_limited, require_json_content_type};
 use crate::edge::json::json_object;
 use crate::error::{ApiError, ErrorBody};
+use crate::idempotency::{self, json_response, Admitted};
 use crate::routing::paths::order_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 
@@ -42,11 +46,37 @@ pub(crate) async fn place_order(
 ) -> Result<HttpResponse, ApiError> {
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
-    let new = NewOrderDto::parse(&json_object(&body)?)?;
-    let order = caller.orders().place(new).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, order_path(order.id())))
-        .json(OrderDto::from(order)))
+    let claim = match idempotency::admit(&caller, &req, &body).await? {
+        Admitted::Answer(response) => return Ok(response),
+        Admitted::Proceed(Some(claim)) => claim,
+        Admitted::Proceed(None) => {
+            let new = NewOrderDto::parse(&json_object(&body)?)?;
+            let order = caller.orders().place(new).await?;
+            return Ok(idempotency::sent(placed(&order)));
+        }
+    };
+    let render: Render<Order> = Arc::new(placed);
+    let outcome = async {
+        let new = NewOrderDto::parse(&json_object(&body)?)?;
+        let plan = claim.plan(Arc::clone(&render));
+        Ok(caller.orders().place_recorded(new, plan).await?)
+    }
+    .await;
+    idempotency::finish(&caller, claim, &render, outcome).await
+}
+
+/// placeOrder's 201, as sent and as stored for a retry with the same `Idempotency-Key`.
+fn placed(order: &Order) -> StoredResponse {
+    json_response(
+        StatusCode::CREATED,
+        &[(header::LOCATION, order_path(order.id()))],
+        &OrderDto::from(order.clone()),
+    )
+}
+
+/// An order moved by an action: 200 with the order.
+fn moved(order: &Order) -> StoredResponse {
+    json_response(StatusCode::OK, &[], &OrderDto::from(order.clone()))
 }
 
 /// One page of orders, ascending by id; `Link: rel="next"` when more follow.
@@ -112,14 +142,29 @@ pub(crate) async fn get_order(
     Ok(HttpResponse::Ok().json(OrderDto::from(order)))
 }
 
-/// Moves the order in the path by `action`.
+/// Moves the order in the path by `action`. The body, if any, is not read: an action takes
+/// none, so the fingerprint of a keyed request is its method and path.
 async fn act(
     caller: Authorized<Write>,
     req: HttpRequest,
     action: OrderAction,
 ) -> Result<HttpResponse, ApiError> {
-    let order = caller.orders().act(order_id(&req)?, action).await?;
-    Ok(HttpResponse::Ok().json(OrderDto::from(order)))
+    let claim = match idempotency::admit(&caller, &req, b"").await? {
+        Admitted::Answer(response) => return Ok(response),
+        Admitted::Proceed(Some(claim)) => claim,
+        Admitted::Proceed(None) => {
+            let order = caller.orders().act(order_id(&req)?, action).await?;
+            return Ok(HttpResponse::Ok().json(OrderDto::from(order)));
+        }
+    };
+    let render: Render<Order> = Arc::new(moved);
+    let outcome = async {
+        let id = order_id(&req)?;
+        let plan = claim.plan(Arc::clone(&render));
+        Ok(caller.orders().act_recorded(id, action, plan).await?)
+    }
+    .await;
+    idempotency::finish(&caller, claim, &render, outcome).await
 }
 
 /// `placed -> approved`; the pet stays `pending`.

@@ -4,14 +4,20 @@
 //! status listed there is one these handlers (or `Authorized` and the storage error mapping
 //! they use) can return.
 
-use actix_web::http::header;
+use std::sync::Arc;
+
+use actix_web::http::{header, StatusCode};
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
+
+use petstore_application::{Render, StoredResponse};
+use petstore_domain::Pet;
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use crate::edge::body::{read_limited, require_json_content_type};
 use crate::error::{ApiError, ErrorBody};
+use crate::idempotency::{self, json_response, Admitted};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 
@@ -121,10 +127,32 @@ pub(crate) async fn create_pet(
 ) -> Result<HttpResponse, ApiError> {
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
-    let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
-    let pet = caller.pets().create_pet(new_pet).await?;
+    let claim = match idempotency::admit(&caller, &req, &body).await? {
+        Admitted::Answer(response) => return Ok(response),
+        Admitted::Proceed(Some(claim)) => claim,
+        Admitted::Proceed(None) => {
+            let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
+            let pet = caller.pets().create_pet(new_pet).await?;
+            return Ok(HttpResponse::Created()
+                .insert_header((header::LOCATION, pet_path(pet.id())))
+                .json(PetDto::from(pet)));
+        }
+    };
+    let render: Render<Pet> = Arc::new(created);
+    let outcome = async {
+        let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
+        let plan = claim.plan(Arc::clone(&render));
+        Ok(caller.pets().create_pet_recorded(new_pet, plan).await?)
+    }
+    .await;
+    idempotency::finish(&caller, claim, &render, outcome).await
+}
 
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, pet_path(pet.id())))
-        .json(PetDto::from(pet)))
+/// createPet's 201, as sent and as stored for a retry with the same `Idempotency-Key`.
+fn created(pet: &Pet) -> StoredResponse {
+    json_response(
+        StatusCode::CREATED,
+        &[(header::LOCATION, pet_path(pet.id()))],
+        &PetDto::from(pet.clone()),
+    )
 }
