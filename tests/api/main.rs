@@ -10,6 +10,7 @@ mod durability;
 mod fresh_keys;
 mod get_pet;
 mod held_connections;
+mod idempotency;
 mod instances;
 mod list_pets;
 mod malformed_http;

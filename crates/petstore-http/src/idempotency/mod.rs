@@ -15,6 +15,8 @@ use petstore_application::{
 use petstore_domain::{IdempotencyKey, IdempotencyKeyError};
 use sha2::{Digest, Sha256};
 
+pub(crate) mod openapi;
+
 use crate::error::{ApiError, ErrorCode};
 use crate::security::auth::KeyClaims;
 use crate::state::HttpState;

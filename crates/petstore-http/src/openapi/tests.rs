@@ -157,7 +157,7 @@ fn lists_every_status_each_operation_returns_with_the_error_schema() {
         (
             "createPet",
             &[
-                "201", "400", "401", "403", "408", "413", "415", "429", "500", "503",
+                "201", "400", "401", "403", "408", "409", "413", "415", "422", "429", "500", "503",
             ][..],
         ),
         (
@@ -183,6 +183,61 @@ fn lists_every_status_each_operation_returns_with_the_error_schema() {
     assert!(!list["responses"]["200"]["headers"]["Link"].is_null());
     let create = operation(&doc, "createPet");
     assert!(!create["responses"]["201"]["headers"]["Location"].is_null());
+}
+
+/// Every POST takes `Idempotency-Key` and documents what a retry can get: the in-flight 409,
+/// the reused-key 422, and `Idempotent-Replayed` on the responses it may be replayed.
+#[test]
+fn every_post_documents_its_idempotency_key() {
+    let doc = doc();
+    let mut posts = 0;
+    for (path, method, op) in operations(&doc) {
+        if method != "post" {
+            assert!(
+                op["parameters"]
+                    .as_array()
+                    .is_none_or(|params| params.iter().all(|p| p["name"] != "Idempotency-Key")),
+                "{method} {path}"
+            );
+            continue;
+        }
+        posts += 1;
+        let parameter = op["parameters"]
+            .as_array()
+            .and_then(|params| params.iter().find(|p| p["name"] == "Idempotency-Key"))
+            .unwrap_or_else(|| panic!("{path}: no Idempotency-Key"));
+        assert_eq!(parameter["in"], "header", "{path}");
+        assert_eq!(parameter["required"], false, "{path}");
+        let responses = &op["responses"];
+        assert!(
+            responses["409"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("Idempotency-Key"),
+            "{path}"
+        );
+        assert!(
+            !responses["409"]["headers"]["Retry-After"].is_null(),
+            "{path}"
+        );
+        assert!(
+            responses["422"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("idempotency_key_reused"),
+            "{path}"
+        );
+        for (code, response) in responses.as_object().unwrap() {
+            let replayable =
+                code.starts_with('2') || ["400", "404", "409"].contains(&code.as_str());
+            assert_eq!(
+                !response["headers"]["Idempotent-Replayed"].is_null(),
+                replayable,
+                "{path} {code}"
+            );
+        }
+    }
+    assert_eq!(posts, 5, "createPet, placeOrder, approve, deliver, cancel");
 }
 
 #[test]

@@ -17,6 +17,7 @@ use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::{OpenApi, RefOr};
 use utoipa::Modify;
 
+use crate::idempotency::openapi::IdempotentPosts;
 use crate::routing::common_responses::{every_operation, CommonResponses};
 use crate::routing::paths::{ORDERS_PATH, ORDER_PATH};
 use crate::routing::{get, resource, GET, GET_POST, POST};
@@ -38,7 +39,7 @@ const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
         handlers::cancel_order,
     ),
     components(schemas(OrderDto, NewOrderDto, OrderStatusDto)),
-    modifiers(&CommonResponses, &ExperimentalStore),
+    modifiers(&IdempotentPosts, &CommonResponses, &ExperimentalStore),
 )]
 pub(crate) struct OrdersApi;
 

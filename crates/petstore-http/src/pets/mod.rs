@@ -14,6 +14,7 @@ use utoipa::OpenApi;
 #[cfg(test)]
 pub(crate) use dto::NEW_PET_FIELDS;
 
+use crate::idempotency::openapi::IdempotentPosts;
 use crate::routing::common_responses::CommonResponses;
 use crate::routing::paths::{PETS_PATH, PET_PATH};
 use crate::routing::{get, resource, GET, GET_POST};
@@ -26,7 +27,7 @@ use get_pet::GetPetDeprecation;
 #[openapi(
     paths(handlers::list_pets, handlers::create_pet, get_pet::get_pet),
     components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto)),
-    modifiers(&CommonResponses, &GetPetDeprecation),
+    modifiers(&IdempotentPosts, &CommonResponses, &GetPetDeprecation),
 )]
 pub(crate) struct PetsApi;
 

@@ -1,0 +1,120 @@
+//! `Idempotency-Key` in the OpenAPI document: on every POST, the optional header parameter,
+//! the 409 of a retry while the first request is in flight, the 422 of a key reused for another
+//! request, and `Idempotent-Replayed` on what a retry can get back. A modifier, like
+//! `CommonResponses`, so a POST added later is documented the same way.
+
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required};
+use utoipa::Modify;
+
+pub(crate) struct IdempotentPosts;
+
+/// The statuses a retry may get from the kept response: what the operation answers once the
+/// body has been read (401, 403, 429 come before the key is looked at, 408, 413 and 415 before
+/// the body is read; 422 answers the retry itself; 5xx are never kept).
+fn can_be_replayed(status: &str) -> bool {
+    status.starts_with('2') || matches!(status, "400" | "404" | "409")
+}
+
+fn error_response(description: &str) -> ResponseBuilder {
+    ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name("Error")))
+            .build(),
+    )
+}
+
+impl Modify for IdempotentPosts {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let parameter = ParameterBuilder::new()
+            .name("Idempotency-Key")
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some(
+                "Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header): the first \
+                 request with a key is carried out and its response kept for 24 hours; a retry \
+                 with the same key and the same request (method, path, body) gets that response \
+                 again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. A \
+                 Structured Field string (`\"8e03978e-40d5\"`) or the bare value; 1 to 255 \
+                 visible ASCII characters. Keys belong to the API key that sent them. Refusals \
+                 (4xx) are kept too; failures of the service (5xx) are not, so their retry is \
+                 carried out.",
+            ))
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .max_length(Some(257))
+                    .examples([serde_json::json!(
+                        "\"8e03978e-40d5-43e8-bc93-6894a57f9324\""
+                    )]),
+            ))
+            .build();
+        let replayed = HeaderBuilder::new()
+            .description(Some(
+                "`true` when this is the response kept for the request's `Idempotency-Key`, \
+                 sent again to a retry.",
+            ))
+            .build();
+        for item in openapi.paths.paths.values_mut() {
+            let Some(post) = item.post.as_mut() else {
+                continue;
+            };
+            post.parameters
+                .get_or_insert_with(Vec::new)
+                .push(parameter.clone().into());
+            let responses = &mut post.responses.responses;
+            let in_flight = "or a request with the same `Idempotency-Key` is still being \
+                             processed (`Retry-After`: retry once it has been answered)";
+            match responses.get_mut("409") {
+                Some(RefOr::T(conflict)) => {
+                    conflict.description = format!(
+                        "{}; {in_flight}.",
+                        conflict.description.trim_end_matches('.')
+                    );
+                    conflict.headers.insert(
+                        "Retry-After".to_owned(),
+                        HeaderBuilder::new()
+                            .description(Some("Only for a request still in flight: seconds."))
+                            .build()
+                            .into(),
+                    );
+                }
+                _ => {
+                    let conflict = error_response(&format!(
+                        "`conflict`: a request {}.",
+                        in_flight.trim_start_matches("or a request ")
+                    ))
+                    .header(
+                        "Retry-After",
+                        HeaderBuilder::new()
+                            .description(Some("Seconds to wait before retrying."))
+                            .build(),
+                    )
+                    .build();
+                    responses.insert("409".to_owned(), conflict.into());
+                }
+            }
+            responses.insert(
+                "422".to_owned(),
+                error_response(
+                    "`idempotency_key_reused`: this `Idempotency-Key` was used before for \
+                     another request (another method, path or body); nothing was done.",
+                )
+                .build()
+                .into(),
+            );
+            for (status, response) in responses.iter_mut() {
+                if let (RefOr::T(response), true) = (response, can_be_replayed(status)) {
+                    response
+                        .headers
+                        .insert("Idempotent-Replayed".to_owned(), replayed.clone().into());
+                }
+            }
+        }
+    }
+}
