@@ -133,6 +133,25 @@ def walkthrough(base: str, key: str) -> str:
     location = response.headers.get("location")
     ensure(location == f"/v1/pets/{rex.id}", f"createPet Rex: Location {location!r}")
 
+    # createPet with an Idempotency-Key, sent twice as a client retrying would: the second
+    # answer is the first again, marked as replayed, and only one pet is stored.
+    tom = NewPet(name="Tom", category_id=2)
+    first = expect(
+        "createPet Tom with Idempotency-Key",
+        create_pet.sync_detailed(client=api, body=tom, idempotency_key='"walk-through-tom-1"'),
+        HTTPStatus.CREATED,
+        Pet,
+    )
+    retry_response = create_pet.sync_detailed(
+        client=api, body=tom, idempotency_key='"walk-through-tom-1"'
+    )
+    retry = expect("createPet Tom retried", retry_response, HTTPStatus.CREATED, Pet)
+    replayed = retry_response.headers.get("idempotent-replayed")
+    ensure(
+        replayed == "true" and retry.id == first.id,
+        f"the retry was not replayed: {retry!r} (Idempotent-Replayed {replayed!r}) after {first!r}",
+    )
+
     # 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
     created = []
     for n in range(1, PAGED_PETS + 1):

@@ -12,6 +12,8 @@ use utoipa::Modify;
 
 pub(crate) struct IdempotentPosts;
 
+const KEY_SCHEMA: &str = "IdempotencyKey";
+
 /// The statuses a retry may get from the kept response: what the operation answers once the
 /// body has been read (401, 403, 429 come before the key is looked at, 408, 413 and 415 before
 /// the body is read; 422 answers the retry itself; 5xx are never kept).
@@ -44,16 +46,28 @@ impl Modify for IdempotentPosts {
                  (4xx) are kept too; failures of the service (5xx) are not, so their retry is \
                  carried out.",
             ))
-            .schema(Some(
+            .schema(Some(Ref::from_schema_name(KEY_SCHEMA)))
+            .build();
+        // One schema for every operation's header, so a generated client has one key type.
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .schemas
+            .insert(
+                KEY_SCHEMA.to_owned(),
                 ObjectBuilder::new()
                     .schema_type(Type::String)
+                    .description(Some(
+                        "An idempotency key: 1 to 255 visible ASCII characters, bare or as a \
+                         quoted Structured Field string.",
+                    ))
                     .min_length(Some(1))
                     .max_length(Some(257))
                     .examples([serde_json::json!(
                         "\"8e03978e-40d5-43e8-bc93-6894a57f9324\""
-                    )]),
-            ))
-            .build();
+                    )])
+                    .into(),
+            );
         let replayed = HeaderBuilder::new()
             .description(Some(
                 "`true` when this is the response kept for the request's `Idempotency-Key`, \

@@ -87,7 +87,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     // createPet: 201, the typed pet and its Location.
     let rex = expect_status(
         "createPet Rex",
-        api.create_pet(&new_pet("Rex", 3)?).await,
+        api.create_pet(None, &new_pet("Rex", 3)?).await,
         StatusCode::CREATED,
     )?;
     let location = header_str(&rex, header::LOCATION);
@@ -104,6 +104,30 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         rex.id
     );
 
+    // createPet with an Idempotency-Key, sent twice as a client retrying would: the second
+    // answer is the first again, marked as replayed, and only one pet is stored.
+    let key = types::IdempotencyKey::try_from("\"walk-through-tom-1\"")
+        .map_err(|e| format!("the generated IdempotencyKey type refused a valid key: {e}"))?;
+    let first = expect_status(
+        "createPet Tom with Idempotency-Key",
+        api.create_pet(Some(&key), &new_pet("Tom", 2)?).await,
+        StatusCode::CREATED,
+    )?;
+    let retry = expect_status(
+        "createPet Tom retried with the same Idempotency-Key",
+        api.create_pet(Some(&key), &new_pet("Tom", 2)?).await,
+        StatusCode::CREATED,
+    )?;
+    let replayed = header_str(
+        &retry,
+        header::HeaderName::from_static("idempotent-replayed"),
+    );
+    let (first, retry) = (first.into_inner(), retry.into_inner());
+    ensure!(
+        replayed.as_deref() == Some("true") && retry.id == first.id,
+        "the retry was not replayed: {retry:?} (Idempotent-Replayed {replayed:?}) after {first:?}"
+    );
+
     // 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
     // Names beyond ASCII go through the generated name type's pattern check both ways.
     let mut created = Vec::with_capacity(PAGED_PETS);
@@ -111,7 +135,8 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         let name = format!("Chien nº {n} 🐕");
         let pet = expect_status(
             &format!("createPet {name}"),
-            api.create_pet(&new_pet(&name, 1 + n as u64 % 5)?).await,
+            api.create_pet(None, &new_pet(&name, 1 + n as u64 % 5)?)
+                .await,
             StatusCode::CREATED,
         )?
         .into_inner();
@@ -149,10 +174,13 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     // placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
     let placed = expect_status(
         "placeOrder",
-        api.place_order(&types::NewOrder {
-            pet_id: rex.id,
-            quantity: None,
-        })
+        api.place_order(
+            None,
+            &types::NewOrder {
+                pet_id: rex.id,
+                quantity: None,
+            },
+        )
         .await,
         StatusCode::CREATED,
     )?;
@@ -174,7 +202,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
 
     let approved = expect_status(
         "approveOrder",
-        api.approve_order(order.id).await,
+        api.approve_order(order.id, None).await,
         StatusCode::OK,
     )?
     .into_inner();
@@ -186,7 +214,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     );
     let delivered = expect_status(
         "deliverOrder",
-        api.deliver_order(order.id).await,
+        api.deliver_order(order.id, None).await,
         StatusCode::OK,
     )?
     .into_inner();
@@ -239,7 +267,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     };
     let error = expect_error(
         "createPet categoryId 2^63",
-        api.create_pet(&body).await,
+        api.create_pet(None, &body).await,
         400,
         "validation_failed",
     )?;
@@ -269,7 +297,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     expect_error(
         "createPet with a bogus key",
         client(base, Some("not-a-key"))?
-            .create_pet(&new_pet("Nobody", 1)?)
+            .create_pet(None, &new_pet("Nobody", 1)?)
             .await,
         401,
         "unauthorized",
@@ -291,10 +319,13 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     // 409: a second order for the sold pet, and delivering a delivered order again.
     expect_error(
         "placeOrder for a sold pet",
-        api.place_order(&types::NewOrder {
-            pet_id: rex.id,
-            quantity: None,
-        })
+        api.place_order(
+            None,
+            &types::NewOrder {
+                pet_id: rex.id,
+                quantity: None,
+            },
+        )
         .await,
         409,
         "conflict",
@@ -302,7 +333,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     errors.push(409);
     expect_error(
         "deliverOrder of a delivered order",
-        api.deliver_order(order.id).await,
+        api.deliver_order(order.id, None).await,
         409,
         "conflict",
     )?;
