@@ -22,16 +22,25 @@ const CONNECTIONS: [usize; 4] = [1, 8, 64, 256];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     CreatePet,
+    /// createPet with an `Idempotency-Key` of its own on every request: what keeping the
+    /// response with the pet costs.
+    CreatePetWithKey,
     ListPets,
     GetPet,
 }
 
 impl Operation {
-    pub const ALL: [Self; 3] = [Self::CreatePet, Self::ListPets, Self::GetPet];
+    pub const ALL: [Self; 4] = [
+        Self::CreatePet,
+        Self::CreatePetWithKey,
+        Self::ListPets,
+        Self::GetPet,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             Self::CreatePet => "createPet",
+            Self::CreatePetWithKey => "createPet + Idempotency-Key",
             Self::ListPets => "listPets limit=20",
             Self::GetPet => "getPet",
         }
@@ -60,6 +69,7 @@ fn measure_ceiling(duration: Duration) -> Vec<Row> {
         url: format!("{}/v1/pets/1", ceiling.address),
         bearer: None,
         json_body: None,
+        idempotency_keys: None,
     };
     wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
     let rows = CONNECTIONS
@@ -93,18 +103,30 @@ async fn measure_backend(backend: Backend, duration: Duration) -> (Vec<Row>, Opt
     let mut rows = Vec::new();
     for operation in Operation::ALL {
         let (method, path, json_body) = match operation {
-            Operation::CreatePet => ("POST", "/v1/pets", Some(body.as_str())),
+            Operation::CreatePet | Operation::CreatePetWithKey => {
+                ("POST", "/v1/pets", Some(body.as_str()))
+            }
             Operation::ListPets => ("GET", "/v1/pets?limit=20", None),
             Operation::GetPet => ("GET", "/v1/pets/1", None),
         };
-        let load = wrk::Load {
+        let mut load = wrk::Load {
             method,
             url: app.url(path),
             bearer: Some(&app.api_key),
             json_body,
+            idempotency_keys: None,
         };
+        let keyed = operation == Operation::CreatePetWithKey;
+        // Keys of their own per run: a key repeated from an earlier run would be a replay.
+        let prefixes = ["warm-up", "1", "8", "64", "256"].map(|run| format!("bench-{run}"));
+        if keyed {
+            load.idempotency_keys = Some(&prefixes[0]);
+        }
         wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
-        for connections in CONNECTIONS {
+        for (connections, run_keys) in CONNECTIONS.into_iter().zip(&prefixes[1..]) {
+            if keyed {
+                load.idempotency_keys = Some(run_keys);
+            }
             rows.push(Row {
                 subject: Subject::Petstore(backend),
                 operation,

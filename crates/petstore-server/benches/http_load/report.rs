@@ -168,6 +168,19 @@ impl Report {
             let Some(create) = self.find(subject, Operation::CreatePet, TARGET_CONNECTIONS) else {
                 continue;
             };
+            // Issue 24: a create with an Idempotency-Key costs at most 15 % of the rate.
+            if let Some(keyed) = self.find(subject, Operation::CreatePetWithKey, TARGET_CONNECTIONS)
+            {
+                let share = keyed.measured.per_second() / create.measured.per_second();
+                verdict(
+                    format!(
+                        "{} createPet + Idempotency-Key at {:.3} of createPet's rate >= 0.85",
+                        subject.label(),
+                        share
+                    ),
+                    share >= 0.85,
+                );
+            }
             if let Some(bound) = target.create_p99 {
                 let p99 = create.measured.p99;
                 verdict(
@@ -222,7 +235,7 @@ impl Report {
             .iter()
             .map(|row| row.measured.per_second())
             .fold(1.0, f64::max);
-        let colours = [BLUE, RED, GREEN];
+        let colours = [BLUE, MAGENTA, RED, GREEN];
         for (index, backend) in backends.iter().enumerate() {
             let subject = Subject::Petstore(*backend);
             let series = |operation: Operation, of: &dyn Fn(&Measured) -> f64| {

@@ -14,6 +14,8 @@ pub struct Load<'a> {
     pub url: String,
     pub bearer: Option<&'a str>,
     pub json_body: Option<&'a str>,
+    /// Sends an `Idempotency-Key` of its own with every request: `PREFIX-THREAD-N`.
+    pub idempotency_keys: Option<&'a str>,
 }
 
 /// What one wrk run measured.
@@ -51,6 +53,25 @@ fn script(load: &Load<'_>) -> String {
     if let Some(body) = load.json_body {
         lua += "wrk.headers[\"Content-Type\"] = \"application/json\"\n";
         lua += &format!("wrk.body = {}\n", lua_string(body));
+    }
+    if let Some(prefix) = load.idempotency_keys {
+        // Each wrk thread has a Lua state of its own: `setup` numbers them, and every request
+        // gets a key no other request of the run has.
+        lua += &format!(
+            r#"local threads = 0
+setup = function(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+local sent = 0
+request = function()
+  sent = sent + 1
+  wrk.headers["Idempotency-Key"] = {} .. "-" .. tostring(tid) .. "-" .. tostring(sent)
+  return wrk.format()
+end
+"#,
+            lua_string(prefix)
+        );
     }
     lua += &format!(
         r#"done = function(summary, latency, requests)
