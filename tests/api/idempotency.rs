@@ -79,7 +79,7 @@ async fn a_bad_key_is_400_and_stores_nothing(app: TestApp) {
     assert!(app.list("").await.is_empty());
 }
 
-async fn a_refusal_is_replayed_and_a_failure_of_ours_is_not_stored(app: TestApp) {
+async fn a_refusal_is_replayed(app: TestApp) {
     let bad = json!({"name": "", "categoryId": 3});
     let first = create(&app, "bad-1", &bad).await;
     first.assert_error(400, "validation_failed");
@@ -175,7 +175,7 @@ async fn order_actions_are_replayed_not_repeated(app: TestApp) {
 on_backends!(
     [memory, sqlite, postgres]
     a_retry_gets_the_first_response_and_writes_nothing,
-    a_refusal_is_replayed_and_a_failure_of_ours_is_not_stored,
+    a_refusal_is_replayed,
     one_key_sent_at_once_is_one_write,
     keys_belong_to_their_api_key,
     order_actions_are_replayed_not_repeated,
@@ -249,6 +249,33 @@ async fn a_retry_while_the_first_is_in_flight_is_409() {
     let after = create(&app, "slow-1", &body).await;
     assert!(replayed(&after));
     assert_eq!(after.body, first.body);
+}
+
+/// A failure of ours (503: the insert outlived the statement timeout) is not kept: the retry is
+/// carried out once the database is fast again, and stores the pet once.
+#[actix_web::test]
+async fn a_failure_of_ours_is_not_kept_and_its_retry_is_carried_out() {
+    let app = TestApp::builder(Backend::Postgres)
+        .setting("PETSTORE_STATEMENT_TIMEOUT", "1s")
+        .spawn()
+        .await;
+    app.postgres().execute(
+        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$; \
+         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
+         FOR EACH ROW EXECUTE FUNCTION slow_insert();",
+    );
+    let body = json!({"name": "Rex", "categoryId": 1});
+    create(&app, "unlucky-1", &body)
+        .await
+        .assert_error(503, "service_unavailable");
+    app.postgres().execute("DROP TRIGGER slow_insert ON pets");
+    let retry = create(&app, "unlucky-1", &body).await;
+    assert_eq!(retry.status, 201, "{}", retry.body);
+    assert!(!replayed(&retry), "a 503 was kept and replayed");
+    let again = create(&app, "unlucky-1", &body).await;
+    assert!(replayed(&again));
+    assert_eq!(app.list("").await.len(), 1);
 }
 
 /// One instance writes, the other replays: the record is in the shared database.

@@ -119,9 +119,11 @@ impl Idempotency {
             })
     }
 
-    /// Records older than this (seconds since the epoch) are no longer replayed.
+    /// Records stored before this (seconds since the epoch) are past their retention at `now`:
+    /// exactly those [`IdempotencyRetention::keeps`] no longer keeps.
     fn cutoff(&self, now: i64) -> i64 {
-        now.saturating_sub(i64::try_from(self.retention.get().as_secs()).unwrap_or(i64::MAX))
+        let retention = i64::try_from(self.retention.get().as_secs()).unwrap_or(i64::MAX);
+        now.saturating_sub(retention).saturating_add(1)
     }
 
     /// Decides what becomes of a request with `owner`'s `key` and `fingerprint`.

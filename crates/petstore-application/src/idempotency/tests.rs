@@ -119,6 +119,7 @@ async fn a_stored_response_is_replayed_for_the_same_request_and_refused_for_anot
 
 #[tokio::test]
 async fn an_expired_record_is_removed_and_the_key_used_again() {
+    // Stored exactly a retention ago: expired, and removed by the same cutoff.
     let day = 86_400;
     let mut store = MockIdempotencyStore::new();
     store
@@ -126,7 +127,7 @@ async fn an_expired_record_is_removed_and_the_key_used_again() {
         .returning(move |_, _| Ok(Some(record(NOW - day, SAME))));
     store
         .expect_remove_expired()
-        .with(eq(owner("k1")), eq(key("retry-1")), eq(NOW - day))
+        .with(eq(owner("k1")), eq(key("retry-1")), eq(NOW - day + 1))
         .times(1)
         .returning(|_, _, _| Ok(()));
     let admission = service(store)
@@ -202,7 +203,7 @@ async fn the_purge_removes_batches_until_one_comes_back_short() {
     let mut left = 2_500_usize;
     store
         .expect_purge()
-        .with(eq(NOW - 86_400), eq(1_000))
+        .with(eq(NOW - 86_400 + 1), eq(1_000))
         .times(3)
         .returning(move |_, max| {
             let removed = left.min(max);

@@ -87,10 +87,10 @@ fn unexpected(what: &str) -> RepositoryError {
     RepositoryError::Unexpected(Box::new(Detail(what.to_owned())))
 }
 
-/// Inside the transaction: sets apart the creates whose key has a record already (stored, or
-/// earlier in this batch), inserts the other pets in one statement, and stores the records of
-/// the keyed ones. A record that another transaction stored meanwhile (an order's, on another
-/// instance) wins: that pet is deleted again before the commit.
+/// Inside the transaction: sets apart the creates whose key came earlier in this batch,
+/// inserts the other pets in one statement, and their records in one more. A key whose record
+/// is stored already (a retry that raced its admission, or another instance's write) inserts no
+/// record: its pet is deleted again before the commit and it is answered from that record.
 fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>> {
     let mut slots: Vec<Option<Slot>> = batch.iter().map(|_| None).collect();
     let mut first_of_key: Vec<(usize, &RecordPlan<Pet>)> = Vec::new();
@@ -104,40 +104,44 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
             None => first_of_key.push((at, plan)),
         }
     }
-    if !first_of_key.is_empty() {
-        let keys: Vec<_> = first_of_key
-            .iter()
-            .map(|(_, plan)| (&plan.owner, &plan.key))
-            .collect();
-        for row in records::find_any(conn, &keys)? {
-            if let Some(&(at, _)) = first_of_key
-                .iter()
-                .find(|(_, plan)| row.is_for(&plan.owner, &plan.key))
-            {
-                slots[at] = Some(Slot::Earlier(row));
-            }
-        }
-    }
     let to_insert: Vec<usize> = (0..batch.len()).filter(|&at| slots[at].is_none()).collect();
-    if !to_insert.is_empty() {
-        let new_pets: Vec<&NewPet> = to_insert.iter().map(|&at| batch[at].new_pet).collect();
-        let rows = insert_all(conn, &new_pets)?;
-        for (&at, row) in to_insert.iter().zip(assign(&new_pets, rows)) {
-            let pet = row
-                .ok_or_else(|| deserialization("the database returned no row for an inserted pet"))?
-                .into_pet()
-                .map_err(|error| DieselError::DeserializationError(Box::new(error)))?;
-            slots[at] = Some(match batch[at].plan {
-                Some(plan) if !records::insert_if_absent(conn, &plan.record_for(&pet))? => {
-                    diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
-                    let row = records::find(conn, &plan.owner, &plan.key)?
-                        .ok_or_else(|| deserialization("a record in the way is gone"))?;
-                    Slot::Earlier(row)
-                }
-                _ => Slot::Stored(pet),
-            });
+    if to_insert.is_empty() {
+        return collect(slots);
+    }
+    let new_pets: Vec<&NewPet> = to_insert.iter().map(|&at| batch[at].new_pet).collect();
+    let rows = insert_all(conn, &new_pets)?;
+    let mut records = Vec::new();
+    for (&at, row) in to_insert.iter().zip(assign(&new_pets, rows)) {
+        let pet = row
+            .ok_or_else(|| deserialization("the database returned no row for an inserted pet"))?
+            .into_pet()
+            .map_err(|error| DieselError::DeserializationError(Box::new(error)))?;
+        if let Some(plan) = batch[at].plan {
+            records.push(plan.record_for(&pet));
+        }
+        slots[at] = Some(Slot::Stored(pet));
+    }
+    let inserted = records::insert_many_if_absent(conn, &records)?;
+    if inserted.len() < records.len() {
+        for (at, plan) in first_of_key {
+            let stored = inserted
+                .iter()
+                .any(|(owner, key)| *owner == plan.owner.0 && key == plan.key.as_str());
+            if stored {
+                continue;
+            }
+            if let Some(Slot::Stored(pet)) = &slots[at] {
+                diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
+            }
+            let row = records::find(conn, &plan.owner, &plan.key)?
+                .ok_or_else(|| deserialization("a record in the way is gone"))?;
+            slots[at] = Some(Slot::Earlier(row));
         }
     }
+    collect(slots)
+}
+
+fn collect(slots: Vec<Option<Slot>>) -> QueryResult<Vec<Slot>> {
     slots
         .into_iter()
         .map(|slot| slot.ok_or_else(|| deserialization("a create of the batch was left out")))

@@ -2,8 +2,11 @@
 //! (group commit, order transactions) and the idempotency store run on it, each written once
 //! for both backends.
 
+use diesel::backend::Backend;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Binary, Integer, Text};
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{BigInt, Binary, HasSqlType, Integer, Text};
 use petstore_application::{
     Fingerprint, IdempotencyRecord, KeyOwner, RepositoryError, StoredResponse,
 };
@@ -44,10 +47,6 @@ pub(crate) const COLUMNS: (
 );
 
 impl RecordRow {
-    pub(crate) fn is_for(&self, owner: &KeyOwner, key: &IdempotencyKey) -> bool {
-        self.owner == owner.0 && self.key == key.as_str()
-    }
-
     pub(crate) fn into_record(self) -> Result<IdempotencyRecord, RepositoryError> {
         let corrupt = |field: &str| {
             RepositoryError::Unexpected(Box::new(Detail(format!(
@@ -104,30 +103,82 @@ pub(crate) fn find(
         .optional()
 }
 
-/// The stored records for any of `keys`.
-pub(crate) fn find_any(
+/// Inserts each of `records` unless one is stored for its key, in one statement; the keys
+/// (owner, key) it inserted. On PostgreSQL a concurrent insert of the same key is waited for,
+/// and then that row is not inserted.
+pub(crate) fn insert_many_if_absent(
     conn: &mut AnyConnection,
-    keys: &[(&KeyOwner, &IdempotencyKey)],
-) -> QueryResult<Vec<RecordRow>> {
-    let Some(((first_owner, first_key), rest)) = keys.split_first() else {
+    records: &[IdempotencyRecord],
+) -> QueryResult<Vec<(String, String)>> {
+    if records.is_empty() {
         return Ok(Vec::new());
-    };
-    let mut query = idempotency_records::table
-        .select(COLUMNS)
-        .filter(
-            idempotency_records::owner
-                .eq(&first_owner.0)
-                .and(idempotency_records::key.eq(first_key.as_str())),
-        )
-        .into_boxed();
-    for (owner, key) in rest {
-        query = query.or_filter(
-            idempotency_records::owner
-                .eq(&owner.0)
-                .and(idempotency_records::key.eq(key.as_str())),
-        );
     }
-    query.load::<RecordRow>(conn)
+    let headers: Vec<String> = records
+        .iter()
+        .map(|record| encode_headers(&record.response.headers))
+        .collect();
+    let rows: Vec<InsertedKey> = match conn {
+        AnyConnection::Postgresql(pg) => {
+            let sql = multi_row_insert(records.len(), |n| format!("${n}"));
+            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers).load(pg)
+        }
+        AnyConnection::Sqlite(sqlite) => {
+            let sql = multi_row_insert(records.len(), |_| "?".to_owned());
+            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers).load(sqlite)
+        }
+    }?;
+    Ok(rows.into_iter().map(|row| (row.owner, row.key)).collect())
+}
+
+#[derive(QueryableByName)]
+struct InsertedKey {
+    #[diesel(sql_type = Text)]
+    owner: String,
+    #[diesel(sql_type = Text)]
+    key: String,
+}
+
+fn multi_row_insert(rows: usize, placeholder: impl Fn(usize) -> String) -> String {
+    let mut sql = String::from(
+        "INSERT INTO idempotency_records \
+         (owner, key, fingerprint, status, headers, body, stored_at) VALUES ",
+    );
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        let values: Vec<String> = (1..=7)
+            .map(|column| placeholder(row * 7 + column))
+            .collect();
+        sql.push_str(&format!("({})", values.join(", ")));
+    }
+    sql.push_str(" ON CONFLICT (owner, key) DO NOTHING RETURNING owner, key");
+    sql
+}
+
+fn bind_records<'a, DB>(
+    mut query: BoxedSqlQuery<'a, DB, SqlQuery>,
+    records: &'a [IdempotencyRecord],
+    headers: &'a [String],
+) -> BoxedSqlQuery<'a, DB, SqlQuery>
+where
+    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt> + HasSqlType<Integer> + HasSqlType<Binary>,
+    &'a str: ToSql<Text, DB>,
+    i64: ToSql<BigInt, DB>,
+    i32: ToSql<Integer, DB>,
+    &'a [u8]: ToSql<Binary, DB>,
+{
+    for (record, headers) in records.iter().zip(headers) {
+        query = query
+            .bind::<Text, _>(record.owner.0.as_str())
+            .bind::<Text, _>(record.key.as_str())
+            .bind::<Binary, _>(record.fingerprint.0.as_slice())
+            .bind::<Integer, _>(i32::from(record.response.status))
+            .bind::<Text, _>(headers.as_str())
+            .bind::<Binary, _>(record.response.body.as_slice())
+            .bind::<BigInt, _>(record.stored_at);
+    }
+    query
 }
 
 /// Inserts `record` unless one is stored for its key; whether it was inserted. On PostgreSQL a
