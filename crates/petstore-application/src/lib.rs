@@ -15,8 +15,8 @@ mod storage;
 
 pub use clock::{Clock, SystemClock};
 pub use idempotency::{
-    Admission, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore, KeyOwner,
-    RecordPlan, Recorded, Render, StoredResponse,
+    Admission, Answer, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore,
+    KeyOwner, RecordPlan, Recorded, Render, StoredResponse,
 };
 pub use keys::{KeyChanges, KeyDirectory, KeyRefusal, KeyRegistry, LookupError, Revocation};
 pub use orders::{

@@ -89,10 +89,11 @@ impl IdempotencyRetention {
     }
 
     /// Whether a response stored at `stored_at` (seconds since the epoch) is still replayed at
-    /// `now`.
+    /// `now`. Times are whole seconds, so a response is kept for at least the retention and
+    /// less than a second more, never less.
     pub fn keeps(self, stored_at: i64, now: i64) -> bool {
         let age = now.saturating_sub(stored_at);
-        u64::try_from(age).map_or(true, |age| age < self.0.as_secs())
+        u64::try_from(age).map_or(true, |age| age <= self.0.as_secs())
     }
 }
 
@@ -143,8 +144,8 @@ mod tests {
     fn a_response_is_kept_for_the_retention_and_not_a_second_longer() {
         let day = IdempotencyRetention::DEFAULT;
         assert!(day.keeps(1_000, 1_000));
-        assert!(day.keeps(1_000, 1_000 + 86_399));
-        assert!(!day.keeps(1_000, 1_000 + 86_400));
+        assert!(day.keeps(1_000, 1_000 + 86_400));
+        assert!(!day.keeps(1_000, 1_000 + 86_401));
         // A clock that went back keeps it.
         assert!(day.keeps(1_000, 900));
     }

@@ -23,6 +23,7 @@ petstore_test_database::on_backends!(
     creates_with_one_key_at_once_store_one_pet,
     a_recorded_order_is_placed_once,
     refusals_are_stored_once_and_records_expire,
+    an_expired_record_is_replaced_by_the_next_create,
 );
 
 fn key(text: &str) -> IdempotencyKey {
@@ -35,6 +36,7 @@ fn plan<T: 'static>(owner: &str, key_text: &str, stored_at: i64) -> RecordPlan<T
         key: key(key_text),
         fingerprint: Fingerprint([7; 32]),
         stored_at,
+        expired_before: stored_at - 86_400,
         render: Arc::new(|_| StoredResponse {
             status: 201,
             headers: vec![
@@ -194,42 +196,72 @@ async fn refusals_are_stored_once_and_records_expire(fixture: Fixture) {
         },
         stored_at,
     };
+    let (owner, refused) = (KeyOwner("k1".to_owned()), key("refused"));
+    let find = || store.find(&owner, &refused);
     assert_eq!(
-        store.insert(record(1_000, 404)).await.expect("insert"),
+        store.insert(record(1_000, 404), 0).await.expect("insert"),
         None
     );
     assert_eq!(
-        store.insert(record(1_001, 409)).await.expect("insert"),
+        store
+            .insert(record(1_001, 409), 1_000)
+            .await
+            .expect("insert"),
         Some(record(1_000, 404)),
-        "the first record stays"
+        "the first record stays while it is live"
     );
-    // Not yet expired at this cutoff: kept.
-    store
-        .remove_expired(&KeyOwner("k1".to_owned()), &key("refused"), 1_000)
-        .await
-        .expect("remove");
-    assert!(store
-        .find(&KeyOwner("k1".to_owned()), &key("refused"))
-        .await
-        .expect("find")
-        .is_some());
+    // Past its retention, a record is replaced by the next one for its key.
+    assert_eq!(
+        store
+            .insert(record(2_000, 409), 1_001)
+            .await
+            .expect("insert"),
+        None
+    );
+    assert_eq!(find().await.expect("find"), Some(record(2_000, 409)));
+
     for n in 0..5 {
         let mut other = record(500 + n, 400);
         other.key = key(&format!("old-{n}"));
-        store.insert(other).await.expect("insert");
+        store.insert(other, 0).await.expect("insert");
     }
     assert_eq!(store.purge(1_000, 3).await.expect("purge"), 3);
     assert_eq!(store.purge(1_000, 3).await.expect("purge"), 2);
     assert_eq!(store.purge(1_000, 3).await.expect("purge"), 0);
-    store
-        .remove_expired(&KeyOwner("k1".to_owned()), &key("refused"), 1_001)
+    assert!(
+        find().await.expect("find").is_some(),
+        "a live record is not purged"
+    );
+}
+
+/// A create whose key has an expired record stores its pet and replaces the record.
+async fn an_expired_record_is_replaced_by_the_next_create(fixture: Fixture) {
+    let mut old = pet_plan("k1", "reused-later");
+    old.stored_at = 1_000;
+    let first = fixture
+        .repo()
+        .create_recorded(new_pet("Old", 1, None), old)
         .await
-        .expect("remove");
+        .expect("create");
+    assert!(matches!(first, Recorded::Done(_)), "{first:?}");
+    let later = pet_plan("k1", "reused-later");
+    let second = fixture
+        .repo()
+        .create_recorded(new_pet("New", 1, None), later)
+        .await
+        .expect("create");
+    let Recorded::Done(pet) = second else {
+        panic!("answered from an expired record: {second:?}")
+    };
+    let stored = fixture
+        .idempotency()
+        .find(&KeyOwner("k1".to_owned()), &key("reused-later"))
+        .await
+        .expect("find")
+        .expect("a record");
+    assert_eq!(stored.stored_at, 1_900_000_000);
     assert_eq!(
-        store
-            .find(&KeyOwner("k1".to_owned()), &key("refused"))
-            .await
-            .expect("find"),
-        None
+        stored.response.body,
+        format!("{{\"id\":{}}}", pet.id().get()).into_bytes()
     );
 }

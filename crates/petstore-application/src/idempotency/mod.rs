@@ -3,9 +3,12 @@
 //! their retention. The write itself and its record are stored together by the resource's
 //! repository (`RecordPlan`); this module decides, the adapters store.
 //!
-//! Two requests with one key at once on one instance: the second is refused as in flight (409).
-//! On two instances: both may be carried out as far as storage, where the record of the first
-//! to commit wins and the other's write is not stored; it is answered from that record.
+//! A request with a key is claimed on this instance (a second one meanwhile is in flight: 409)
+//! and carried out; its write stores its record, unless a record for the key is stored already
+//! and within its retention: then nothing is written and the request is answered from that
+//! record (the same request: replayed; another: 422). There is no lookup before the write, so a
+//! first request (the usual case) costs no extra round trip. On two instances at once, the
+//! first to commit wins and the other is answered from its record.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,12 +36,17 @@ use crate::storage::RepositoryError;
 pub enum Admission {
     /// Carry it out, recording its response with [`Claim::plan`] or [`Idempotency::record`].
     Proceed(Claim),
-    /// Answer with this response again: the key's first request got it.
+    /// The key's first request is still being carried out on this instance: 409, retry later.
+    InFlight,
+}
+
+/// How a request is answered from the record stored first for its key.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The same request: its response again.
     Replay(StoredResponse),
     /// The key was used for a different request (another method, path or body): 422.
     Reused,
-    /// The key's first request is still being carried out on this instance: 409, retry later.
-    InFlight,
 }
 
 type InFlightKeys = Arc<Mutex<HashSet<(KeyOwner, IdempotencyKey)>>>;
@@ -50,6 +58,7 @@ pub struct Claim {
     key: IdempotencyKey,
     fingerprint: Fingerprint,
     stored_at: i64,
+    expired_before: i64,
     in_flight: InFlightKeys,
 }
 
@@ -61,6 +70,7 @@ impl Claim {
             key: self.key.clone(),
             fingerprint: self.fingerprint,
             stored_at: self.stored_at,
+            expired_before: self.expired_before,
             render,
         }
     }
@@ -123,16 +133,17 @@ impl Idempotency {
     /// exactly those [`IdempotencyRetention::keeps`] no longer keeps.
     fn cutoff(&self, now: i64) -> i64 {
         let retention = i64::try_from(self.retention.get().as_secs()).unwrap_or(i64::MAX);
-        now.saturating_sub(retention).saturating_add(1)
+        now.saturating_sub(retention)
     }
 
-    /// Decides what becomes of a request with `owner`'s `key` and `fingerprint`.
-    pub async fn admit(
+    /// Claims `owner`'s `key` for a request with `fingerprint` on this instance, unless a
+    /// request with it is being carried out here already.
+    pub fn admit(
         &self,
         owner: KeyOwner,
         key: IdempotencyKey,
         fingerprint: Fingerprint,
-    ) -> Result<Admission, RepositoryError> {
+    ) -> Admission {
         let entry = (owner, key);
         if !self
             .in_flight
@@ -140,50 +151,37 @@ impl Idempotency {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(entry.clone())
         {
-            return Ok(Admission::InFlight);
+            return Admission::InFlight;
         }
         let now = self.now();
         let (owner, key) = entry;
-        // Held from here on: an early return below gives the key back.
-        let claim = Claim {
+        Admission::Proceed(Claim {
             owner,
             key,
             fingerprint,
             stored_at: now,
+            expired_before: self.cutoff(now),
             in_flight: Arc::clone(&self.in_flight),
-        };
-        match self.store.find(&claim.owner, &claim.key).await? {
-            Some(record) if self.retention.keeps(record.stored_at, now) => {
-                Ok(Self::answer(&record, fingerprint))
-            }
-            Some(_) => {
-                let cutoff = self.cutoff(now);
-                self.store
-                    .remove_expired(&claim.owner, &claim.key, cutoff)
-                    .await?;
-                Ok(Admission::Proceed(claim))
-            }
-            None => Ok(Admission::Proceed(claim)),
-        }
+        })
     }
 
-    /// How a request with `fingerprint` is answered from the record stored for its key.
-    pub fn answer(record: &IdempotencyRecord, fingerprint: Fingerprint) -> Admission {
+    /// How a request with `fingerprint` is answered from the record stored first for its key.
+    pub fn answer(record: &IdempotencyRecord, fingerprint: Fingerprint) -> Answer {
         if record.fingerprint == fingerprint {
-            Admission::Replay(record.response.clone())
+            Answer::Replay(record.response.clone())
         } else {
-            Admission::Reused
+            Answer::Reused
         }
     }
 
     /// Stores the response of a claimed request that changed nothing (a refusal such as 404 or
-    /// 409): its retry gets the same answer. When a record got there first (another instance),
-    /// how to answer from it instead.
+    /// 409): its retry gets the same answer. When a record for the key was stored first (an
+    /// earlier request, or another instance meanwhile), how to answer from it instead.
     pub async fn record(
         &self,
         claim: Claim,
         response: StoredResponse,
-    ) -> Result<Option<Admission>, RepositoryError> {
+    ) -> Result<Option<Answer>, RepositoryError> {
         let record = IdempotencyRecord {
             owner: claim.owner.clone(),
             key: claim.key.clone(),
@@ -191,7 +189,7 @@ impl Idempotency {
             response,
             stored_at: claim.stored_at,
         };
-        let earlier = self.store.insert(record).await?;
+        let earlier = self.store.insert(record, claim.expired_before).await?;
         Ok(earlier.map(|record| Self::answer(&record, claim.fingerprint)))
     }
 

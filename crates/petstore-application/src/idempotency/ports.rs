@@ -1,6 +1,8 @@
 //! What idempotent retries need of storage beyond the writes themselves (which store their
 //! record in their own transaction: `PetRepository::create_recorded`,
-//! `OrderRepository::in_transaction_recorded`).
+//! `OrderRepository::in_transaction_recorded`). Every way of storing a record follows one rule:
+//! a record stored first for the key answers for it while it is within its retention; an
+//! expired one is replaced.
 
 use async_trait::async_trait;
 use petstore_domain::IdempotencyKey;
@@ -18,21 +20,14 @@ pub trait IdempotencyStore: Send + Sync + 'static {
         key: &IdempotencyKey,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError>;
 
-    /// Stores the record of a request that changed nothing (a refusal such as a 404 or 409). A
-    /// record stored first for the same key wins and is returned.
+    /// Stores the record of a request that changed nothing (a refusal such as a 404 or 409),
+    /// replacing one stored before `expired_before`. A record stored first for the same key and
+    /// not expired wins and is returned.
     async fn insert(
         &self,
         record: IdempotencyRecord,
+        expired_before: i64,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError>;
-
-    /// Removes `owner`'s record for `key` if it was stored before `cutoff` (seconds since the
-    /// epoch): an expired record the purge has not reached yet.
-    async fn remove_expired(
-        &self,
-        owner: &KeyOwner,
-        key: &IdempotencyKey,
-        cutoff: i64,
-    ) -> Result<(), RepositoryError>;
 
     /// Removes up to `max` records stored before `cutoff`; how many it removed.
     async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError>;

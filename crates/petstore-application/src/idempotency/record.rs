@@ -49,6 +49,9 @@ pub struct RecordPlan<T> {
     pub key: IdempotencyKey,
     pub fingerprint: Fingerprint,
     pub stored_at: i64,
+    /// A record for the key stored before this (seconds since the epoch) is past its retention:
+    /// the write replaces it instead of being answered from it.
+    pub expired_before: i64,
     pub render: Render<T>,
 }
 
@@ -73,9 +76,10 @@ impl<T> RecordPlan<T> {
         }
     }
 
-    /// Whether `record` is for the same owner and key as this plan.
-    pub fn is_for(&self, record: &IdempotencyRecord) -> bool {
-        record.owner == self.owner && record.key == self.key
+    /// Whether `record`, stored for this plan's key, still answers for it (is within its
+    /// retention); an expired one is replaced by this write.
+    pub fn is_answered_by(&self, record: &IdempotencyRecord) -> bool {
+        record.stored_at >= self.expired_before
     }
 }
 

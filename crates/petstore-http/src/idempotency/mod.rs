@@ -1,16 +1,15 @@
 //! `Idempotency-Key` on every POST: the HTTP side of idempotent retries. A handler reads the
-//! body, asks [`admit`] what to do (carry the request out under a claim, or answer at once: a
-//! replay, 409 while the first is in flight, 422 for a key reused with another request), carries
-//! it out with the claim's record plan, and lets [`finish`] answer: the response stored with
-//! the write, the one stored first by another instance, or a refusal that it stores for the
-//! retry. The rules themselves live in the application layer (`petstore_application::Idempotency`).
+//! body, asks [`admit`] for a claim on the key (409 while a request with it is in flight here),
+//! carries the request out with the claim's record plan, and lets [`finish`] answer: with the
+//! response stored with the write, from the record stored first for the key (a replay, or 422
+//! for a key reused with another request), or with a refusal that it stores for the retry. The rules themselves live in the application layer (`petstore_application::Idempotency`).
 
 use actix_web::body::MessageBody;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, ResponseError};
 use petstore_application::{
-    Admission, Claim, Fingerprint, KeyOwner, Recorded, Render, StoredResponse,
+    Admission, Answer, Claim, Fingerprint, KeyOwner, Recorded, Render, StoredResponse,
 };
 use petstore_domain::{IdempotencyKey, IdempotencyKeyError};
 use sha2::{Digest, Sha256};
@@ -24,27 +23,21 @@ use crate::state::HttpState;
 pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub(crate) const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-/// What [`admit`] decided.
-pub(crate) enum Admitted {
-    /// Carry the request out; with a claim when it came with a key.
-    Proceed(Option<Claim>),
-    /// Answer with this, carrying nothing out.
-    Answer(HttpResponse),
-}
-
 /// Decides what becomes of a POST with `body`: without `Idempotency-Key` (or without retries
-/// configured), it is carried out as usual.
-pub(crate) async fn admit(
+/// configured), it is carried out as usual; with one, under a claim on its key, unless a
+/// request with the key is in flight here (409). Whether it was answered before is found out
+/// by its write ([`finish`]), so a first request costs no lookup.
+pub(crate) fn admit(
     state: &HttpState,
     req: &HttpRequest,
     body: &[u8],
-) -> Result<Admitted, ApiError> {
+) -> Result<Option<Claim>, ApiError> {
     let Some(idempotency) = state.idempotency() else {
-        return Ok(Admitted::Proceed(None));
+        return Ok(None);
     };
     let mut values = req.headers().get_all(IDEMPOTENCY_KEY);
     let Some(value) = values.next() else {
-        return Ok(Admitted::Proceed(None));
+        return Ok(None);
     };
     if values.next().is_some() {
         return Err(ApiError::invalid_parameter(
@@ -70,12 +63,14 @@ pub(crate) async fn admit(
                 &std::io::Error::other("no key claims on an authorized request"),
             )
         })?;
-    let admission = idempotency
-        .admit(owner, key, fingerprint(req, body))
-        .await?;
-    match admission {
-        Admission::Proceed(claim) => Ok(Admitted::Proceed(Some(claim))),
-        other => answer(other).map(Admitted::Answer),
+    match idempotency.admit(owner, key, fingerprint(req, body)) {
+        Admission::Proceed(claim) => Ok(Some(claim)),
+        Admission::InFlight => Err(ApiError::new(
+            ErrorCode::Conflict,
+            "a request with this `Idempotency-Key` is still being processed; retry once it \
+             has been answered",
+        )
+        .with_header(header::RETRY_AFTER, "1")),
     }
 }
 
@@ -95,24 +90,14 @@ fn fingerprint(req: &HttpRequest, body: &[u8]) -> Fingerprint {
     Fingerprint(digest.finalize().into())
 }
 
-/// The response to an admission that is not carried out.
-fn answer(admission: Admission) -> Result<HttpResponse, ApiError> {
-    match admission {
-        Admission::Replay(stored) => Ok(replay(stored)),
-        Admission::Reused => Err(ApiError::new(
+/// The response to a request answered from the record stored first for its key.
+fn answer(answer: Answer) -> Result<HttpResponse, ApiError> {
+    match answer {
+        Answer::Replay(stored) => Ok(replay(stored)),
+        Answer::Reused => Err(ApiError::new(
             ErrorCode::IdempotencyKeyReused,
             "this `Idempotency-Key` was used for another request (another method, path or \
              body); use a new key for a new request",
-        )),
-        Admission::InFlight => Err(ApiError::new(
-            ErrorCode::Conflict,
-            "a request with this `Idempotency-Key` is still being processed; retry once it \
-             has been answered",
-        )
-        .with_header(header::RETRY_AFTER, "1")),
-        Admission::Proceed(_) => Err(ApiError::internal(
-            "idempotency",
-            &std::io::Error::other("a claim reached the answer"),
         )),
     }
 }

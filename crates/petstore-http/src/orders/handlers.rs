@@ -13,7 +13,7 @@ use super::params::{next_page_link, order_id, parse_list};
 use crate::edge::body::{read_limited, require_json_content_type};
 use crate::edge::json::json_object;
 use crate::error::{ApiError, ErrorBody};
-use crate::idempotency::{self, json_response, Admitted};
+use crate::idempotency::{self, json_response};
 use crate::routing::paths::order_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 
@@ -46,10 +46,9 @@ pub(crate) async fn place_order(
 ) -> Result<HttpResponse, ApiError> {
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
-    let claim = match idempotency::admit(&caller, &req, &body).await? {
-        Admitted::Answer(response) => return Ok(response),
-        Admitted::Proceed(Some(claim)) => claim,
-        Admitted::Proceed(None) => {
+    let claim = match idempotency::admit(&caller, &req, &body)? {
+        Some(claim) => claim,
+        None => {
             let new = NewOrderDto::parse(&json_object(&body)?)?;
             let order = caller.orders().place(new).await?;
             return Ok(idempotency::sent(placed(&order)));
@@ -149,10 +148,9 @@ async fn act(
     req: HttpRequest,
     action: OrderAction,
 ) -> Result<HttpResponse, ApiError> {
-    let claim = match idempotency::admit(&caller, &req, b"").await? {
-        Admitted::Answer(response) => return Ok(response),
-        Admitted::Proceed(Some(claim)) => claim,
-        Admitted::Proceed(None) => {
+    let claim = match idempotency::admit(&caller, &req, b"")? {
+        Some(claim) => claim,
+        None => {
             let order = caller.orders().act(order_id(&req)?, action).await?;
             return Ok(HttpResponse::Ok().json(OrderDto::from(order)));
         }

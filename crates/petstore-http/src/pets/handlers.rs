@@ -17,7 +17,7 @@ use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use crate::edge::body::{read_limited, require_json_content_type};
 use crate::error::{ApiError, ErrorBody};
-use crate::idempotency::{self, json_response, Admitted};
+use crate::idempotency::{self, json_response};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 
@@ -127,10 +127,9 @@ pub(crate) async fn create_pet(
 ) -> Result<HttpResponse, ApiError> {
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
-    let claim = match idempotency::admit(&caller, &req, &body).await? {
-        Admitted::Answer(response) => return Ok(response),
-        Admitted::Proceed(Some(claim)) => claim,
-        Admitted::Proceed(None) => {
+    let claim = match idempotency::admit(&caller, &req, &body)? {
+        Some(claim) => claim,
+        None => {
             let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
             let pet = caller.pets().create_pet(new_pet).await?;
             return Ok(HttpResponse::Created()

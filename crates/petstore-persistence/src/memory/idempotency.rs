@@ -44,26 +44,9 @@ impl IdempotencyStore for InMemoryIdempotencyStore {
     async fn insert(
         &self,
         record: IdempotencyRecord,
+        expired_before: i64,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
-        Ok(self.state().insert_record_if_absent(record))
-    }
-
-    async fn remove_expired(
-        &self,
-        owner: &KeyOwner,
-        key: &IdempotencyKey,
-        cutoff: i64,
-    ) -> Result<(), RepositoryError> {
-        let mut state = self.state();
-        let slot = (owner.clone(), key.clone());
-        if state
-            .records
-            .get(&slot)
-            .is_some_and(|record| record.stored_at < cutoff)
-        {
-            state.records.remove(&slot);
-        }
-        Ok(())
+        Ok(self.state().insert_record_if_absent(record, expired_before))
     }
 
     async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError> {

@@ -30,13 +30,30 @@ struct State {
 }
 
 impl State {
-    /// The record stored for `record`'s key, if any; else stores `record`.
-    fn insert_record_if_absent(&mut self, record: IdempotencyRecord) -> Option<IdempotencyRecord> {
-        let slot = (record.owner.clone(), record.key.clone());
-        if let Some(earlier) = self.records.get(&slot) {
+    /// The live record stored for `owner`'s `key` (stored at or after `expired_before`).
+    fn live_record(
+        &self,
+        owner: &KeyOwner,
+        key: &IdempotencyKey,
+        expired_before: i64,
+    ) -> Option<&IdempotencyRecord> {
+        self.records
+            .get(&(owner.clone(), key.clone()))
+            .filter(|record| record.stored_at >= expired_before)
+    }
+
+    /// The live record stored for `record`'s key, if any; else stores `record` (replacing an
+    /// expired one).
+    fn insert_record_if_absent(
+        &mut self,
+        record: IdempotencyRecord,
+        expired_before: i64,
+    ) -> Option<IdempotencyRecord> {
+        if let Some(earlier) = self.live_record(&record.owner, &record.key, expired_before) {
             return Some(earlier.clone());
         }
-        self.records.insert(slot, record);
+        self.records
+            .insert((record.owner.clone(), record.key.clone()), record);
         None
     }
 }

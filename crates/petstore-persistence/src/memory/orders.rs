@@ -114,12 +114,11 @@ impl OrderRepository for InMemoryOrderRepository {
         plan: RecordPlan<Order>,
     ) -> Result<Recorded<Order>, OrderError> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let slot = (plan.owner.clone(), plan.key.clone());
-        if let Some(earlier) = state.records.get(&slot) {
+        if let Some(earlier) = state.live_record(&plan.owner, &plan.key, plan.expired_before) {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
         let order = Self::apply(&mut state, &work)?;
-        state.records.insert(slot, plan.record_for(&order));
+        state.insert_record_if_absent(plan.record_for(&order), plan.expired_before);
         Ok(Recorded::Done(order))
     }
 

@@ -57,12 +57,11 @@ impl PetRepository for InMemoryPetRepository {
         plan: RecordPlan<Pet>,
     ) -> Result<Recorded<Pet>, RepositoryError> {
         let mut state = self.state();
-        let slot = (plan.owner.clone(), plan.key.clone());
-        if let Some(earlier) = state.records.get(&slot) {
+        if let Some(earlier) = state.live_record(&plan.owner, &plan.key, plan.expired_before) {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
         let pet = Self::insert(&mut state, new_pet)?;
-        state.records.insert(slot, plan.record_for(&pet));
+        state.insert_record_if_absent(plan.record_for(&pet), plan.expired_before);
         Ok(Recorded::Done(pet))
     }
 

@@ -89,8 +89,8 @@ fn unexpected(what: &str) -> RepositoryError {
 
 /// Inside the transaction: sets apart the creates whose key came earlier in this batch,
 /// inserts the other pets in one statement, and their records in one more. A key whose record
-/// is stored already (a retry that raced its admission, or another instance's write) inserts no
-/// record: its pet is deleted again before the commit and it is answered from that record.
+/// is stored already and live (a retry, or another instance's write) stores no record: its pet
+/// is deleted again before the commit and it is answered from that record.
 fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>> {
     let mut slots: Vec<Option<Slot>> = batch.iter().map(|_| None).collect();
     let mut first_of_key: Vec<(usize, &RecordPlan<Pet>)> = Vec::new();
@@ -121,7 +121,14 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
         }
         slots[at] = Some(Slot::Stored(pet));
     }
-    let inserted = records::insert_many_if_absent(conn, &records)?;
+    // The plans of one group were made within moments of each other: the earliest cutoff
+    // replaces no record that any of them would still count as live.
+    let expired_before = first_of_key
+        .iter()
+        .map(|(_, plan)| plan.expired_before)
+        .min()
+        .unwrap_or(i64::MIN);
+    let inserted = records::insert_many_if_absent(conn, &records, expired_before)?;
     if inserted.len() < records.len() {
         for (at, plan) in first_of_key {
             let stored = inserted

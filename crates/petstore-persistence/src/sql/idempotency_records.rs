@@ -47,6 +47,11 @@ pub(crate) const COLUMNS: (
 );
 
 impl RecordRow {
+    /// Whether this record still answers for its key in a write planned with `expired_before`.
+    pub(crate) fn is_live(&self, expired_before: i64) -> bool {
+        self.stored_at >= expired_before
+    }
+
     pub(crate) fn into_record(self) -> Result<IdempotencyRecord, RepositoryError> {
         let corrupt = |field: &str| {
             RepositoryError::Unexpected(Box::new(Detail(format!(
@@ -103,12 +108,12 @@ pub(crate) fn find(
         .optional()
 }
 
-/// Inserts each of `records` unless one is stored for its key, in one statement; the keys
-/// (owner, key) it inserted. On PostgreSQL a concurrent insert of the same key is waited for,
-/// and then that row is not inserted.
+/// [`insert_if_absent`] for each of `records`, in one statement; the keys (owner, key) it
+/// stored.
 pub(crate) fn insert_many_if_absent(
     conn: &mut AnyConnection,
     records: &[IdempotencyRecord],
+    expired_before: i64,
 ) -> QueryResult<Vec<(String, String)>> {
     if records.is_empty() {
         return Ok(Vec::new());
@@ -120,11 +125,15 @@ pub(crate) fn insert_many_if_absent(
     let rows: Vec<InsertedKey> = match conn {
         AnyConnection::Postgresql(pg) => {
             let sql = multi_row_insert(records.len(), |n| format!("${n}"));
-            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers).load(pg)
+            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers)
+                .bind::<BigInt, _>(expired_before)
+                .load(pg)
         }
         AnyConnection::Sqlite(sqlite) => {
             let sql = multi_row_insert(records.len(), |_| "?".to_owned());
-            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers).load(sqlite)
+            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers)
+                .bind::<BigInt, _>(expired_before)
+                .load(sqlite)
         }
     }?;
     Ok(rows.into_iter().map(|row| (row.owner, row.key)).collect())
@@ -152,7 +161,10 @@ fn multi_row_insert(rows: usize, placeholder: impl Fn(usize) -> String) -> Strin
             .collect();
         sql.push_str(&format!("({})", values.join(", ")));
     }
-    sql.push_str(" ON CONFLICT (owner, key) DO NOTHING RETURNING owner, key");
+    sql.push_str(&format!(
+        " {UPSERT} {} RETURNING owner, key",
+        placeholder(rows * 7 + 1)
+    ));
     sql
 }
 
@@ -181,20 +193,27 @@ where
     query
 }
 
-/// Inserts `record` unless one is stored for its key; whether it was inserted. On PostgreSQL a
-/// concurrent insert of the same key is waited for, and then this one does nothing.
+/// What replaces an expired record for the key, and leaves a live one alone.
+const UPSERT: &str = "ON CONFLICT (owner, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
+     status = excluded.status, headers = excluded.headers, body = excluded.body, \
+     stored_at = excluded.stored_at WHERE idempotency_records.stored_at <";
+
+/// Stores `record` unless a record stored at or after `expired_before` is there for its key
+/// (an expired one is replaced); whether it was stored. On PostgreSQL a concurrent insert of the
+/// same key is waited for, and then this one stores nothing.
 pub(crate) fn insert_if_absent(
     conn: &mut AnyConnection,
     record: &IdempotencyRecord,
+    expired_before: i64,
 ) -> QueryResult<bool> {
     const COLUMNS_SQL: &str =
         "idempotency_records (owner, key, fingerprint, status, headers, body, stored_at)";
     let headers = encode_headers(&record.response.headers);
     macro_rules! run {
-        ($conn:expr, $values:literal) => {
+        ($conn:expr, $values:literal, $cutoff:literal) => {
             diesel::sql_query(format!(
-                "INSERT INTO {COLUMNS_SQL} VALUES {} ON CONFLICT (owner, key) DO NOTHING",
-                $values
+                "INSERT INTO {COLUMNS_SQL} VALUES {} {UPSERT} {}",
+                $values, $cutoff
             ))
             .bind::<Text, _>(&record.owner.0)
             .bind::<Text, _>(record.key.as_str())
@@ -203,30 +222,15 @@ pub(crate) fn insert_if_absent(
             .bind::<Text, _>(&headers)
             .bind::<Binary, _>(record.response.body.as_slice())
             .bind::<BigInt, _>(record.stored_at)
+            .bind::<BigInt, _>(expired_before)
             .execute($conn)
         };
     }
     let inserted = match conn {
-        AnyConnection::Postgresql(pg) => run!(pg, "($1, $2, $3, $4, $5, $6, $7)"),
-        AnyConnection::Sqlite(sqlite) => run!(sqlite, "(?, ?, ?, ?, ?, ?, ?)"),
+        AnyConnection::Postgresql(pg) => run!(pg, "($1, $2, $3, $4, $5, $6, $7)", "$8"),
+        AnyConnection::Sqlite(sqlite) => run!(sqlite, "(?, ?, ?, ?, ?, ?, ?)", "?"),
     }?;
     Ok(inserted == 1)
-}
-
-/// Removes `owner`'s record for `key` if it was stored before `cutoff`.
-pub(crate) fn remove_expired(
-    conn: &mut AnyConnection,
-    owner: &KeyOwner,
-    key: &IdempotencyKey,
-    cutoff: i64,
-) -> QueryResult<usize> {
-    diesel::delete(
-        idempotency_records::table
-            .filter(idempotency_records::owner.eq(&owner.0))
-            .filter(idempotency_records::key.eq(key.as_str()))
-            .filter(idempotency_records::stored_at.lt(cutoff)),
-    )
-    .execute(conn)
 }
 
 /// Removes up to `max` records stored before `cutoff`, oldest first; how many.

@@ -1,6 +1,6 @@
 //! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](super::SqlStore)'s pool.
-//! Lookups are reads; storing a refusal, removing an expired record and the purge are small
-//! write transactions on the blocking pool.
+//! Lookups are reads; storing a refusal and the purge are small write transactions on the
+//! blocking pool.
 
 use async_trait::async_trait;
 use diesel::QueryResult;
@@ -100,10 +100,11 @@ impl IdempotencyStore for DieselIdempotencyStore {
     async fn insert(
         &self,
         record: IdempotencyRecord,
+        expired_before: i64,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
         let earlier = self
             .write(move |conn| {
-                if records::insert_if_absent(conn, &record)? {
+                if records::insert_if_absent(conn, &record, expired_before)? {
                     Ok(None)
                 } else {
                     records::find(conn, &record.owner, &record.key)
@@ -111,18 +112,6 @@ impl IdempotencyStore for DieselIdempotencyStore {
             })
             .await?;
         earlier.map(RecordRow::into_record).transpose()
-    }
-
-    async fn remove_expired(
-        &self,
-        owner: &KeyOwner,
-        key: &IdempotencyKey,
-        cutoff: i64,
-    ) -> Result<(), RepositoryError> {
-        let (owner, key) = (owner.clone(), key.clone());
-        self.write(move |conn| records::remove_expired(conn, &owner, &key, cutoff))
-            .await
-            .map(|_| ())
     }
 
     async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError> {

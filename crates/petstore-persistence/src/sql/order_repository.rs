@@ -212,8 +212,10 @@ impl DieselOrderRepository {
             let outcome = in_write_transaction(&mut conn, no_turn, |conn| {
                 if let Some(plan) = &plan {
                     if let Some(row) = records::find(conn, &plan.owner, &plan.key)? {
-                        earlier.replace(Some(row));
-                        return Err(DieselError::RollbackTransaction);
+                        if row.is_live(plan.expired_before) {
+                            earlier.replace(Some(row));
+                            return Err(DieselError::RollbackTransaction);
+                        }
                     }
                 }
                 let order = match work(&mut DieselTransaction { conn }) {
@@ -226,7 +228,11 @@ impl DieselOrderRepository {
                 if let Some(plan) = &plan {
                     // Absent a moment ago, stored now: a transaction of another instance
                     // stored it meanwhile (the insert waited for its commit). Its write wins.
-                    if !records::insert_if_absent(conn, &plan.record_for(&order))? {
+                    if !records::insert_if_absent(
+                        conn,
+                        &plan.record_for(&order),
+                        plan.expired_before,
+                    )? {
                         earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
                         return Err(DieselError::RollbackTransaction);
                     }
