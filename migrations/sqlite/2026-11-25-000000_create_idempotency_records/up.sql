@@ -11,6 +11,6 @@ CREATE TABLE idempotency_records (
     body BLOB NOT NULL,
     stored_at BIGINT NOT NULL,
     PRIMARY KEY (owner, key)
-);
+) WITHOUT ROWID; -- the key is the table: no rowid B-tree beside it
 
 CREATE INDEX idempotency_records_stored_at ON idempotency_records (stored_at);
