@@ -21,6 +21,14 @@ carrying a whole number sent as `217.0` in a JSON body over a link into a path, 
 path or query parameter is therefore written as its digits, as every generated client does; a
 value that is not a whole number is left for the server to refuse.
 
+A third rule is what an `Idempotency-Key` means: one key, one request. Schemathesis draws the
+header from its schema and often sends the same value (the example) with different bodies and
+paths, which the service answers, as the document promises, with 422 `idempotency_key_reused`.
+A request generated as valid therefore gets a key of its own (the drawn value with a counter
+added, in the same bare or quoted form), so the positive-data check tests that a valid keyed
+request is carried out; invalid keys still reach the server unchanged (400), and a key reused
+within one stateful link (a retry) is still possible through the links Schemathesis follows.
+
 tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
 """
@@ -90,9 +98,31 @@ def _integers_as_digits(case):
         case.query = {name: _as_digits(value) for name, value in case.query.items()}
 
 
+_keys_sent = iter(range(1, 1 << 62))
+
+
+def _idempotency_key_of_its_own(case):
+    """A valid request's `Idempotency-Key` made unique: the drawn key plus a counter."""
+    if not case.headers or "Idempotency-Key" not in case.headers or not _generated_as_valid(case):
+        return
+    drawn = str(case.headers["Idempotency-Key"])
+    with _lock:
+        suffix = f"-{next(_keys_sent)}"
+    quoted = len(drawn) >= 2 and drawn.startswith('"') and drawn.endswith('"')
+    inner = drawn[1:-1] if quoted else drawn
+    # Keep within 255 characters of key, and never cut an escape (`\\"`, `\\\\`) in half.
+    inner = inner[: 255 - len(suffix)]
+    trailing_backslashes = len(inner) - len(inner.rstrip("\\"))
+    if quoted and trailing_backslashes % 2 == 1:
+        inner = inner[:-1]
+    key = inner + suffix
+    case.headers = {**case.headers, "Idempotency-Key": f'"{key}"' if quoted else key}
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     _integers_as_digits(case)
+    _idempotency_key_of_its_own(case)
     if case.method.upper() == "GET" and case.path == "/pets":
         _issued_cursor_for_valid_list(case)
     elif case.method.upper() == "GET" and case.path == "/store/orders":

@@ -14,6 +14,11 @@ pub(crate) struct IdempotentPosts;
 
 const KEY_SCHEMA: &str = "IdempotencyKey";
 
+/// What `IdempotencyKey::parse` accepts, as an ECMA-262 pattern: a bare key (visible ASCII, not
+/// starting with a quote) or a quoted one whose contents unescape to visible ASCII; each at
+/// most 255 characters of key.
+const KEY_PATTERN: &str = r#"^(?:[!#-~][!-~]{0,254}|"(?:[!#-\[\]-~]|\\["\\]){1,255}")$"#;
+
 /// The statuses a retry may get from the kept response: what the operation answers once the
 /// body has been read (401, 403, 429 come before the key is looked at, 408, 413 and 415 before
 /// the body is read; 422 answers the retry itself; 5xx are never kept).
@@ -58,11 +63,11 @@ impl Modify for IdempotentPosts {
                 ObjectBuilder::new()
                     .schema_type(Type::String)
                     .description(Some(
-                        "An idempotency key: 1 to 255 visible ASCII characters, bare or as a \
-                         quoted Structured Field string.",
+                        "An idempotency key: 1 to 255 visible ASCII characters, bare (not \
+                         starting with `\"`) or as a Structured Field string (in double quotes, \
+                         `\\\"` and `\\\\` escaped).",
                     ))
-                    .min_length(Some(1))
-                    .max_length(Some(257))
+                    .pattern(Some(KEY_PATTERN))
                     .examples([serde_json::json!(
                         "\"8e03978e-40d5-43e8-bc93-6894a57f9324\""
                     )])
@@ -129,6 +134,50 @@ impl Modify for IdempotentPosts {
                         .insert("Idempotent-Replayed".to_owned(), replayed.clone().into());
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use petstore_domain::IdempotencyKey;
+
+    use super::KEY_PATTERN;
+
+    /// The document's pattern accepts exactly what the server does, so a generated valid key is
+    /// never refused and a refused one is never called valid.
+    #[test]
+    fn the_pattern_accepts_what_the_server_accepts() {
+        let pattern = regex::Regex::new(KEY_PATTERN).expect("the pattern compiles");
+        let long = "k".repeat(255);
+        let too_long = "k".repeat(256);
+        let quoted_long = format!("\"{long}\"");
+        let quoted_too_long = format!("\"{too_long}\"");
+        for value in [
+            "a",
+            "order-7f3a",
+            "\"order-7f3a\"",
+            r#""a\"b\\c""#,
+            "a\"b",
+            "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
+            long.as_str(),
+            quoted_long.as_str(),
+            "",
+            "\"\"",
+            "a b",
+            "\"a b\"",
+            "\"open",
+            "\"a\"b",
+            r#""a\x""#,
+            "clé",
+            too_long.as_str(),
+            quoted_too_long.as_str(),
+        ] {
+            assert_eq!(
+                pattern.is_match(value),
+                IdempotencyKey::parse(value).is_ok(),
+                "{value:?}"
+            );
         }
     }
 }
