@@ -10,6 +10,7 @@ mod durability;
 mod fresh_keys;
 mod get_pet;
 mod held_connections;
+mod hostile_input;
 mod idempotency;
 mod instances;
 mod list_pets;

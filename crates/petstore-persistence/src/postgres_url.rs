@@ -28,6 +28,14 @@ enum Form {
 
 const REDACTED: &str = "***";
 
+/// libpq parameters whose value is a secret: the password, and the passphrase of the client's
+/// TLS key. (`passfile`, `sslkey` and `sslcert` name files, which are not secrets themselves.)
+const SECRET_PARAMETERS: [&str; 2] = ["password", "sslpassword"];
+
+fn is_secret(key: &str) -> bool {
+    SECRET_PARAMETERS.contains(&key)
+}
+
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
 const KEEPALIVE_PROBES: u32 = 3;
@@ -63,7 +71,7 @@ impl PostgresUrl {
         pairs
             .iter()
             .map(|(key, value)| {
-                if key == "password" {
+                if is_secret(key) {
                     format!("{key}={REDACTED}")
                 } else {
                     format!("{key}={}", quote_keyword_value(value))
@@ -83,22 +91,23 @@ impl PostgresUrl {
             Some((start, end)) => format!("{}{REDACTED}{}", &raw[..start], &before_query[end..]),
             None => before_query.to_owned(),
         };
-        let mut rest = query;
-        while let Some(at) = rest.find("password=") {
-            let value_start = at + "password=".len();
-            let is_key_start = at == 0 || matches!(rest.as_bytes()[at - 1], b'?' | b'&');
-            let value_len = rest[value_start..]
-                .find(['&', '#'])
-                .unwrap_or(rest.len() - value_start);
-            shown.push_str(&rest[..value_start]);
-            if is_key_start {
-                shown.push_str(REDACTED);
-            } else {
-                shown.push_str(&rest[value_start..value_start + value_len]);
-            }
-            rest = &rest[value_start + value_len..];
+        // The query's `key=value` pairs, each secret one's value replaced; a fragment as it is.
+        let (query, fragment) = match query.find('#') {
+            Some(at) => query.split_at(at),
+            None => (query, ""),
+        };
+        if let Some(pairs) = query.strip_prefix('?') {
+            shown.push('?');
+            let pairs: Vec<String> = pairs
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if is_secret(key) => format!("{key}={REDACTED}"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            shown.push_str(&pairs.join("&"));
         }
-        shown.push_str(rest);
+        shown.push_str(fragment);
         shown
     }
 
@@ -174,8 +183,8 @@ impl PostgresUrl {
         url
     }
 
-    /// The passwords as written in the URL: after `user:` in the userinfo, and any `password=`
-    /// query parameter. Empty ones are skipped, as replacing "" would mangle the text.
+    /// The secrets as written in the URL: the password after `user:` in the userinfo, and every
+    /// secret parameter (`password=`, `sslpassword=`). Empty ones are skipped, as replacing "" would mangle the text.
     fn passwords(&self) -> impl Iterator<Item = &str> {
         let in_userinfo = match self.form {
             Form::Url => {
@@ -186,7 +195,7 @@ impl PostgresUrl {
         };
         let in_params = self
             .params()
-            .filter(|(key, _)| *key == "password")
+            .filter(|(key, _)| is_secret(key))
             .map(|(_, value)| value);
         in_userinfo
             .into_iter()
@@ -326,6 +335,25 @@ mod tests {
             url.to_string(),
             "postgres://db/p?mypassword=x&password=***#frag"
         );
+    }
+
+    /// The TLS key's passphrase is as secret as the password, in both forms and in driver
+    /// messages that echo it.
+    #[test]
+    fn the_tls_key_passphrase_is_hidden_too() {
+        let url = pg("postgres://app:pw@db/p?sslmode=verify-full&sslpassword=k3y-phrase&sslkey=/k");
+        assert_eq!(
+            url.to_string(),
+            "postgres://app:***@db/p?sslmode=verify-full&sslpassword=***&sslkey=/k"
+        );
+        assert_eq!(
+            url.scrub("could not decrypt with k3y-phrase"),
+            "could not decrypt with ***"
+        );
+        let keywords = PostgresUrl::from_keywords("host=db sslpassword='k3y phrase' user=app")
+            .expect("keywords");
+        assert_eq!(keywords.to_string(), "host=db sslpassword=*** user=app");
+        assert_eq!(keywords.scrub("bad k3y phrase"), "bad ***");
     }
 
     fn settings(connect: Duration, statement: Duration) -> PoolSettings {

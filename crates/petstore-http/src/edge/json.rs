@@ -30,8 +30,11 @@ pub(crate) fn whole_i64(number: &serde_json::Number) -> Result<i64, NotWholeI64>
     if float.fract() != 0.0 || !float.is_finite() {
         return Err(NotWholeI64::Fraction);
     }
-    // Whole floats from -2^63 up to (excluding) 2^63 convert exactly.
-    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&float) {
+    // Whole floats strictly between -2^63 and 2^63 convert exactly. -2^63 itself is left out:
+    // an integer literal just below the range (`-9223372036854775809`) parses to that float,
+    // and must be refused rather than read as i64::MIN; i64::MIN written as an integer is
+    // taken above, by `as_i64`.
+    if !(float > -9.223_372_036_854_776e18 && float < 9.223_372_036_854_776e18) {
         return Err(NotWholeI64::OutOfRange);
     }
     Ok(float as i64)

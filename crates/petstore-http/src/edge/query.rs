@@ -1,5 +1,6 @@
-//! What every listing's query string goes through: name/value pairs parsed once, a parameter
-//! given twice refused, and the `Link: <...>; rel="next"` to the following page. Each bad value
+//! What every query string goes through: name/value pairs parsed once, a parameter given twice
+//! refused, none at all where an operation takes none, and the listings' `Link: <...>;
+//! rel="next"` to the following page. Each bad value
 //! is a 400 `invalid_parameter` naming its parameter.
 
 use actix_web::web::Query;
@@ -15,6 +16,21 @@ pub(crate) fn pairs(query_string: &str) -> Result<Vec<(String, String)>, ApiErro
     Query::<Vec<(String, String)>>::from_query(query_string)
         .map(Query::into_inner)
         .map_err(|_| ApiError::invalid_parameter("the query string is not valid"))
+}
+
+/// The rule for an operation that takes no query parameter (every one but the listings): a
+/// parameter it would ignore is refused, as the listings refuse one they do not know, so a
+/// typo (`?fields=name`) is never silently dropped.
+pub(crate) fn none_taken(query_string: &str, operation: &str) -> Result<(), ApiError> {
+    if query_string.is_empty() {
+        return Ok(());
+    }
+    match pairs(query_string)?.into_iter().next() {
+        None => Ok(()),
+        Some((name, _)) => Err(ApiError::invalid_parameter(format!(
+            "unknown query parameter `{name}`; {operation} takes none"
+        ))),
+    }
 }
 
 /// Keeps `value` of parameter `name` in `slot`, refusing a second one: `?limit=5&limit=50` is
@@ -90,6 +106,21 @@ mod tests {
             pairs("a=1&b=%20x&a=2").unwrap(),
             [("a", "1"), ("b", " x"), ("a", "2")]
                 .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        );
+    }
+}
+
+#[cfg(test)]
+mod none_taken_tests {
+    use super::none_taken;
+
+    #[test]
+    fn an_operation_without_parameters_refuses_any() {
+        assert!(none_taken("", "getOrder").is_ok());
+        let error = none_taken("fields=name", "getOrder").unwrap_err();
+        assert_eq!(
+            error.message(),
+            "unknown query parameter `fields`; getOrder takes none"
         );
     }
 }

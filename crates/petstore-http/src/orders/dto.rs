@@ -166,6 +166,38 @@ mod tests {
         assert_eq!(delivered_at(951_782_400), "2000-02-29T00:00:00Z");
     }
 
+    /// A `petId` outside int64 is refused like every other out-of-range id, on either side:
+    /// the one just below it used to be read as the smallest int64.
+    #[test]
+    fn a_pet_id_outside_int64_is_refused_not_clamped() {
+        let parse = |text: &str| {
+            let json: Value = serde_json::from_str(text).unwrap();
+            NewOrderDto::parse(json.as_object().unwrap())
+        };
+        assert_eq!(
+            parse(r#"{"petId": -9223372036854775808}"#).unwrap(),
+            NewOrder::new(PetId::new(i64::MIN), OrderQuantity::ONE)
+        );
+        for body in [
+            r#"{"petId": -9223372036854775809}"#,
+            r#"{"petId": -9223372036854775900}"#,
+            r#"{"petId": 9223372036854775808}"#,
+            r#"{"petId": -1e19}"#,
+        ] {
+            let error = parse(body).unwrap_err();
+            assert_eq!(
+                error.code(),
+                crate::error::ErrorCode::ValidationFailed,
+                "{body}"
+            );
+            assert!(
+                error.message().contains("`petId` must be an int64"),
+                "{body}: {}",
+                error.message()
+            );
+        }
+    }
+
     #[test]
     fn a_new_order_needs_a_pet_id_and_takes_quantity_1_only() {
         let parse = |json: Value| NewOrderDto::parse(json.as_object().unwrap());

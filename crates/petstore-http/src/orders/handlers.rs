@@ -12,6 +12,7 @@ use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
 use super::params::{next_page_link, order_id, parse_list};
 use crate::edge::body::{read_limited, require_json_content_type};
 use crate::edge::json::json_object;
+use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response};
 use crate::routing::paths::order_path;
@@ -44,6 +45,7 @@ pub(crate) async fn place_order(
     req: HttpRequest,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
+    query::none_taken(req.query_string(), "placeOrder")?;
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
     let claim = match idempotency::admit(&caller, &req, &body)? {
@@ -71,6 +73,15 @@ fn placed(order: &Order) -> StoredResponse {
         &[(header::LOCATION, order_path(order.id()))],
         &OrderDto::from(order.clone()),
     )
+}
+
+/// The operation id of `action`'s route, for messages.
+fn action_operation(action: OrderAction) -> &'static str {
+    match action {
+        OrderAction::Approve => "approveOrder",
+        OrderAction::Deliver => "deliverOrder",
+        OrderAction::Cancel => "cancelOrder",
+    }
 }
 
 /// An order moved by an action: 200 with the order.
@@ -137,6 +148,7 @@ pub(crate) async fn get_order(
     caller: Authorized<Read>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    query::none_taken(req.query_string(), "getOrder")?;
     let order = caller.orders().get(order_id(&req)?).await?;
     Ok(HttpResponse::Ok().json(OrderDto::from(order)))
 }
@@ -148,6 +160,7 @@ async fn act(
     req: HttpRequest,
     action: OrderAction,
 ) -> Result<HttpResponse, ApiError> {
+    query::none_taken(req.query_string(), action_operation(action))?;
     let claim = match idempotency::admit(&caller, &req, b"")? {
         Some(claim) => claim,
         None => {

@@ -15,6 +15,7 @@ use utoipa::Modify;
 
 use super::dto::PetDto;
 use super::params::parse_pet_id;
+use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::routing::paths::PETS_PATH;
 use crate::state::{Authorized, Read};
@@ -70,7 +71,8 @@ pub(crate) async fn get_pet(
     caller: Result<Authorized<Read>, ApiError>,
     req: HttpRequest,
 ) -> HttpResponse {
-    let pet_id = parse_pet_id(req.match_info().get("petId").unwrap_or_default());
+    let pet_id = query::none_taken(req.query_string(), "getPet")
+        .and_then(|()| parse_pet_id(req.match_info().get("petId").unwrap_or_default()));
     let link = successor_link(pet_id.as_ref().ok().copied());
     let mut response = match find_pet(caller, pet_id).await {
         Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),

@@ -16,6 +16,7 @@ use petstore_domain::Pet;
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use crate::edge::body::{read_limited, require_json_content_type};
+use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response};
 use crate::routing::paths::pet_path;
@@ -125,6 +126,7 @@ pub(crate) async fn create_pet(
     req: HttpRequest,
     payload: Payload,
 ) -> Result<HttpResponse, ApiError> {
+    query::none_taken(req.query_string(), "createPet")?;
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
     let claim = match idempotency::admit(&caller, &req, &body)? {

@@ -106,6 +106,12 @@ impl RateLimit {
         quota.allow_burst(self.burst)
     }
 
+    /// Seconds (rounded up, at least 1) until an empty bucket holds a token again.
+    fn secs_per_token(self) -> u64 {
+        let per_token = self.period.as_secs_f64() / f64::from(self.per_period.get());
+        per_token.ceil().max(1.0) as u64
+    }
+
     /// Seconds for an empty bucket to fill up again: the policy's window.
     fn window_secs(self) -> u64 {
         let per_token = self.period.as_secs_f64() / f64::from(self.per_period.get());
@@ -182,7 +188,17 @@ impl KeyRateLimiter {
             bucket.used_at_ms.store(now_ms, Ordering::Relaxed);
         }
         match bucket.limiter.check() {
-            Ok(snapshot) => Decision::Allowed(self.headers(snapshot.remaining_burst_capacity(), 0)),
+            Ok(snapshot) => {
+                let remaining = snapshot.remaining_burst_capacity();
+                // The last token taken: the next request waits for one to come back, and `t`
+                // says how long (0 would tell the client it may go on at once).
+                let reset_secs = if remaining == 0 {
+                    self.limit.secs_per_token()
+                } else {
+                    0
+                };
+                Decision::Allowed(self.headers(remaining, reset_secs))
+            }
             Err(not_until) => {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());
                 let retry_after_secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
@@ -261,13 +277,15 @@ mod tests {
         let limiter = KeyRateLimiter::new("2/m,burst=3".parse().unwrap());
         let key = "a".repeat(32);
         let key = key.as_str();
-        for remaining in [2, 1, 0] {
+        // 2 a minute: a token comes back every 30 s. Until the bucket is empty the next request
+        // may go at once (t=0); the one that empties it says how long the next must wait.
+        for (remaining, reset) in [(2, 0), (1, 0), (0, 30)] {
             match limiter.check(key) {
                 Decision::Allowed(headers) => {
                     assert_eq!(headers.policy, "\"per-key\";q=3;w=90");
                     assert_eq!(
                         headers.state,
-                        format!("\"per-key\";r={remaining};t=0").as_str()
+                        format!("\"per-key\";r={remaining};t={reset}").as_str()
                     );
                 }
                 Decision::Limited { .. } => panic!("limited within the burst"),

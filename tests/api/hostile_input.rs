@@ -1,0 +1,144 @@
+//! Smaller holes a hostile client found (issue 25, item 6), closed: a query parameter an
+//! operation would have ignored is refused, as the listings refuse theirs; a `petId` below the
+//! int64 range is refused, not read as the smallest int64; a huge path is not logged whole.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use petstore_test_support::{client, issue_key, send, start_server_logging_to, Backend, TestApp};
+
+#[actix_web::test]
+async fn every_operation_refuses_a_query_parameter_it_does_not_take() {
+    let app = TestApp::spawn(Backend::Memory).await;
+    let pet = app
+        .create_pet(json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    let placed = send(
+        app.post_json("/v1/store/orders"),
+        Some(json!({"petId": pet["id"]}).to_string()),
+    )
+    .await;
+    assert_eq!(placed.status, 201, "{}", placed.body);
+    let order = placed.json()["id"].as_i64().expect("an id");
+
+    let get = |path: String| send(app.get(&path), None);
+    let post = |path: String, body: Option<String>| send(app.post_json(&path), body);
+    for (operation, response) in [
+        (
+            "getPet",
+            get(format!("/v1/pets/{}?fields=name", pet["id"])).await,
+        ),
+        (
+            "getOrder",
+            get(format!("/v1/store/orders/{order}?fields=id")).await,
+        ),
+        (
+            "createPet",
+            post(
+                "/v1/pets?dryRun=true".to_owned(),
+                Some(json!({"name": "Tom", "categoryId": 1}).to_string()),
+            )
+            .await,
+        ),
+        (
+            "placeOrder",
+            post(
+                "/v1/store/orders?quantity=2".to_owned(),
+                Some(json!({"petId": pet["id"]}).to_string()),
+            )
+            .await,
+        ),
+        (
+            "approveOrder",
+            post(format!("/v1/store/orders/{order}/approve?force=1"), None).await,
+        ),
+    ] {
+        let message = response.assert_error(400, "invalid_parameter");
+        assert!(
+            message.contains(&format!("{operation} takes none")),
+            "{operation}: {message}"
+        );
+    }
+    // Nothing was done by the refused requests.
+    assert_eq!(app.list("").await.len(), 1);
+    let order = send(app.get(&format!("/v1/store/orders/{order}")), None).await;
+    assert_eq!(order.json()["status"], "placed");
+}
+
+#[actix_web::test]
+async fn a_pet_id_below_the_int64_range_is_refused_not_clamped() {
+    let app = TestApp::spawn(Backend::Memory).await;
+    for pet_id in ["-9223372036854775809", "9223372036854775808"] {
+        let response = send(
+            app.post_json("/v1/store/orders"),
+            Some(format!(r#"{{"petId": {pet_id}}}"#)),
+        )
+        .await;
+        let message = response.assert_error(400, "validation_failed");
+        assert!(message.contains("`petId` must be an int64"), "{message}");
+    }
+    // The smallest int64 itself is a valid id: no such pet.
+    let response = send(
+        app.post_json("/v1/store/orders"),
+        Some(r#"{"petId": -9223372036854775808}"#.to_owned()),
+    )
+    .await;
+    response.assert_error(404, "not_found");
+}
+
+/// A 30 KB path is answered (404) and logged as its first 256 bytes and a mark, not whole.
+#[actix_web::test]
+async fn a_huge_path_is_logged_cut_and_marked() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let url = format!("sqlite://{}", dir.path().join("pets.db").display());
+    let env = [("PETSTORE_LOG_FORMAT".to_owned(), "json".to_owned())];
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let started = start_server_logging_to(dir.path(), &url, &env, Stdio::from(log));
+    let mut env = env.to_vec();
+    env.push(("DATABASE_URL".to_owned(), url));
+    let key = issue_key(dir.path(), &env, &["--name", "long paths"]);
+    let path = format!("/v1/{}", "x".repeat(30_000));
+    let response = send(
+        client()
+            .get(format!("{}{path}", started.address))
+            .bearer_auth(&key),
+        None,
+    )
+    .await;
+    response.assert_error(404, "not_found");
+
+    // The line is written by the log thread: poll the file for it, with a deadline.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        let logged = std::fs::read_to_string(&log_path).expect("read the log");
+        if let Some(line) = logged
+            .lines()
+            .find(|line| line.contains("more bytes not logged"))
+        {
+            break line.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no request line with a cut path:\n{logged}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    };
+    let mut child = started.child;
+    let _ = child.kill();
+    let _ = child.wait();
+    let line: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+    let logged_path = line["path"].as_str().expect("a path");
+    assert!(
+        logged_path.len() < 400,
+        "{} bytes logged",
+        logged_path.len()
+    );
+    assert!(logged_path.starts_with("/v1/xxx"), "{logged_path}");
+    assert!(
+        logged_path.ends_with(&format!("...[{} more bytes not logged]", path.len() - 256)),
+        "{logged_path}"
+    );
+}
