@@ -142,3 +142,36 @@ async fn a_huge_path_is_logged_cut_and_marked() {
         "{logged_path}"
     );
 }
+
+/// In production `/metrics` is not for the public: not on the API's address (404, like any
+/// route that is not there), only on the metrics address when one is set.
+#[actix_web::test]
+async fn in_production_metrics_are_served_only_on_their_own_address() {
+    let secret = "production-metrics-test-secret-5b1e9c0a7d3f4e2b8a6c";
+    for metrics_bind in [None, Some("127.0.0.1:0")] {
+        let dir = tempfile::tempdir().expect("a directory");
+        let url = format!("sqlite://{}", dir.path().join("pets.db").display());
+        let mut env = vec![
+            ("PETSTORE_ENV".to_owned(), "production".to_owned()),
+            ("PETSTORE_KEY_SECRET".to_owned(), secret.to_owned()),
+        ];
+        if let Some(bind) = metrics_bind {
+            env.push(("PETSTORE_METRICS_BIND".to_owned(), bind.to_owned()));
+        }
+        let started = start_server_logging_to(dir.path(), &url, &env, Stdio::null());
+        let public = send(client().get(format!("{}/metrics", started.address)), None).await;
+        public.assert_error(404, "not_found");
+        match (metrics_bind, &started.metrics_address) {
+            (Some(_), Some(address)) => {
+                let scraped = send(client().get(format!("{address}/metrics")), None).await;
+                assert_eq!(scraped.status, 200, "{}", scraped.body);
+                assert!(scraped.body.contains("petstore_"), "{}", scraped.body);
+            }
+            (None, None) => {}
+            other => panic!("metrics address {other:?}"),
+        }
+        let mut child = started.child;
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -205,7 +205,8 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_retention)]
     pub idempotency_ttl: Duration,
 
-    /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`).
+    /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`); in
+    /// production `/metrics` is served only here, never on the API's address.
     #[arg(long, env = "PETSTORE_METRICS_BIND", value_parser = parse_bind)]
     pub metrics_bind: Option<SocketAddr>,
 

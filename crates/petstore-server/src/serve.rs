@@ -15,7 +15,7 @@ use petstore_http::{
 use petstore_persistence::DatabaseUrl;
 use secrecy::ExposeSecret as _;
 
-use crate::cli::ServeArgs;
+use crate::cli::{Environment, ServeArgs};
 use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
 use crate::open_files::{self, FileBudget};
 use crate::{key_secret, AppError};
@@ -113,8 +113,17 @@ impl Application {
         let shutting_down = state.shutdown_flag();
         let workers = args.workers.unwrap_or_else(default_workers);
         let limits = connection_limits(args);
-        // `/metrics` on the API's port, or on an address of its own (then only there).
+        // `/metrics` on the API's port, or on an address of its own (then only there). In
+        // production it is never on the API's port: it names refusal reasons and the build to
+        // whoever asks, so without a metrics address of its own it is not served at all.
         let (state, metrics_server, metrics_address) = match args.metrics_bind {
+            None if args.keys.environment == Environment::Production => {
+                tracing::warn!(
+                    "production: /metrics is not served on the API's address; set \
+                     PETSTORE_METRICS_BIND (e.g. 0.0.0.0:9090) to scrape it"
+                );
+                (state, None, None)
+            }
             None => (state.with_metrics(exporter), None, None),
             Some(metrics_bind) => {
                 let metrics_state = state.clone().with_metrics(exporter);
