@@ -1,25 +1,47 @@
 //! How guessable a key secret looks, from its bytes alone.
 //!
-//! A length check lets `aaaa…` or 32 spaces through. The estimate here is the secret's length
-//! times the Shannon entropy of its byte frequencies: what the secret could carry at most if its
-//! bytes were drawn at random with the frequencies they have. It cannot prove a secret random
-//! (`abcdefgh…` scores well), but it refuses secrets built from few symbols or much repetition,
-//! while the output of `openssl rand -hex 32` (about 240 bits by this estimate) or
-//! `petstore keys secret` always passes.
+//! A length check lets `aaaa…` or 32 spaces through. The estimate here is the least of three
+//! views of the secret, each what it could carry at most if drawn at random:
+//!
+//! - its length times the Shannon entropy of its byte frequencies (few symbols: `aaaa…`);
+//! - the same for the steps from each byte to the next (sequences: `0123…`, `abcd…`);
+//! - for a secret that is a short string repeated, that string's own estimate (repetition adds
+//!   nothing: `Xk9#mP2$Xk9#mP2$…`, `0123456789abcdef0123456789abcdef…`).
+//!
+//! It cannot prove a secret random, only catch the ones that plainly are not, by an estimate
+//! rather than a list; the output of `openssl rand -hex 32` or `petstore keys secret` (about
+//! 240 bits by this estimate) always passes.
 
 /// Least estimate accepted: 128 bits, the strength HS256 keys are meant to have at minimum.
 pub const MIN_ESTIMATED_BITS: f64 = 128.0;
 
-/// The estimate, in bits: length times the entropy per byte of the byte frequencies.
+/// The estimate, in bits: the least of the three views above.
 pub fn estimated_bits(secret: &[u8]) -> f64 {
-    if secret.is_empty() {
+    let steps: Vec<u8> = secret
+        .windows(2)
+        .map(|pair| pair[1].wrapping_sub(pair[0]))
+        .collect();
+    // The first byte carries at most 8 bits of its own; the steps the rest.
+    let sequence_bits = if secret.is_empty() {
+        0.0
+    } else {
+        8.0 + frequency_bits(&steps)
+    };
+    frequency_bits(secret)
+        .min(sequence_bits)
+        .min(frequency_bits(&secret[..period(secret)]))
+}
+
+/// Length times the entropy per byte of the byte frequencies.
+fn frequency_bits(bytes: &[u8]) -> f64 {
+    if bytes.is_empty() {
         return 0.0;
     }
     let mut counts = [0_u32; 256];
-    for &byte in secret {
+    for &byte in bytes {
         counts[usize::from(byte)] += 1;
     }
-    let length = secret.len() as f64;
+    let length = bytes.len() as f64;
     let per_byte: f64 = counts
         .iter()
         .filter(|&&count| count > 0)
@@ -29,6 +51,14 @@ pub fn estimated_bits(secret: &[u8]) -> f64 {
         })
         .sum();
     per_byte * length
+}
+
+/// The length of the shortest string whose repetition (the last copy possibly cut short) is
+/// `secret`; its whole length when it repeats nothing.
+fn period(secret: &[u8]) -> usize {
+    (1..secret.len())
+        .find(|&p| secret.iter().skip(p).zip(secret).all(|(a, b)| a == b))
+        .unwrap_or(secret.len())
 }
 
 /// Whether the secret clears [`MIN_ESTIMATED_BITS`].
@@ -58,9 +88,30 @@ mod tests {
         assert_eq!(estimated_bits(b""), 0.0);
         assert_eq!(estimated_bits(&[b'x'; 100]), 0.0);
         assert!(
-            (estimated_bits(b"abab") - 4.0).abs() < 1e-9,
+            (frequency_bits(b"abab") - 4.0).abs() < 1e-9,
             "1 bit per byte"
         );
+    }
+
+    /// Patterned secrets that a byte-frequency estimate alone scored strong (issue 25).
+    #[test]
+    fn sequences_and_short_strings_repeated_are_weak() {
+        for weak in [
+            "0123456789abcdef".repeat(4),
+            "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ".to_owned(),
+            "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA9876543210".to_owned(),
+            "Xk9#mP2$".repeat(8),
+            "correct horse battery staple".repeat(3),
+            "0246802468024680246802468024680246802468".to_owned(),
+        ] {
+            assert!(
+                !is_strong(weak.as_bytes()),
+                "{weak:?}: {}",
+                estimated_bits(weak.as_bytes())
+            );
+        }
+        assert_eq!(period(b"abcabcab"), 3);
+        assert_eq!(period(b"abcd"), 4);
     }
 
     #[test]
