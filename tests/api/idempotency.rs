@@ -224,12 +224,7 @@ async fn a_response_expires_after_the_retention() {
 #[actix_web::test]
 async fn a_retry_while_the_first_is_in_flight_is_409() {
     let app = TestApp::spawn(Backend::Postgres).await;
-    app.postgres().execute(
-        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$; \
-         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
-         FOR EACH ROW EXECUTE FUNCTION slow_insert();",
-    );
+    app.postgres().slow_down_inserts("1");
     let body = json!({"name": "Slow", "categoryId": 1});
     let first = create(&app, "slow-1", &body);
     let retry_meanwhile = async {
@@ -260,17 +255,12 @@ async fn a_failure_of_ours_is_not_kept_and_its_retry_is_carried_out() {
         .setting("PETSTORE_STATEMENT_TIMEOUT", "1s")
         .spawn()
         .await;
-    app.postgres().execute(
-        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$; \
-         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
-         FOR EACH ROW EXECUTE FUNCTION slow_insert();",
-    );
+    app.postgres().slow_down_inserts("3");
     let body = json!({"name": "Rex", "categoryId": 1});
     create(&app, "unlucky-1", &body)
         .await
         .assert_error(503, "service_unavailable");
-    app.postgres().execute("DROP TRIGGER slow_insert ON pets");
+    app.postgres().restore_inserts();
     let retry = create(&app, "unlucky-1", &body).await;
     assert_eq!(retry.status, 201, "{}", retry.body);
     assert!(!replayed(&retry), "a 503 was kept and replayed");

@@ -115,12 +115,7 @@ async fn concurrent_creates_split_across_two_instances_get_distinct_ids() {
 #[actix_web::test]
 async fn paging_while_two_instances_create_never_skips_a_committed_pet() {
     let (app, other) = two_instances().await;
-    app.postgres().execute(
-        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN PERFORM pg_sleep(random() * 0.02); RETURN NEW; END $$; \
-         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
-         FOR EACH ROW EXECUTE FUNCTION slow_insert();",
-    );
+    app.postgres().slow_down_inserts("random() * 0.02");
     let created = RefCell::new(Vec::<(i64, Instant)>::new());
     let writers_done = RefCell::new(false);
 

@@ -8,16 +8,6 @@ use serde_json::json;
 
 use petstore_test_support::{send, Backend, TestApp};
 
-/// Makes every insert into `pets` take `seconds` before it can commit.
-fn slow_down_inserts(app: &TestApp, seconds: f64) {
-    app.postgres().execute(&format!(
-        "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN PERFORM pg_sleep({seconds}); RETURN NEW; END $$; \
-         CREATE TRIGGER slow_insert AFTER INSERT ON pets \
-         FOR EACH ROW EXECUTE FUNCTION slow_insert();"
-    ));
-}
-
 #[actix_web::test]
 async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout() {
     let app = TestApp::builder(Backend::Postgres)
@@ -25,7 +15,7 @@ async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout
         .setting("PETSTORE_POOL_TIMEOUT", "500ms")
         .spawn()
         .await;
-    slow_down_inserts(&app, 3.0);
+    app.postgres().slow_down_inserts("3");
 
     let slow_create = send(
         app.post_json("/v1/pets"),
@@ -63,7 +53,7 @@ async fn a_write_past_the_statement_timeout_gets_503_and_stores_nothing() {
         .setting("PETSTORE_STATEMENT_TIMEOUT", "1s")
         .spawn()
         .await;
-    slow_down_inserts(&app, 10.0);
+    app.postgres().slow_down_inserts("10");
     let started = Instant::now();
 
     let response = send(

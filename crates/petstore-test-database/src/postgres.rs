@@ -148,6 +148,23 @@ impl TestDatabase {
         }
     }
 
+    /// Makes every insert into `pets` take `seconds` (an SQL expression: `3`, `random() * 0.02`)
+    /// before it can commit, as a slow disk or a busy server would; [`Self::restore_inserts`]
+    /// undoes it.
+    pub fn slow_down_inserts(&self, seconds: &str) {
+        self.execute(&format!(
+            "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep({seconds}); RETURN NEW; END $$; \
+             CREATE TRIGGER slow_insert AFTER INSERT ON pets \
+             FOR EACH ROW EXECUTE FUNCTION slow_insert();"
+        ));
+    }
+
+    /// Inserts into `pets` at full speed again, after [`Self::slow_down_inserts`].
+    pub fn restore_inserts(&self) {
+        self.execute("DROP TRIGGER slow_insert ON pets");
+    }
+
     /// Runs SQL in this database; `Err` holds psql's error output.
     pub fn try_execute(&self, sql: &str) -> Result<(), String> {
         run_sql(&self.url, sql)

@@ -63,14 +63,8 @@ impl DieselIdempotencyStore {
         tokio::task::spawn_blocking(move || {
             let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
                 .map_err(|error| errors::from_checkout(&error, &url))?;
-            in_write_transaction(&mut conn, no_turn, work).map_err(|failure| {
-                let error = failure.into_error();
-                health.report_error(&error);
-                match errors::fault_of(&error) {
-                    Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
-                    None => errors::from_query(error),
-                }
-            })
+            in_write_transaction(&mut conn, no_turn, work)
+                .map_err(|failure| failure.into_repository_error(&health))
         })
         .await
         .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?

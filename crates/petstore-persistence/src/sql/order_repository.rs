@@ -243,14 +243,9 @@ impl DieselOrderRepository {
                 (Ok(order), _, _) => Ok(Recorded::Done(order)),
                 (Err(_), Some(refusal), _) => Err(refusal),
                 (Err(_), None, Some(row)) => Ok(Recorded::Earlier(row.into_record()?)),
-                (Err(failure), None, None) => {
-                    let error = failure.into_error();
-                    health.report_error(&error);
-                    Err(OrderError::Repository(match errors::fault_of(&error) {
-                        Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
-                        None => errors::from_query(error),
-                    }))
-                }
+                (Err(failure), None, None) => Err(OrderError::Repository(
+                    failure.into_repository_error(&health),
+                )),
             }
         })
         .await

@@ -6,8 +6,11 @@ use diesel::connection::TransactionManager;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 
+use petstore_application::RepositoryError;
+
 use super::connection::AnyConnection;
 use super::errors;
+use super::health::StoreHealth;
 
 /// How often a write that failed to serialize or was a deadlock's victim is tried in all.
 const WRITE_ATTEMPTS: u32 = 3;
@@ -35,6 +38,17 @@ impl WriteFailure {
     pub(crate) fn into_error(self) -> DieselError {
         match self {
             Self::NotStarted(error) | Self::Statement(error) | Self::Commit(error) => error,
+        }
+    }
+
+    /// The failure for a port: reported to the store's health (which learns of a full disk or
+    /// a read-only file from it), and a known fault answered as unavailable.
+    pub(crate) fn into_repository_error(self, health: &StoreHealth) -> RepositoryError {
+        let error = self.into_error();
+        health.report_error(&error);
+        match errors::fault_of(&error) {
+            Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
+            None => errors::from_query(error),
         }
     }
 }
