@@ -12,7 +12,7 @@ use super::errors;
 use super::health::StoreHealth;
 use super::idempotency_records::{self as records, RecordRow};
 use super::read::read_off_the_workers;
-use super::write_transaction::in_write_transaction;
+use super::write_transaction::{in_write_transaction, no_turn};
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -31,10 +31,6 @@ impl std::fmt::Debug for DieselIdempotencyStore {
             .field("url", &self.url)
             .finish_non_exhaustive()
     }
-}
-
-fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
-    Ok(())
 }
 
 impl DieselIdempotencyStore {

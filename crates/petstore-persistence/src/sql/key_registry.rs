@@ -13,7 +13,7 @@ use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
 use super::schema::api_keys;
-use super::write_transaction::in_write_transaction;
+use super::write_transaction::{in_write_transaction, no_turn};
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -87,11 +87,6 @@ fn take_turn_to_write(conn: &mut AnyConnection) -> QueryResult<()> {
         }
         AnyConnection::Sqlite(_) => Ok(()),
     }
-}
-
-/// Record-keeping writes (last use) need no ordering.
-fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
-    Ok(())
 }
 
 fn next_revision(conn: &mut AnyConnection) -> QueryResult<i64> {
@@ -216,6 +211,7 @@ impl KeyRegistry for DieselKeyRegistry {
         let mut uses = uses.to_vec();
         uses.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
         self.with_connection(|conn| {
+            // Record-keeping writes (last use) need no ordering.
             in_write_transaction(conn, no_turn, |conn| {
                 for (id, at) in &uses {
                     diesel::update(

@@ -23,7 +23,7 @@ use super::idempotency_records::{self as records, RecordRow};
 use super::pet_row::PetRow;
 use super::read::read_off_the_workers;
 use super::schema::{orders, pets};
-use super::write_transaction::in_write_transaction;
+use super::write_transaction::{in_write_transaction, no_turn};
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -152,11 +152,6 @@ impl StoreTransaction for DieselTransaction<'_> {
             .map(|_| ())
             .map_err(query_error)
     }
-}
-
-/// Order transactions need no turn of their own: their locks are the row locks above.
-fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
-    Ok(())
 }
 
 impl DieselOrderRepository {

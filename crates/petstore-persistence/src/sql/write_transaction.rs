@@ -53,6 +53,12 @@ impl WriteFailure {
     }
 }
 
+/// The turn of a write that needs none beyond its own locks (order transactions lock their rows;
+/// idempotency records and keys' last uses are keyed), for [`in_write_transaction`].
+pub(crate) fn no_turn(_: &mut AnyConnection) -> QueryResult<()> {
+    Ok(())
+}
+
 /// Runs `work` as one transaction that holds the write lock from its first statement, after
 /// `take_turn` (a lock that orders this kind of write across instances). A transaction that
 /// fails to serialize or is chosen as a deadlock's victim is tried again, with a WARN saying
