@@ -91,7 +91,8 @@ fn configure_sqlite(conn: &mut SqliteConnection, role: SqliteRole) -> QueryResul
     conn.batch_execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
     match role {
         SqliteRole::ReadWrite => conn.batch_execute(&format!(
-            "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
+            "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT}; \
+             PRAGMA temp_store = MEMORY;"
         )),
         SqliteRole::InlineRead => conn.batch_execute(
             "PRAGMA schema_version; PRAGMA query_only = 1; PRAGMA busy_timeout = 0;",
