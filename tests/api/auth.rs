@@ -144,9 +144,11 @@ async fn every_refused_key_gets_the_same_invalid_token_answer(app: TestApp) {
         header.kid = kid.map(str::to_owned);
         encode(&header, claims, &EncodingKey::from_secret(secret)).expect("sign")
     };
-    let genuine = signed(Algorithm::HS256, &secret, Some(&kid), &claims(json!({})));
+    // Signed with the right secret for an issued key's id, but not the token issued for it:
+    // what anyone holding the secret could mint for any recorded key, with claims of their own.
+    let minted = signed(Algorithm::HS256, &secret, Some(&kid), &claims(json!({})));
     let tampered = {
-        let mut parts: Vec<String> = genuine.split('.').map(str::to_owned).collect();
+        let mut parts: Vec<String> = app.api_key.split('.').map(str::to_owned).collect();
         parts[1] = URL_SAFE_NO_PAD.encode(claims(json!({"sub": "admin"})).to_string());
         parts.join(".")
     };
@@ -171,11 +173,17 @@ async fn every_refused_key_gets_the_same_invalid_token_answer(app: TestApp) {
         ),
         (
             "an RS256 header",
-            with_header(&genuine, &json!({"alg": "RS256", "typ": "JWT", "kid": kid})),
+            with_header(
+                &app.api_key,
+                &json!({"alg": "RS256", "typ": "JWT", "kid": kid}),
+            ),
         ),
         (
             "an ES256 header",
-            with_header(&genuine, &json!({"alg": "ES256", "typ": "JWT", "kid": kid})),
+            with_header(
+                &app.api_key,
+                &json!({"alg": "ES256", "typ": "JWT", "kid": kid}),
+            ),
         ),
         (
             "signed with another secret under our kid",
@@ -247,7 +255,16 @@ async fn every_refused_key_gets_the_same_invalid_token_answer(app: TestApp) {
                 &claims(json!({"jti": "ffffffffffffffffffffffffffffffff"})),
             ),
         ),
-        ("huge", format!("{genuine}{}", "A".repeat(20_000))),
+        ("huge", format!("{}{}", app.api_key, "A".repeat(20_000))),
+        ("minted for an issued key's id with other claims", minted),
+        (
+            "minted for an issued key's id with its own claims but no expiry",
+            signed(Algorithm::HS256, &secret, Some(&kid), &{
+                let mut own = claims_of(&app.api_key);
+                own.as_object_mut().expect("an object").remove("exp");
+                own
+            }),
+        ),
     ];
     let mut messages = std::collections::BTreeSet::new();
     for (what, token) in bad_tokens {
@@ -267,11 +284,11 @@ async fn every_refused_key_gets_the_same_invalid_token_answer(app: TestApp) {
         "the message tells refusals apart: {messages:?}"
     );
 
-    let response = list_with_authorization(&app, &format!("Bearer {genuine}")).await;
+    let response = list_with_authorization(&app, &format!("Bearer {}", app.api_key)).await;
     assert_eq!(
         response.status.as_u16(),
         200,
-        "a correctly signed key the registry issued: {}",
+        "the token the registry issued: {}",
         response.body
     );
 }

@@ -24,3 +24,4 @@ mod routing;
 mod side_by_side;
 mod slow_clients;
 mod startup;
+mod token_binding;

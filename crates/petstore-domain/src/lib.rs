@@ -13,6 +13,7 @@ mod pet;
 
 pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
+    TokenDigest,
 };
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{

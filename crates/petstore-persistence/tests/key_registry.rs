@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::{open_storage, Fixture};
 use petstore_application::{KeyRegistry, Revocation};
-use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
 petstore_test_database::on_backends!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)] crate::common::fixture,
@@ -39,6 +39,8 @@ fn key(n: u32, scope: KeyScope) -> ApiKey {
         id: id(n),
         name: KeyName::parse(&format!("partner {n} — ünïcode")).expect("a name"),
         scope,
+        // Odd keys are bound to a token; even ones were recorded before tokens were bound.
+        token_digest: (n % 2 == 1).then(|| TokenDigest([n.to_le_bytes()[0]; 32])),
         created_at: 1_800_000_000 + i64::from(n),
         expires_at: (n % 2 == 0).then_some(1_900_000_000),
         revoked_at: None,

@@ -1,5 +1,6 @@
 //! API keys, issued: a JWT signed with the current key secret (HS256, its `kid` in the header),
-//! recorded in the key registry before it is handed out. `petstore_http::ApiKeys` checks the
+//! recorded in the key registry with the SHA-256 of the token (which binds the key to that one
+//! token) before it is handed out. `petstore_http::ApiKeys` checks the
 //! token and `petstore_application::KeyDirectory` the registry on every request.
 //!
 //! Claims: `sub` names the key, `jti` is its registry id (16 random bytes, hex), `iat` says
@@ -18,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::{EncodingKey, Header};
 use petstore_application::{KeyDirectory, RepositoryError};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyNameError, KeyScope};
-use petstore_http::security::auth::{key_id, KEY_ALGORITHM};
+use petstore_http::security::auth::{key_id, token_digest, KEY_ALGORITHM};
 use petstore_http::KeyClaims;
 use secrecy::{ExposeSecret as _, SecretSlice};
 
@@ -95,11 +96,13 @@ impl KeyIssuer {
             .and_then(|hex| {
                 KeyId::parse(&hex).map_err(|err| IssueError::Random(err.to_string()))
             })?;
-        let key = self
-            .directory
-            .issue(id, name, scope, lifetime)
-            .map_err(IssueError::Registry)?;
-        let token = sign(self.secret.expose_secret(), &key)?;
+        let draft = self.directory.draft(id, name, scope, lifetime);
+        let token = sign(self.secret.expose_secret(), &draft)?;
+        let key = ApiKey {
+            token_digest: Some(token_digest(&token)),
+            ..draft
+        };
+        self.directory.record(&key).map_err(IssueError::Registry)?;
         Ok(IssuedKey { key, token })
     }
 }
@@ -188,7 +191,12 @@ mod tests {
         assert_eq!(claims.exp, Some(claims.iat + 90 * 86_400));
         let header = jsonwebtoken::decode_header(&issued.token).expect("header");
         assert_eq!(header.kid, Some(key_id(SECRET)));
-        assert_eq!(issuer.directory.check(&claims.jti), Ok(KeyScope::Read));
+        let digest = token_digest(&issued.token);
+        assert_eq!(issued.key.token_digest, Some(digest), "bound to its token");
+        assert_eq!(
+            issuer.directory.check(&claims.jti, &digest),
+            Ok(KeyScope::Read)
+        );
         assert_eq!(issuer.directory.list().expect("list"), vec![issued.key]);
     }
 

@@ -65,6 +65,15 @@ impl Application {
         .await
         .map_err(|err| AppError::Thread(std::io::Error::other(err)))?
         .map_err(AppError::KeyRegistry)?;
+        let unbound = directory.unbound_usable();
+        if unbound > 0 {
+            tracing::warn!(
+                keys = unbound,
+                "{unbound} usable API key(s) were issued before tokens were bound: anyone with \
+                 the key secret can mint another token for them; rotate them (`petstore keys \
+                 list` marks them `unbound`; docs/api.md, Keys issued before tokens were bound)"
+            );
+        }
         let refresher = keys::spawn_refresher(directory.clone()).map_err(AppError::Thread)?;
         let idempotency = Idempotency::new(
             storage.idempotency,

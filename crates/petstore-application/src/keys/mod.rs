@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
 mod ports;
 
@@ -41,6 +41,10 @@ pub enum KeyRefusal {
     Revoked,
     #[error("the key has expired")]
     Expired,
+    /// Signed with the right secret, but not the token issued for the key: minted by someone
+    /// who holds the secret, with claims of their own.
+    #[error("the token is not the one issued for the key")]
+    NotIssued,
 }
 
 /// How long a key found unknown by a lookup is refused without reading the registry again. The
@@ -89,6 +93,8 @@ struct Inner {
 struct Entry {
     id: KeyId,
     scope: KeyScope,
+    /// `None`: recorded before tokens were bound; any correctly signed token passes.
+    token_digest: Option<TokenDigest>,
     /// When the key was issued (Unix seconds): no use is recorded before it.
     created_at: i64,
     state: EntryState,
@@ -142,15 +148,23 @@ impl KeyDirectory {
         Ok(directory)
     }
 
-    /// Whether the key `id` (a token's `jti`) may be used now, and with which scope. Marks it
-    /// used. The request path's only call: a read lock and a hash lookup.
-    pub fn check(&self, id: &str) -> Result<KeyScope, KeyRefusal> {
+    /// Whether the key `id` (a token's `jti`) may be used now by the token whose digest is
+    /// `presented`, and with which scope. Marks it used. The request path's only call: a read
+    /// lock, a hash lookup and a 32-byte comparison (the digest is computed once per token, by
+    /// the caller's cache of verified tokens).
+    pub fn check(&self, id: &str, presented: &TokenDigest) -> Result<KeyScope, KeyRefusal> {
         let entries = self
             .inner
             .entries
             .read()
             .unwrap_or_else(PoisonError::into_inner);
         let entry = entries.get(id).ok_or(KeyRefusal::Unknown)?;
+        if entry
+            .token_digest
+            .is_some_and(|issued| issued != *presented)
+        {
+            return Err(KeyRefusal::NotIssued);
+        }
         let now = unix_seconds(self.inner.clock.now());
         match entry.state {
             EntryState::Revoked => return Err(KeyRefusal::Revoked),
@@ -225,7 +239,7 @@ impl KeyDirectory {
     /// started since has finished. Lookups take turns, so requests waiting for the same key (or
     /// for others) share one read. A key still unknown is
     /// remembered as such for [`MISS_TTL`]. Blocking; call it where a thread may wait.
-    pub fn look_up(&self, id: &str) -> Result<KeyScope, LookupError> {
+    pub fn look_up(&self, id: &str, presented: &TokenDigest) -> Result<KeyScope, LookupError> {
         // The first refresh to start from now on sees every key recorded before this call.
         let needed = self.inner.refreshes_started.load(Ordering::Acquire) + 1;
         {
@@ -235,12 +249,12 @@ impl KeyDirectory {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             // A read that finished while this one waited may have brought the key.
-            let known = !matches!(self.check(id), Err(KeyRefusal::Unknown));
+            let known = !matches!(self.check(id, presented), Err(KeyRefusal::Unknown));
             if !known && self.inner.refresh_finished.load(Ordering::Acquire) < needed {
                 self.refresh()?;
             }
         }
-        match self.check(id) {
+        match self.check(id, presented) {
             Err(KeyRefusal::Unknown) => {
                 self.remember_miss(id);
                 Err(KeyRefusal::Unknown.into())
@@ -318,32 +332,39 @@ impl KeyDirectory {
         Ok(pending.len())
     }
 
-    /// Records a new key for `name` and makes it usable here at once (other instances see it
-    /// at their next refresh). `lifetime` `None` means it never expires.
-    pub fn issue(
+    /// The record of a new key for `name`, issued now, not yet recorded nor bound to a token:
+    /// the issuer signs its token from it, binds the digest and hands it to
+    /// [`record`](Self::record). `lifetime` `None` means it never expires.
+    pub fn draft(
         &self,
         id: KeyId,
         name: KeyName,
         scope: KeyScope,
         lifetime: Option<Duration>,
-    ) -> Result<ApiKey, RepositoryError> {
+    ) -> ApiKey {
         let created_at = unix_seconds(self.inner.clock.now());
         let expires_at = lifetime.map(|lifetime| {
             let seconds = i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX);
             created_at.saturating_add(seconds)
         });
-        let key = ApiKey {
+        ApiKey {
             id,
             name,
             scope,
+            token_digest: None,
             created_at,
             expires_at,
             revoked_at: None,
             last_used_at: None,
-        };
-        self.inner.repository.insert(&key)?;
+        }
+    }
+
+    /// Records a newly issued key and makes it usable here at once (other instances see it at
+    /// their next refresh, or look it up on its first request).
+    pub fn record(&self, key: &ApiKey) -> Result<(), RepositoryError> {
+        self.inner.repository.insert(key)?;
         self.refresh()?;
-        Ok(key)
+        Ok(())
     }
 
     /// Revokes the key `id` (idempotent) and stops accepting it here at once.
@@ -357,6 +378,25 @@ impl KeyDirectory {
     /// Every key in the registry, oldest first (read from the registry, not the directory).
     pub fn list(&self) -> Result<Vec<ApiKey>, RepositoryError> {
         self.inner.repository.list()
+    }
+
+    /// How many usable keys (not revoked, not expired) were recorded before tokens were bound:
+    /// any token signed with the secret and their id passes for them until they are rotated.
+    pub fn unbound_usable(&self) -> usize {
+        let now = unix_seconds(self.inner.clock.now());
+        self.inner
+            .entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter(|entry| {
+                entry.token_digest.is_none()
+                    && match entry.state {
+                        EntryState::Revoked => false,
+                        EntryState::ExpiresAt(expires) => expires.is_none_or(|at| now < at),
+                    }
+            })
+            .count()
     }
 
     /// How many keys the directory knows.
@@ -387,6 +427,7 @@ impl Entry {
         Self {
             id: key.id.clone(),
             scope: key.scope,
+            token_digest: key.token_digest,
             created_at: key.created_at,
             state,
             used_minute: AtomicI64::new(used),

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mockall::predicate::eq;
-use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
 use super::{
     KeyChanges, KeyDirectory, KeyRefusal, LookupError, MockKeyRegistry, Revocation, MISS_TTL,
@@ -29,11 +29,17 @@ fn id(n: u8) -> KeyId {
     KeyId::parse(&format!("{n:032x}")).expect("a key id")
 }
 
+/// The digest of the token issued for key `n`.
+fn token(n: u8) -> TokenDigest {
+    TokenDigest([n; 32])
+}
+
 fn key(n: u8, scope: KeyScope) -> ApiKey {
     ApiKey {
         id: id(n),
         name: KeyName::parse(&format!("key {n}")).expect("a name"),
         scope,
+        token_digest: Some(token(n)),
         created_at: START as i64,
         expires_at: Some(START as i64 + 3600),
         revoked_at: None,
@@ -59,10 +65,22 @@ fn known_keys_pass_with_their_scope_and_unknown_ones_are_refused() {
     let (clock, _) = clock();
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
 
-    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Read));
-    assert_eq!(directory.check(id(2).as_str()), Ok(KeyScope::Write));
-    assert_eq!(directory.check(id(3).as_str()), Err(KeyRefusal::Unknown));
-    assert_eq!(directory.check("not even an id"), Err(KeyRefusal::Unknown));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Ok(KeyScope::Read)
+    );
+    assert_eq!(
+        directory.check(id(2).as_str(), &token(2)),
+        Ok(KeyScope::Write)
+    );
+    assert_eq!(
+        directory.check(id(3).as_str(), &token(3)),
+        Err(KeyRefusal::Unknown)
+    );
+    assert_eq!(
+        directory.check("not even an id", &token(1)),
+        Err(KeyRefusal::Unknown)
+    );
 }
 
 #[test]
@@ -91,12 +109,21 @@ fn a_refresh_reads_only_changes_and_applies_revocations() {
         .return_once(|_| changes(vec![], 8));
     let (clock, _) = clock();
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
-    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Write));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Ok(KeyScope::Write)
+    );
 
     assert_eq!(directory.refresh().expect("refresh"), 1);
-    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Err(KeyRefusal::Revoked)
+    );
     assert_eq!(directory.refresh().expect("refresh"), 0);
-    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Err(KeyRefusal::Revoked)
+    );
 }
 
 #[test]
@@ -108,9 +135,15 @@ fn a_key_stops_working_when_it_expires() {
     let (clock, now) = clock();
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
     *now.lock().unwrap() += Duration::from_secs(3599);
-    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Read));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Ok(KeyScope::Read)
+    );
     *now.lock().unwrap() += Duration::from_secs(1);
-    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Expired));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Err(KeyRefusal::Expired)
+    );
 }
 
 #[test]
@@ -142,8 +175,14 @@ fn an_unreadable_registry_keeps_the_last_known_keys_and_grows_stale() {
     *now.lock().unwrap() += Duration::from_secs(3);
     assert!(directory.refresh().is_err());
     assert_eq!(directory.stale_for(), Duration::from_secs(6));
-    assert_eq!(directory.check(id(1).as_str()), Ok(KeyScope::Read));
-    assert_eq!(directory.check(id(2).as_str()), Err(KeyRefusal::Unknown));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Ok(KeyScope::Read)
+    );
+    assert_eq!(
+        directory.check(id(2).as_str(), &token(2)),
+        Err(KeyRefusal::Unknown)
+    );
 
     directory.refresh().expect("the registry is back");
     assert_eq!(directory.stale_for(), Duration::ZERO);
@@ -170,13 +209,13 @@ fn uses_are_recorded_at_most_once_a_minute_per_key() {
         "nothing used yet"
     );
     for _ in 0..1000 {
-        directory.check(id(1).as_str()).expect("usable");
+        directory.check(id(1).as_str(), &token(1)).expect("usable");
     }
     assert_eq!(directory.record_uses().expect("record"), 1);
-    directory.check(id(1).as_str()).expect("usable");
+    directory.check(id(1).as_str(), &token(1)).expect("usable");
     assert_eq!(directory.record_uses().expect("record"), 0, "same minute");
     *now.lock().unwrap() += Duration::from_secs(60);
-    directory.check(id(1).as_str()).expect("usable");
+    directory.check(id(1).as_str(), &token(1)).expect("usable");
     assert_eq!(directory.record_uses().expect("record"), 1);
 
     let minute = |offset: i64| ((START as i64 + offset) / 60) * 60;
@@ -217,16 +256,57 @@ fn issuing_records_the_key_with_its_expiry_and_makes_it_usable_at_once() {
     let (clock, _) = clock();
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
 
-    let key = directory
-        .issue(
+    let key = ApiKey {
+        token_digest: Some(token(5)),
+        ..directory.draft(
             id(5),
             KeyName::parse("key 5").unwrap(),
             KeyScope::Read,
             Some(Duration::from_secs(90 * 86_400)),
         )
-        .expect("issue");
+    };
     assert_eq!(key, expected);
-    assert_eq!(directory.check(id(5).as_str()), Ok(KeyScope::Read));
+    directory.record(&key).expect("record");
+    assert_eq!(
+        directory.check(id(5).as_str(), &token(5)),
+        Ok(KeyScope::Read)
+    );
+}
+
+#[test]
+fn a_bound_key_passes_only_with_its_own_token_and_an_unbound_one_with_any() {
+    let unbound = ApiKey {
+        token_digest: None,
+        ..key(2, KeyScope::Write)
+    };
+    let mut registry = MockKeyRegistry::new();
+    registry
+        .expect_changes_since()
+        .return_once(move |_| changes(vec![key(1, KeyScope::Write), unbound], 2));
+    let (clock, _) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Ok(KeyScope::Write)
+    );
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(7)),
+        Err(KeyRefusal::NotIssued),
+        "a second token minted with the secret for a recorded id"
+    );
+    assert!(matches!(
+        directory.look_up(id(1).as_str(), &token(7)),
+        Err(LookupError::Refused(KeyRefusal::NotIssued))
+    ));
+    assert_eq!(directory.unbound_usable(), 1);
+    for presented in [token(2), token(7)] {
+        assert_eq!(
+            directory.check(id(2).as_str(), &presented),
+            Ok(KeyScope::Write),
+            "a key recorded before tokens were bound"
+        );
+    }
 }
 
 #[test]
@@ -261,7 +341,10 @@ fn revoking_passes_the_registry_answer_through_and_applies_it_at_once() {
         directory.revoke(&id(1)).expect("revoke"),
         Revocation::Revoked(revoked)
     );
-    assert_eq!(directory.check(id(1).as_str()), Err(KeyRefusal::Revoked));
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Err(KeyRefusal::Revoked)
+    );
 }
 
 #[test]
@@ -285,20 +368,30 @@ fn a_key_recorded_since_the_last_refresh_is_found_by_one_lookup_shared_by_every_
         });
     let (clock, _) = clock();
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
-    assert_eq!(directory.check(id(2).as_str()), Err(KeyRefusal::Unknown));
+    assert_eq!(
+        directory.check(id(2).as_str(), &token(2)),
+        Err(KeyRefusal::Unknown)
+    );
     assert!(directory.worth_looking_up(id(2).as_str()));
 
     let lookups: Vec<_> = (0..8)
         .map(|_| {
             let directory = directory.clone();
-            std::thread::spawn(move || directory.look_up(id(2).as_str()).map_err(|e| e.to_string()))
+            std::thread::spawn(move || {
+                directory
+                    .look_up(id(2).as_str(), &token(2))
+                    .map_err(|e| e.to_string())
+            })
         })
         .collect();
     release.send(()).expect("release the read");
     for lookup in lookups {
         assert_eq!(lookup.join().expect("thread"), Ok(KeyScope::Write));
     }
-    assert_eq!(directory.check(id(2).as_str()), Ok(KeyScope::Write));
+    assert_eq!(
+        directory.check(id(2).as_str(), &token(2)),
+        Ok(KeyScope::Write)
+    );
 }
 
 #[test]
@@ -318,7 +411,7 @@ fn a_key_still_unknown_after_a_lookup_is_refused_without_another_read_for_a_whil
 
     let missing = id(9);
     assert!(matches!(
-        directory.look_up(missing.as_str()),
+        directory.look_up(missing.as_str(), &token(9)),
         Err(LookupError::Refused(KeyRefusal::Unknown))
     ));
     assert!(!directory.worth_looking_up(missing.as_str()));
@@ -326,7 +419,7 @@ fn a_key_still_unknown_after_a_lookup_is_refused_without_another_read_for_a_whil
     *now.lock().expect("clock") += MISS_TTL;
     assert!(directory.worth_looking_up(missing.as_str()));
     assert!(matches!(
-        directory.look_up(missing.as_str()),
+        directory.look_up(missing.as_str(), &token(9)),
         Err(LookupError::Refused(KeyRefusal::Unknown))
     ));
 }
@@ -346,7 +439,7 @@ fn a_lookup_that_cannot_read_the_registry_says_so_and_is_not_remembered() {
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
 
     assert!(matches!(
-        directory.look_up(id(2).as_str()),
+        directory.look_up(id(2).as_str(), &token(2)),
         Err(LookupError::Repository(RepositoryError::Unavailable(_)))
     ));
     assert!(directory.worth_looking_up(id(2).as_str()));
@@ -369,6 +462,6 @@ fn a_use_in_the_minute_a_key_was_issued_is_never_recorded_before_its_creation() 
     *now.lock().unwrap() += Duration::from_secs(40);
     let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
 
-    directory.check(id(1).as_str()).expect("usable");
+    directory.check(id(1).as_str(), &token(1)).expect("usable");
     assert_eq!(directory.record_uses().expect("record"), 1);
 }

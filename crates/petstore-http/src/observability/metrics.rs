@@ -60,6 +60,7 @@ pub(crate) enum Refusal {
     Expired,
     Revoked,
     Unknown,
+    NotIssued,
     Scope,
 }
 
@@ -73,6 +74,7 @@ impl Refusal {
             Self::Expired => "expired",
             Self::Revoked => "revoked",
             Self::Unknown => "unknown_key",
+            Self::NotIssued => "not_issued",
             Self::Scope => "insufficient_scope",
         }
     }

@@ -5,8 +5,10 @@
 //! a rotation), the signature must match with HS256 exactly (`alg: none`, HS384 with the same
 //! secret, ... are all refused) and `exp`, `iat` and `nbf` must hold. Then its `jti` in the key
 //! directory (`petstore_application::KeyDirectory`): the registry must have issued it, not
-//! revoked it, and its scope must allow the operation. Every refusal is the same 401
-//! `invalid_token` to the client; the reason goes to the debug log.
+//! revoked it, and its scope must allow the operation. The registry also keeps the SHA-256 of
+//! the token it issued for the key ([`token_digest`]): whoever holds the signing secret still
+//! cannot mint a second token for a recorded key with claims of their own. Every refusal is the
+//! same 401 `invalid_token` to the client; the reason goes to the debug log.
 
 mod verified;
 
@@ -22,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use hmac::{Hmac, Mac};
 use petstore_application::{KeyDirectory, KeyRefusal, LookupError};
-use petstore_domain::KeyScope;
-use sha2::Sha256;
+use petstore_domain::{KeyScope, TokenDigest};
+use sha2::{Digest as _, Sha256};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::observability::metrics::{self, Refusal};
@@ -58,6 +60,19 @@ pub fn key_id(secret: &[u8]) -> String {
         <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes a key of any length");
     mac.update(KID_LABEL);
     hex::encode(&mac.finalize().into_bytes()[..8])
+}
+
+/// The digest the key registry keeps of a key's token: SHA-256 of its compact text.
+pub fn token_digest(token: &str) -> TokenDigest {
+    TokenDigest(Sha256::digest(token.as_bytes()).into())
+}
+
+/// A token that passed [`ApiKeys::verify_token`]: its claims, and its digest for the registry's
+/// check that it is the token issued for its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedToken {
+    pub claims: KeyClaims,
+    pub digest: TokenDigest,
 }
 
 /// What a key says about itself.
@@ -130,14 +145,20 @@ impl ApiKeys {
     /// The claims of `token` when it names a known secret in its `kid`, was signed by it with
     /// HS256 and has not expired.
     pub fn verify(&self, token: &str) -> Result<KeyClaims, KeyError> {
+        self.verify_token(token).map(|verified| verified.claims)
+    }
+
+    /// [`verify`](Self::verify), with the token's digest. A token verified before costs a
+    /// cache lookup: its signature and its digest are computed once.
+    pub fn verify_token(&self, token: &str) -> Result<VerifiedToken, KeyError> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(KeyError::Invalid(format!(
                 "{} bytes long, more than any key",
                 token.len()
             )));
         }
-        if let Some(claims) = self.verified.get(token, unix_now(), self.validation.leeway) {
-            return Ok(claims);
+        if let Some(verified) = self.verified.get(token, unix_now(), self.validation.leeway) {
+            return Ok(verified);
         }
         // RFC 7515 4.1.11: a `crit` header lists extensions the recipient must understand or
         // refuse the token; this service understands none.
@@ -169,8 +190,12 @@ impl ApiKeys {
         if claims.nbf.is_some_and(|nbf| nbf > latest) {
             return Err(KeyError::Invalid("not valid yet".into()));
         }
-        self.verified.insert(token, &claims);
-        Ok(claims)
+        let verified = VerifiedToken {
+            claims,
+            digest: token_digest(token),
+        };
+        self.verified.insert(token, &verified);
+        Ok(verified)
     }
 }
 
@@ -189,7 +214,7 @@ pub(crate) enum KeyCheck {
     Accepted(KeyClaims),
     /// Correctly signed, but its key is not in this instance's directory: issued a moment ago
     /// by another process, or never. [`look_up`] says which.
-    NotKnownHere(KeyClaims),
+    NotKnownHere(VerifiedToken),
 }
 
 /// Checks the request's `Authorization: Bearer <key>` header, then that the directory knows the
@@ -202,15 +227,15 @@ pub(crate) fn authenticate(
     directory: &KeyDirectory,
     needed: KeyScope,
 ) -> Result<KeyCheck, ApiError> {
-    let claims = verify_bearer(req, keys).map_err(|(refusal, error)| {
+    let verified = verify_bearer(req, keys).map_err(|(refusal, error)| {
         metrics::key_refused(refusal);
         error
     })?;
-    match directory.check(&claims.jti) {
-        Err(KeyRefusal::Unknown) if directory.worth_looking_up(&claims.jti) => {
-            Ok(KeyCheck::NotKnownHere(claims))
+    match directory.check(&verified.claims.jti, &verified.digest) {
+        Err(KeyRefusal::Unknown) if directory.worth_looking_up(&verified.claims.jti) => {
+            Ok(KeyCheck::NotKnownHere(verified))
         }
-        answer => judge(claims, answer, needed).map(KeyCheck::Accepted),
+        answer => judge(verified.claims, answer, needed).map(KeyCheck::Accepted),
     }
 }
 
@@ -218,12 +243,13 @@ pub(crate) fn authenticate(
 /// may block, and judges it like [`authenticate`]. A registry that cannot be read is a 503: the
 /// key may well be valid.
 pub(crate) async fn look_up(
-    claims: KeyClaims,
+    verified: VerifiedToken,
     directory: KeyDirectory,
     needed: KeyScope,
 ) -> Result<KeyClaims, ApiError> {
+    let VerifiedToken { claims, digest } = verified;
     let id = claims.jti.clone();
-    let answer = actix_web::web::block(move || directory.look_up(&id))
+    let answer = actix_web::web::block(move || directory.look_up(&id, &digest))
         .await
         .map_err(|blocking| ApiError::internal("the key lookup did not run", &blocking))?;
     let answer = match answer {
@@ -260,6 +286,7 @@ fn judge(
             KeyRefusal::Unknown => Refusal::Unknown,
             KeyRefusal::Revoked => Refusal::Revoked,
             KeyRefusal::Expired => Refusal::Expired,
+            KeyRefusal::NotIssued => Refusal::NotIssued,
         });
         invalid_token()
     })?;
@@ -272,7 +299,7 @@ fn judge(
 
 /// The claims of the request's bearer token, or the 401 for its absence or invalidity (with the
 /// reason, for the metrics).
-fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, (Refusal, ApiError)> {
+fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<VerifiedToken, (Refusal, ApiError)> {
     // RFC 6750 3.1: more than one way of sending a token is a malformed request. Taking the
     // first header would let a valid key vouch for a request that also carries another.
     if req
@@ -315,7 +342,7 @@ fn verify_bearer(req: &HttpRequest, keys: &ApiKeys) -> Result<KeyClaims, (Refusa
     if token.is_empty() {
         return Err(missing());
     }
-    keys.verify(token).map_err(|err| {
+    keys.verify_token(token).map_err(|err| {
         tracing::debug!(reason = %err, "rejected an API key");
         let refusal = match err {
             KeyError::Expired => Refusal::Expired,
@@ -398,6 +425,8 @@ pub(crate) fn test_directory(scope: KeyScope) -> KeyDirectory {
         id: KeyId::parse(TEST_KEY_ID).expect("a key id"),
         name: KeyName::parse("tests").expect("a name"),
         scope,
+        // Unbound: every test key with its id passes, whatever its claims.
+        token_digest: None,
         created_at: 0,
         expires_at: None,
         revoked_at: None,

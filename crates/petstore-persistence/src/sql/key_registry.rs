@@ -8,7 +8,7 @@
 
 use diesel::prelude::*;
 use petstore_application::{KeyChanges, KeyRegistry, RepositoryError, Revocation};
-use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
+use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
@@ -32,6 +32,7 @@ const COLUMNS: (
     api_keys::expires_at,
     api_keys::revoked_at,
     api_keys::last_used_at,
+    api_keys::token_sha256,
 ) = (
     api_keys::id,
     api_keys::name,
@@ -40,6 +41,7 @@ const COLUMNS: (
     api_keys::expires_at,
     api_keys::revoked_at,
     api_keys::last_used_at,
+    api_keys::token_sha256,
 );
 
 /// A row as stored; turned into an [`ApiKey`] by checking every field again.
@@ -52,6 +54,7 @@ struct KeyRow {
     expires_at: Option<i64>,
     revoked_at: Option<i64>,
     last_used_at: Option<i64>,
+    token_sha256: Option<Vec<u8>>,
 }
 
 impl KeyRow {
@@ -69,6 +72,12 @@ impl KeyRow {
                 .scope
                 .parse::<KeyScope>()
                 .map_err(|_| corrupt("scope"))?,
+            token_digest: self
+                .token_sha256
+                .as_deref()
+                .map(|digest| <[u8; 32]>::try_from(digest).map(TokenDigest))
+                .transpose()
+                .map_err(|_| corrupt("token digest"))?,
             created_at: self.created_at,
             expires_at: self.expires_at,
             revoked_at: self.revoked_at,
@@ -136,6 +145,8 @@ impl KeyRegistry for DieselKeyRegistry {
                         api_keys::revoked_at.eq(key.revoked_at),
                         api_keys::last_used_at.eq(key.last_used_at),
                         api_keys::revision.eq(revision),
+                        api_keys::token_sha256
+                            .eq(key.token_digest.as_ref().map(|digest| digest.0.as_slice())),
                     ))
                     .execute(conn)
             })

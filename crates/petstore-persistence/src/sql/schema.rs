@@ -19,6 +19,7 @@ diesel::table! {
         revoked_at -> Nullable<BigInt>,
         last_used_at -> Nullable<BigInt>,
         revision -> BigInt,
+        token_sha256 -> Nullable<Binary>,
     }
 }
 

@@ -134,6 +134,16 @@ fn state(key: &ApiKey, now: i64) -> &'static str {
     }
 }
 
+/// `bound`: only the token issued for the key passes; `unbound`: recorded before tokens were
+/// bound, so any token signed with the secret and the key's id passes (rotate it: docs/api.md).
+fn binding(key: &ApiKey) -> &'static str {
+    if key.token_digest.is_some() {
+        "bound"
+    } else {
+        "unbound"
+    }
+}
+
 fn key_json(key: &ApiKey, now: i64) -> serde_json::Value {
     let time = |at: Option<i64>| at.map(timestamp);
     serde_json::json!({
@@ -141,6 +151,7 @@ fn key_json(key: &ApiKey, now: i64) -> serde_json::Value {
         "name": key.name.as_str(),
         "scope": key.scope.as_str(),
         "state": state(key, now),
+        "token": binding(key),
         "createdAt": timestamp(key.created_at),
         "expiresAt": time(key.expires_at),
         "revokedAt": time(key.revoked_at),
@@ -156,6 +167,7 @@ fn table(keys: &[ApiKey], now: i64) -> String {
         "NAME",
         "SCOPE",
         "STATE",
+        "TOKEN",
         "CREATED",
         "EXPIRES",
         "REVOKED",
@@ -168,13 +180,14 @@ fn table(keys: &[ApiKey], now: i64) -> String {
             key.name.to_string(),
             key.scope.to_string(),
             state(key, now).to_owned(),
+            binding(key).to_owned(),
             timestamp(key.created_at),
             time(key.expires_at),
             time(key.revoked_at),
             time(last_used(key)),
         ]
     }));
-    let widths: Vec<usize> = (0..8)
+    let widths: Vec<usize> = (0..9)
         .map(|column| {
             rows.iter()
                 .map(|row| row[column].chars().count())
@@ -206,6 +219,7 @@ mod tests {
             id: KeyId::parse("0123456789abcdef0123456789abcdef").unwrap(),
             name: KeyName::parse("partner a").unwrap(),
             scope: KeyScope::Read,
+            token_digest: Some(petstore_domain::TokenDigest([1; 32])),
             created_at: 1_800_000_000,
             expires_at: Some(1_900_000_000),
             revoked_at,
@@ -245,6 +259,14 @@ mod tests {
             "{table}"
         );
         assert!(lines[2].contains("revoked"), "{table}");
+        let column = lines[0].find("TOKEN").unwrap();
+        assert_eq!(&lines[1][column..column + 6], "bound ", "{table}");
+        let unbound = ApiKey {
+            token_digest: None,
+            ..key(None)
+        };
+        assert!(super::table(std::slice::from_ref(&unbound), 1_800_000_200).contains(" unbound "));
+        assert_eq!(key_json(&unbound, 1_800_000_200)["token"], "unbound");
     }
 
     #[test]
@@ -253,6 +275,7 @@ mod tests {
         assert_eq!(json["id"], "0123456789abcdef0123456789abcdef");
         assert_eq!(json["scope"], "read");
         assert_eq!(json["state"], "active");
+        assert_eq!(json["token"], "bound");
         assert_eq!(json["createdAt"], "2027-01-15T08:00:00Z");
         assert!(json["revokedAt"].is_null());
         assert!(json["lastUsedAt"].is_null());

@@ -2,20 +2,21 @@
 //! JSON parses (a large share of a getPet's time when every call was verified afresh; the
 //! profile is in `docs/benchmarks.md`).
 //!
-//! Only tokens that passed every check are kept, under their exact text, so a hit means the very
-//! same bytes were verified before with the same secret. Each entry's own expiry is checked again
+//! Only tokens that passed every check are kept, under their exact text, with their digest (the
+//! registry's check that a token is the one issued for its key compares it), so a hit means the
+//! very same bytes were verified before with the same secret. Each entry's own expiry is checked again
 //! on every hit. The cache is bounded: `quick_cache` evicts the keys used least (CLOCK-Pro), so
 //! the keys in use stay while a burst of new ones passes through.
 
 use quick_cache::sync::Cache;
 
-use super::KeyClaims;
+use super::VerifiedToken;
 
 /// Most keys remembered at once.
 const CAPACITY: usize = 4096;
 
 pub(crate) struct VerifiedKeys {
-    by_token: Cache<Box<str>, KeyClaims>,
+    by_token: Cache<Box<str>, VerifiedToken>,
 }
 
 impl Default for VerifiedKeys {
@@ -35,33 +36,38 @@ impl std::fmt::Debug for VerifiedKeys {
 }
 
 impl VerifiedKeys {
-    /// The claims of `token` if it was verified before and, at `now` (Unix seconds), has not
-    /// passed `exp` plus `leeway`.
-    pub(crate) fn get(&self, token: &str, now: u64, leeway: u64) -> Option<KeyClaims> {
-        self.by_token.get(token).filter(|claims| {
-            claims
+    /// `token` as verified before, if it was and, at `now` (Unix seconds), has not passed `exp`
+    /// plus `leeway`.
+    pub(crate) fn get(&self, token: &str, now: u64, leeway: u64) -> Option<VerifiedToken> {
+        self.by_token.get(token).filter(|verified| {
+            verified
+                .claims
                 .exp
                 .is_none_or(|exp| now <= exp.saturating_add(leeway))
         })
     }
 
-    /// Remembers `token` as verified with these claims.
-    pub(crate) fn insert(&self, token: &str, claims: &KeyClaims) {
-        self.by_token.insert(token.into(), claims.clone());
+    /// Remembers `token` as verified.
+    pub(crate) fn insert(&self, token: &str, verified: &VerifiedToken) {
+        self.by_token.insert(token.into(), verified.clone());
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::{token_digest, KeyClaims};
     use super::*;
 
-    fn claims(exp: Option<u64>) -> KeyClaims {
-        KeyClaims {
-            sub: "me".into(),
-            jti: "00".into(),
-            iat: 100,
-            exp,
-            nbf: None,
+    fn claims(exp: Option<u64>) -> VerifiedToken {
+        VerifiedToken {
+            claims: KeyClaims {
+                sub: "me".into(),
+                jti: "00".into(),
+                iat: 100,
+                exp,
+                nbf: None,
+            },
+            digest: token_digest("token"),
         }
     }
 
