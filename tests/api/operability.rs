@@ -494,6 +494,98 @@ mod limits {
         [memory, sqlite]
         each_key_has_its_own_bucket_and_429_says_when_to_retry
     );
+
+    /// Probing is not free: a key's 403s take from its own bucket, and refused keys (401) and
+    /// the endpoints without a key take from the client address's bucket, with the same 429.
+    #[actix_web::test]
+    async fn refusals_and_anonymous_requests_take_from_a_bucket() {
+        let app = TestApp::builder(Backend::Memory)
+            .setting("PETSTORE_RATE_LIMIT", "3/m")
+            .setting("PETSTORE_CLIENT_RATE_LIMIT", "4/m")
+            .spawn()
+            .await;
+        let reader = app
+            .issue_key(&["--name", "reader", "--scope", "read"])
+            .await;
+        let create = || {
+            send(
+                app.client
+                    .post(app.url("/v1/pets"))
+                    .bearer_auth(&reader)
+                    .insert_header(("Content-Type", "application/json")),
+                Some(json!({"name": "Rex", "categoryId": 1}).to_string()),
+            )
+        };
+        for remaining in [2, 1, 0] {
+            let refused = create().await;
+            refused.assert_error(403, "forbidden");
+            assert!(
+                refused
+                    .header("ratelimit")
+                    .is_some_and(|value| value.starts_with(&format!(r#""per-key";r={remaining};"#))),
+                "{:?}",
+                refused.header("ratelimit")
+            );
+        }
+        create().await.assert_error(429, "rate_limited");
+
+        let anonymous = || send(app.client.get(app.url("/v1/pets")), None);
+        let health = || send(app.client.get(app.url("/healthz")), None);
+        // One address, one bucket of 4: two refused keys, two health checks, then 429s.
+        anonymous().await.assert_error(401, "unauthorized");
+        let checked = health().await;
+        assert_eq!(checked.status.as_u16(), 200);
+        assert_eq!(
+            checked.header("ratelimit-policy"),
+            Some(r#""per-client";q=4;w=60"#)
+        );
+        anonymous().await.assert_error(401, "unauthorized");
+        assert_eq!(health().await.status.as_u16(), 200);
+        let limited = anonymous().await;
+        limited.assert_error(429, "rate_limited");
+        assert!(limited.header("retry-after").is_some());
+        assert!(limited
+            .header("ratelimit")
+            .is_some_and(|value| value.starts_with(r#""per-client";r=0;"#)));
+        health().await.assert_error(429, "rate_limited");
+        let other_path = send(app.client.get(app.url("/v1/openapi.json")), None).await;
+        other_path.assert_error(429, "rate_limited");
+        // Naming another client in a forwarding header changes nothing: no proxy is trusted.
+        let spoofed = send(
+            app.client
+                .get(app.url("/healthz"))
+                .insert_header(("X-Forwarded-For", "203.0.113.7")),
+            None,
+        )
+        .await;
+        spoofed.assert_error(429, "rate_limited");
+
+        // A key that works is counted against its own bucket only.
+        let listed = send(app.get("/v1/pets"), None).await;
+        assert_eq!(listed.status.as_u16(), 200, "{}", listed.body);
+    }
+
+    /// Behind a trusted proxy, each forwarded client has a bucket of its own.
+    #[actix_web::test]
+    async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket() {
+        let app = TestApp::builder(Backend::Memory)
+            .setting("PETSTORE_CLIENT_RATE_LIMIT", "2/m")
+            .setting("PETSTORE_TRUSTED_PROXIES", "127.0.0.0/8")
+            .spawn()
+            .await;
+        let from = |client: &'static str| {
+            send(
+                app.client
+                    .get(app.url("/readyz"))
+                    .insert_header(("X-Forwarded-For", client)),
+                None,
+            )
+        };
+        assert_eq!(from("203.0.113.1").await.status.as_u16(), 200);
+        assert_eq!(from("203.0.113.1").await.status.as_u16(), 200);
+        from("203.0.113.1").await.assert_error(429, "rate_limited");
+        assert_eq!(from("203.0.113.2").await.status.as_u16(), 200);
+    }
 }
 
 mod cors {

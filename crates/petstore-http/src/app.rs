@@ -6,7 +6,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
 use crate::routing::not_found;
-use crate::security::cors;
+use crate::security::{client_limit, cors};
 use crate::service::{self, swagger_ui_config};
 use crate::state::HttpState;
 use crate::{orders, pets};
@@ -51,6 +51,7 @@ pub fn app(
         })
         .configure(|config| service::routes(config, serves_metrics))
         .default_service(web::to(not_found))
+        .wrap(middleware::from_fn(client_limit::limit_by_client))
         .wrap(cors)
         // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
         // id): one middleware instead of a `DefaultHeaders` layer of its own.

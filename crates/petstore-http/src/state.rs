@@ -18,6 +18,7 @@ use crate::edge::cursor::CursorCodec;
 use crate::observability::metrics::MetricsExporter;
 use crate::routing::servers::ApiServers;
 use crate::security::auth::ApiKeys;
+use crate::security::client_limit::{TrustedProxies, CLIENT_POLICY};
 use crate::security::cors::CorsOrigins;
 use crate::security::rate_limit::{KeyRateLimiter, RateLimit};
 
@@ -44,6 +45,9 @@ pub struct HttpState {
     body_timeout: Duration,
     metrics: Option<MetricsExporter>,
     rate_limiter: Option<Arc<KeyRateLimiter>>,
+    /// Buckets per client address, for anonymous requests and refused keys.
+    client_rate_limiter: Option<Arc<KeyRateLimiter>>,
+    trusted_proxies: Arc<TrustedProxies>,
     cors: CorsOrigins,
     shutting_down: Arc<AtomicBool>,
     idempotency: Option<Idempotency>,
@@ -82,6 +86,8 @@ impl HttpState {
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             metrics: None,
             rate_limiter: None,
+            client_rate_limiter: None,
+            trusted_proxies: Arc::default(),
             cors: CorsOrigins::Off,
             shutting_down: Arc::default(),
             idempotency: None,
@@ -98,6 +104,28 @@ impl HttpState {
     pub fn with_rate_limit(mut self, limit: RateLimit) -> Self {
         self.rate_limiter = Some(Arc::new(KeyRateLimiter::new(limit)));
         self
+    }
+
+    /// Limits each client address to `limit` for what no key answers for: anonymous endpoints
+    /// and refused keys (no limit without it).
+    pub fn with_client_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.client_rate_limiter = Some(Arc::new(KeyRateLimiter::named(limit, CLIENT_POLICY)));
+        self
+    }
+
+    /// Believes the forwarding headers (`Forwarded`, `X-Forwarded-For`) of these peers when it
+    /// tells client addresses apart (none without it).
+    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
+        self.trusted_proxies = Arc::new(proxies);
+        self
+    }
+
+    pub(crate) fn client_rate_limiter(&self) -> Option<&KeyRateLimiter> {
+        self.client_rate_limiter.as_deref()
+    }
+
+    pub(crate) fn trusted_proxies(&self) -> &TrustedProxies {
+        &self.trusted_proxies
     }
 
     /// Answers cross-origin requests from `origins` (none without it).

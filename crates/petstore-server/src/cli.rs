@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use petstore_domain::{KeyScope, KeyScopeError};
+use petstore_http::security::client_limit::TrustedProxies;
 use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
@@ -213,6 +214,18 @@ pub struct ServeArgs {
     /// Per-key rate limit, per instance: `100/s`, `6000/m`, with `,burst=N`. Off when unset.
     #[arg(long, env = "PETSTORE_RATE_LIMIT")]
     pub rate_limit: Option<RateLimit>,
+
+    /// Per-client-address rate limit, per instance, for what no key answers for: refused keys
+    /// (401) and the endpoints without a key (health, metrics, the contract, unknown paths).
+    /// Same format as `--rate-limit`. Off when unset.
+    #[arg(long, env = "PETSTORE_CLIENT_RATE_LIMIT")]
+    pub client_rate_limit: Option<RateLimit>,
+
+    /// Proxies (addresses or CIDR blocks, comma-separated) whose `Forwarded` /
+    /// `X-Forwarded-For` headers name the client address the per-client limit counts. None
+    /// when unset: the socket's peer is the client.
+    #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: TrustedProxies,
 
     /// Origins allowed to call the API from a browser: a comma-separated list of
     /// `scheme://host[:port]`, or `*`. Off when unset.

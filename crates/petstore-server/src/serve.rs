@@ -119,6 +119,11 @@ impl Application {
             Some(limit) => state.with_rate_limit(limit),
             None => state,
         };
+        let state = match args.client_rate_limit {
+            Some(limit) => state.with_client_rate_limit(limit),
+            None => state,
+        }
+        .with_trusted_proxies(args.trusted_proxies.clone());
         let shutting_down = state.shutdown_flag();
         let workers = args.workers.unwrap_or_else(default_workers);
         let limits = connection_limits(args);

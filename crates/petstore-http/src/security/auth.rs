@@ -212,6 +212,9 @@ fn unix_now() -> u64 {
 pub(crate) enum KeyCheck {
     /// The key may do what was asked.
     Accepted(KeyClaims),
+    /// A usable key whose scope does not cover the operation: the 403 to answer, once the
+    /// refusal has been taken from the key's rate bucket (probing scopes is not free).
+    OutOfScope(KeyClaims, ApiError),
     /// Correctly signed, but its key is not in this instance's directory: issued a moment ago
     /// by another process, or never. [`look_up`] says which.
     NotKnownHere(VerifiedToken),
@@ -235,7 +238,7 @@ pub(crate) fn authenticate(
         Err(KeyRefusal::Unknown) if directory.worth_looking_up(&verified.claims.jti) => {
             Ok(KeyCheck::NotKnownHere(verified))
         }
-        answer => judge(verified.claims, answer, needed).map(KeyCheck::Accepted),
+        answer => judge(verified.claims, answer, needed),
     }
 }
 
@@ -246,7 +249,7 @@ pub(crate) async fn look_up(
     verified: VerifiedToken,
     directory: KeyDirectory,
     needed: KeyScope,
-) -> Result<KeyClaims, ApiError> {
+) -> Result<KeyCheck, ApiError> {
     let VerifiedToken { claims, digest } = verified;
     let id = claims.jti.clone();
     let answer = actix_web::web::block(move || directory.look_up(&id, &digest))
@@ -273,13 +276,13 @@ pub(crate) async fn look_up(
     judge(claims, answer, needed)
 }
 
-/// The claims when the directory's `answer` about their key lets it do `needed`; else the 401
-/// (refused key) or 403 (scope), counted.
+/// Accepted when the directory's `answer` about the key lets it do `needed`; out of scope (the
+/// 403 to answer) or the 401 of a refused key otherwise, counted.
 fn judge(
     claims: KeyClaims,
     answer: Result<KeyScope, KeyRefusal>,
     needed: KeyScope,
-) -> Result<KeyClaims, ApiError> {
+) -> Result<KeyCheck, ApiError> {
     let scope = answer.map_err(|refusal| {
         tracing::debug!(key = %claims.jti, reason = %refusal, "rejected an API key");
         metrics::key_refused(match refusal {
@@ -292,9 +295,9 @@ fn judge(
     })?;
     if !scope.allows(needed) {
         metrics::key_refused(Refusal::Scope);
-        return Err(insufficient_scope(needed));
+        return Ok(KeyCheck::OutOfScope(claims, insufficient_scope(needed)));
     }
-    Ok(claims)
+    Ok(KeyCheck::Accepted(claims))
 }
 
 /// The claims of the request's bearer token, or the 401 for its absence or invalidity (with the

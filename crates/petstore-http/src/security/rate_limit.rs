@@ -1,7 +1,9 @@
-//! Per-key rate limits: a token bucket per API key (GCRA, from the `governor` crate), in this
-//! instance's memory. Requests are checked after the key is, so only keys the registry issued
-//! ever get a bucket (an unauthenticated flood gets 401s and touches none) and memory is bounded
-//! by the number of keys; buckets of keys not seen for a while are dropped regularly.
+//! Rate limits: a token bucket per API key (GCRA, from the `governor` crate), in this instance's
+//! memory, and the same per client address for what no key answers for (`client_limit.rs`).
+//! Key requests are checked after the key is, so only keys the registry issued ever get a key
+//! bucket; refused keys (401) and anonymous endpoints take from their client address's bucket.
+//! Memory is bounded by the keys and addresses seen lately: buckets not used for a while are
+//! dropped regularly.
 //!
 //! Each key has a direct (unkeyed) governor limiter, found through a map under a read lock: a
 //! check is then one atomic compare-and-swap. (governor's keyed limiter takes a write lock on a
@@ -32,8 +34,8 @@ pub const RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-pol
 /// `RateLimit`.
 pub const RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
 
-/// The policy's name in the headers.
-const POLICY: &str = "per-key";
+/// The policy's name in the headers of the per-key buckets.
+const KEY_POLICY: &str = "per-key";
 
 /// How many checks between two sweeps of idle buckets.
 const SWEEP_EVERY: u32 = 4096;
@@ -130,6 +132,8 @@ struct Bucket {
 /// The buckets of one instance.
 pub struct KeyRateLimiter {
     limit: RateLimit,
+    /// The policy's name in the headers.
+    name: &'static str,
     buckets: RwLock<HashMap<String, Arc<Bucket>>>,
     started: Instant,
     policy: HeaderValue,
@@ -161,10 +165,17 @@ pub(crate) struct RateLimitHeaders {
 }
 
 impl KeyRateLimiter {
+    /// Buckets of `limit` per API key.
     pub fn new(limit: RateLimit) -> Self {
-        let policy = format!("\"{POLICY}\";q={};w={}", limit.burst, limit.window_secs());
+        Self::named(limit, KEY_POLICY)
+    }
+
+    /// Buckets of `limit` per whatever the caller keys them by, `name`d so in the headers.
+    pub(crate) fn named(limit: RateLimit, name: &'static str) -> Self {
+        let policy = format!("\"{name}\";q={};w={}", limit.burst, limit.window_secs());
         Self {
             limit,
+            name,
             buckets: RwLock::default(),
             started: Instant::now(),
             policy: HeaderValue::from_str(&policy).expect("digits and quotes are a valid header"),
@@ -211,7 +222,7 @@ impl KeyRateLimiter {
     }
 
     fn headers(&self, remaining: u32, reset_secs: u64) -> RateLimitHeaders {
-        let state = format!("\"{POLICY}\";r={remaining};t={reset_secs}");
+        let state = format!("\"{}\";r={remaining};t={reset_secs}", self.name);
         RateLimitHeaders {
             policy: self.policy.clone(),
             state: HeaderValue::from_str(&state).expect("digits and quotes are a valid header"),

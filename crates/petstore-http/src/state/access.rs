@@ -69,16 +69,37 @@ impl<S: Scope> Authorized<S> {
             .expect("the app registers its HttpState")
             .clone();
         match authenticate(req, &state.keys, &state.key_directory, S::NEEDED) {
-            Ok(KeyCheck::Accepted(claims)) => Either::Left(ready(Self::admit(req, state, claims))),
-            Err(refused) => Either::Left(ready(Err(refused))),
-            Ok(KeyCheck::NotKnownHere(claims)) => {
+            Ok(KeyCheck::NotKnownHere(verified)) => {
                 let req = req.clone();
                 Either::Right(Box::pin(async move {
                     let directory = state.key_directory.clone();
-                    let claims = look_up(claims, directory, S::NEEDED).await?;
-                    Self::admit(&req, state, claims)
+                    let check = look_up(verified, directory, S::NEEDED).await?;
+                    Self::decide(&req, state, check)
                 }))
             }
+            Ok(check) => Either::Left(ready(Self::decide(req, state, check))),
+            Err(refused) => Either::Left(ready(Err(refused))),
+        }
+    }
+
+    /// Admits an accepted key; a key out of scope takes its refusal from its rate bucket too,
+    /// so that probing which operations a key may do costs what doing them would.
+    fn decide(
+        req: &HttpRequest,
+        state: Data<HttpState>,
+        check: KeyCheck,
+    ) -> Result<Self, ApiError> {
+        match check {
+            KeyCheck::Accepted(claims) => Self::admit(req, state, claims),
+            KeyCheck::OutOfScope(claims, refusal) => {
+                Self::admit(req, state, claims)?;
+                Err(refusal)
+            }
+            // `look_up` answers for the key it looked up; it never hands the lookup on again.
+            KeyCheck::NotKnownHere(_) => Err(ApiError::new(
+                ErrorCode::InternalError,
+                crate::error::INTERNAL_ERROR_MESSAGE,
+            )),
         }
     }
 

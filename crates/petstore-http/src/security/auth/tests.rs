@@ -223,7 +223,10 @@ fn a_read_key_may_read_but_not_write() {
         authenticate(&req, &keys(), &directory, KeyScope::Read),
         Ok(KeyCheck::Accepted(_))
     ));
-    let err = authenticate(&req, &keys(), &directory, KeyScope::Write).unwrap_err();
+    let Ok(KeyCheck::OutOfScope(_, err)) = authenticate(&req, &keys(), &directory, KeyScope::Write)
+    else {
+        panic!("a read key is out of scope for a write");
+    };
     assert_eq!(err.code(), ErrorCode::Forbidden);
     assert_eq!(
         challenge(&err),
