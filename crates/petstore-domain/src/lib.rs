@@ -1,6 +1,7 @@
 //! The pet store's domain: the values a pet is made of, the rules that keep them valid, the
-//! status life cycle, the one rule every human-entered name follows, the orders that move pets through it, the API keys that give access to
-//! them, and the idempotency keys that make retried writes safe. Nothing here knows about HTTP,
+//! status life cycle, the orders that move pets through it, the API keys that give access to
+//! them, the idempotency keys that make retried writes safe, and the one rule every
+//! human-entered name (a pet's, a key holder's) follows. Nothing here knows about HTTP,
 //! SQL or async runtimes; adapters turn their own representations into these types with each
 //! type's `parse`/`new` and get a typed error back.
 
