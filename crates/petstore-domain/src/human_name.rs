@@ -5,13 +5,16 @@
 //! A name is a run of *visible* characters and spaces (general category Zs), with at least one
 //! visible character. After a visible character may come combining marks (M) and variation
 //! selectors, and a zero width joiner (U+200D) directly followed by an Extended_Pictographic
-//! character, so emoji sequences such as "🐕‍🦺" and "❤️" work. Never allowed (and not visible):
+//! character, so emoji sequences work: service dog (U+1F415 U+200D U+1F9BA), red heart (U+2764
+//! U+FE0F). Never allowed (and not visible):
 //! controls (Cc: C0, C1, ESC, newlines), format characters (Cf: U+200F, U+061C, U+202E, zero
 //! width spaces), private use and unassigned code points (Co, Cn), line and paragraph
 //! separators (Zl, Zp), Default_Ignorable_Code_Point (tag characters U+E0000 to U+E007F, the
 //! musical symbol invisibles U+1D173 to U+1D17A, Hangul fillers), Bidi_Control, and one named
 //! exception: U+2800 BRAILLE PATTERN BLANK, a symbol (So) in Unicode that draws nothing, used to
-//! pass blank text through filters.
+//! pass blank text through filters. A visible character is any other than these, a space or a
+//! mark. The zero width non-joiner (U+200C, Cf) is refused too, though Persian spelling uses it
+//! between letters: allowing it there is a rule of its own, left until a name needs it.
 //!
 //! The property tables are `regex-syntax`'s (Unicode 16.0, the crate `regex` is built on, which
 //! the workspace already depends on): a maintained, MIT/Apache source that has every property
