@@ -20,15 +20,21 @@ pub(crate) const NAME_RULE: &str = "Visible characters and spaces (Unicode gener
     nothing). Properties as of Unicode 16.0; the 400 names the first character refused by its \
     code point.";
 
-/// A pet's name, as `PetName` accepts it.
+/// A new pet's name, as `PetName::parse` accepts it.
 pub(crate) fn name(description: &str) -> Object {
+    stored_name(description)
+        .pattern(Some(human_name_pattern()))
+        .build()
+}
+
+/// A name as the store may hold it: within `PetName`'s length, but with no `pattern`, since
+/// rows written under older, looser rules are served as stored.
+fn stored_name(description: &str) -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(Type::String)
         .description(Some(description))
         .min_length(Some(1))
         .max_length(Some(PetName::MAX_CHARS))
-        .pattern(Some(human_name_pattern()))
-        .build()
 }
 
 /// A category id, as `CategoryId` accepts it.
@@ -55,10 +61,12 @@ pub(crate) fn limit() -> Object {
 
 /// `Pet.name`'s schema.
 pub(crate) fn pet_name() -> Object {
-    name(&format!(
-        "1 to {} characters. {NAME_RULE} Names stored before this rule are served as stored.",
+    stored_name(&format!(
+        "1 to {} characters. Names given since the rule of `NewPet.name` follow it; one stored \
+         under an older, looser rule is served as stored, so this schema states no `pattern`.",
         PetName::MAX_CHARS
     ))
+    .build()
 }
 
 /// `Pet.categoryId`'s schema.
