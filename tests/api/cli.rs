@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use petstore_test_support::TestDatabase;
+use petstore_test_support::{send, Backend, TestApp, TestDatabase};
 
 use petstore_test_support::{issue_key, petstore, poll_list_status, run_petstore, start_server};
 
@@ -40,6 +40,58 @@ fn keys_issue_refuses_a_bad_lifetime_and_a_blank_name() {
             "nothing that looks like a key on stdout"
         );
     }
+}
+
+/// A key's name follows the rule for every human-entered name: `keys list` and the logs show
+/// it, where hidden or reordered text would pass one holder off as another.
+#[test]
+fn keys_issue_refuses_a_name_that_hides_or_reorders_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let migrated = run_petstore(dir.path(), &[], &["migrate"]);
+    assert!(migrated.status.success(), "{migrated:?}");
+    for (name, code_point) in [
+        ("partner\u{202e}a", "U+202E"),
+        ("ops\u{200b}x", "U+200B"),
+        ("ops\u{1b}[2J", "U+001B"),
+        ("\u{2800}", "U+2800"),
+    ] {
+        let output = run_petstore(dir.path(), &[], &["keys", "issue", "--name", name]);
+        assert!(!output.status.success(), "{name:?}: {output:?}");
+        assert!(output.stdout.is_empty(), "{name:?}: a key on stdout");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--name must not contain invisible or control characters")
+                && stderr.contains(code_point),
+            "{name:?}: {stderr}"
+        );
+    }
+    let listed = run_petstore(dir.path(), &[], &["keys", "list", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "[]");
+}
+
+/// A key issued before the rule, under a name it now refuses, is still listed and still works.
+#[actix_web::test]
+async fn a_key_named_before_the_name_rule_is_listed_and_works() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let key = app.issue_key(&["--name", "partner a"]).await;
+    let old_name = "partner\u{202e}a";
+    app.execute_sql(&format!(
+        "UPDATE api_keys SET name = '{old_name}' WHERE name = 'partner a'"
+    ));
+    let listed = app.run_keys_command(&["list", "--json"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let keys: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert!(
+        keys.as_array()
+            .expect("an array")
+            .iter()
+            .any(|listed| listed["name"] == old_name),
+        "{keys}"
+    );
+    let table = app.run_keys_command(&["list"]);
+    assert!(table.status.success(), "{table:?}");
+    let response = send(app.client.get(app.url("/v1/pets")).bearer_auth(&key), None).await;
+    assert_eq!(response.status.as_u16(), 200, "{}", response.body);
 }
 
 #[test]
@@ -539,7 +591,7 @@ async fn a_clean_start_logs_no_warning() {
             Stdio::from(log),
         );
         let mut server = started.child;
-        let ready = petstore_test_support::send(
+        let ready = send(
             petstore_test_support::client().get(format!("{}/readyz", started.address)),
             None,
         )
@@ -562,7 +614,7 @@ async fn a_clean_start_logs_no_warning() {
 /// saying why, when nothing listens.
 #[actix_web::test]
 async fn healthcheck_exits_0_while_the_server_answers_and_1_when_it_does_not() {
-    let app = petstore_test_support::TestApp::spawn(petstore_test_support::Backend::Memory).await;
+    let app = TestApp::spawn(Backend::Memory).await;
     let bind = app.address.trim_start_matches("http://").to_owned();
     let dir = tempfile::tempdir().expect("a directory");
     let healthy = run_petstore(dir.path(), &[], &["healthcheck", "--bind", &bind]);

@@ -138,26 +138,94 @@ async fn invalid_bodies_are_refused_naming_the_field_and_store_nothing(app: Test
         .assert_error(400, "validation_failed");
     assert!(message.contains("name"), "{message}");
 
-    // Names that deceive: nothing visible, or text that displays reordered.
-    let invisible = json!({"name": "\u{200b}\u{200b}", "categoryId": 1}).to_string();
-    let message = send(app.post_json("/v1/pets"), Some(invisible))
-        .await
-        .assert_error(400, "validation_failed");
-    assert!(message.contains("`name` must not be blank"), "{message}");
-    let reordered = json!({"name": "abc\u{202e}gpj.exe", "categoryId": 1}).to_string();
-    let message = send(app.post_json("/v1/pets"), Some(reordered))
-        .await
-        .assert_error(400, "validation_failed");
-    assert!(
-        message.contains("bidirectional") && message.contains("U+202E"),
-        "{message}"
-    );
-
     assert_eq!(
         app.list("").await,
         Vec::<Value>::new(),
         "a refused body stored a pet"
     );
+}
+
+/// Names that deceive (nothing visible, hidden text, reordered text, terminal escapes) are
+/// refused with a message that names the first such character by its code point, never
+/// repeating it.
+async fn deceptive_names_are_refused_naming_the_code_point(app: TestApp) {
+    const HIDDEN: &str = "`name` must not contain invisible or control characters";
+    const LONE_MARK: &str = "`name` must not have a combining mark";
+    for (name, code_point, says) in [
+        ("Rex\u{e0041}", "U+E0041", HIDDEN),
+        ("Re\u{1d173}x", "U+1D173", HIDDEN),
+        ("\u{2800}", "U+2800", HIDDEN),
+        ("\u{301}\u{301}", "U+0301", LONE_MARK),
+        ("Rex\u{200f}", "U+200F", HIDDEN),
+        ("Rex\u{61c}", "U+061C", HIDDEN),
+        ("Rex\u{1b}[2J", "U+001B", HIDDEN),
+        ("Rex\u{85}", "U+0085", HIDDEN),
+        ("Rex\nII", "U+000A", HIDDEN),
+        ("abc\u{202e}gpj.exe", "U+202E", HIDDEN),
+        ("\u{200b}\u{200b}", "U+200B", HIDDEN),
+    ] {
+        let body = json!({"name": name, "categoryId": 1}).to_string();
+        let message = send(app.post_json("/v1/pets"), Some(body))
+            .await
+            .assert_error(400, "validation_failed");
+        assert!(
+            message.starts_with(says) && message.contains(code_point),
+            "{name:?}: {message}"
+        );
+        assert!(
+            message.is_ascii(),
+            "{name:?}: the message repeats it: {message:?}"
+        );
+    }
+    assert_eq!(app.list("").await, Vec::<Value>::new());
+}
+
+/// Names in any script, with combining marks and emoji sequences, are kept as sent.
+async fn names_people_give_are_kept_as_sent(app: TestApp) {
+    for name in [
+        "Zo\u{eb}",
+        "Zoe\u{308}",
+        "Flöckchen",
+        "小白",
+        "قطة",
+        "כלב",
+        "Rex der Zweite",
+        "\u{1f415}\u{200d}\u{1f9ba}",
+        "\u{2764}\u{fe0f}",
+    ] {
+        let pet = app.create_pet(json!({"name": name, "categoryId": 1})).await;
+        assert_eq!(pet["name"], name);
+    }
+}
+
+/// Rows written before today's rule (v1 took these names) are still served, by id and in
+/// listings.
+async fn names_stored_before_the_rule_are_still_served(app: TestApp) {
+    let old_names = [
+        "abc\u{202e}gpj.exe",
+        "\u{200b}\u{200b}",
+        "Rex\u{1b}[2J",
+        "\u{2800}",
+    ];
+    let values: Vec<String> = old_names
+        .iter()
+        .map(|name| format!("('{name}', 1, 'available')"))
+        .collect();
+    app.execute_sql(&format!(
+        "INSERT INTO pets (name, category_id, status) VALUES {}",
+        values.join(", ")
+    ));
+    let listed = app.list("").await;
+    let names: Vec<&str> = listed
+        .iter()
+        .filter_map(|pet| pet["name"].as_str())
+        .collect();
+    assert_eq!(names, old_names);
+    for pet in &listed {
+        let response = send(app.get(&format!("/v1/pets/{}", pet["id"])), None).await;
+        assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+        assert_eq!(response.json(), *pet);
+    }
 }
 
 async fn unparseable_json_is_malformed_json(app: TestApp) {
@@ -214,8 +282,15 @@ on_backends!(
     an_omitted_or_null_status_means_available,
     ids_are_unique_and_increasing,
     a_name_of_255_characters_is_kept_whole,
+    names_people_give_are_kept_as_sent,
     category_ids_written_as_whole_floats_are_stored_as_integers,
 );
+
+/// Rows put in the database directly: the backends that have one.
+mod stored_before_the_rule {
+    use super::*;
+    on_backends!([sqlite, postgres] names_stored_before_the_rule_are_still_served);
+}
 
 /// Bodies are refused before storage is touched: the backend makes no difference.
 mod refused_before_storage {
@@ -224,6 +299,7 @@ mod refused_before_storage {
         [memory]
         a_charset_parameter_is_accepted,
         invalid_bodies_are_refused_naming_the_field_and_store_nothing,
+        deceptive_names_are_refused_naming_the_code_point,
         unparseable_json_is_malformed_json,
         a_body_that_is_not_json_by_content_type_is_415,
         a_body_over_64_kib_is_413,

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::human_name::{self, HumanNameError};
+
 /// A key's id: the token's `jti`, 16 random bytes as 32 lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyId(String);
@@ -39,8 +41,9 @@ impl fmt::Display for KeyId {
     }
 }
 
-/// Who a key was issued to: 1 to 100 characters after trimming, no control characters (it is
-/// printed in tables and logs).
+/// Who a key was issued to: 1 to 100 characters after trimming, following the rule for every
+/// human-entered name ([`crate::human_name`]): it is printed in tables and logs, where an
+/// invisible or reordering character would make one key's holder look like another's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyName(String);
 
@@ -50,6 +53,9 @@ pub enum KeyNameError {
     Blank,
     #[error("must be at most {max} characters", max = KeyName::MAX_CHARS)]
     TooLong,
+    #[error(transparent)]
+    Characters(#[from] HumanNameError),
+    /// Only from [`KeyName::parse_stored`].
     #[error("must not contain control characters")]
     ControlCharacter,
 }
@@ -58,6 +64,23 @@ impl KeyName {
     pub const MAX_CHARS: usize = 100;
 
     pub fn parse(text: &str) -> Result<Self, KeyNameError> {
+        let name = Self::trimmed(text)?;
+        human_name::check(name)?;
+        Ok(Self(name.to_owned()))
+    }
+
+    /// A name read back from the registry, for the adapters only: keys issued under the older
+    /// rule (no control characters) keep being listed and keep working; what that rule refused
+    /// is still refused, so a row changed behind the service's back is noticed.
+    pub fn parse_stored(text: &str) -> Result<Self, KeyNameError> {
+        let name = Self::trimmed(text)?;
+        if name.chars().any(char::is_control) {
+            return Err(KeyNameError::ControlCharacter);
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    fn trimmed(text: &str) -> Result<&str, KeyNameError> {
         let name = text.trim();
         if name.is_empty() {
             return Err(KeyNameError::Blank);
@@ -65,10 +88,7 @@ impl KeyName {
         if name.chars().count() > Self::MAX_CHARS {
             return Err(KeyNameError::TooLong);
         }
-        if name.chars().any(char::is_control) {
-            return Err(KeyNameError::ControlCharacter);
-        }
-        Ok(Self(name.to_owned()))
+        Ok(name)
     }
 
     pub fn as_str(&self) -> &str {
@@ -235,10 +255,23 @@ mod tests {
             100
         );
         assert_eq!(KeyName::parse(&"é".repeat(101)), Err(KeyNameError::TooLong));
+        for name in ["a\u{1b}[31m", "partner\u{202e}a", "ops\u{200b}", "a\nb"] {
+            assert!(
+                matches!(KeyName::parse(name), Err(KeyNameError::Characters(_))),
+                "{name:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stored_key_name_from_before_the_rule_is_still_read() {
+        let old = "partner\u{202e}a";
+        assert_eq!(KeyName::parse_stored(old).unwrap().as_str(), old);
         assert_eq!(
-            KeyName::parse("a\u{1b}[31m"),
+            KeyName::parse_stored("a\u{1b}[31m"),
             Err(KeyNameError::ControlCharacter)
         );
+        assert_eq!(KeyName::parse_stored(" "), Err(KeyNameError::Blank));
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The pet store's domain: the values a pet is made of, the rules that keep them valid, the
 //! status life cycle, the orders that move pets through it, the API keys that give access to
-//! them, and the idempotency keys that make retried writes safe. Nothing here knows about HTTP,
+//! them, the idempotency keys that make retried writes safe, and the one rule every
+//! human-entered name (a pet's, a key holder's) follows. Nothing here knows about HTTP,
 //! SQL or async runtimes; adapters turn their own representations into these types with each
 //! type's `parse`/`new` and get a typed error back.
 
 mod api_key;
 mod decimal;
+mod human_name;
 mod idempotency;
 mod order;
 mod page_limit;
@@ -15,6 +17,7 @@ pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
     TokenDigest,
 };
+pub use human_name::{pattern as human_name_pattern, HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
     NewOrder, Order, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery,
@@ -22,7 +25,6 @@ pub use order::{
 };
 pub use page_limit::{PageLimit, PageLimitError};
 pub use pet::{
-    is_bidi_control, is_invisible, CategoryId, CategoryIdError, NewPet, Pet, PetId, PetIdError,
-    PetIds, PetIdsError, PetListQuery, PetName, PetNameError, PetStatus, PetStatusError,
-    StatusTransitionError,
+    CategoryId, CategoryIdError, NewPet, Pet, PetId, PetIdError, PetIds, PetIdsError, PetListQuery,
+    PetName, PetNameError, PetStatus, PetStatusError, StatusTransitionError,
 };

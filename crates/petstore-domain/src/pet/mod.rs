@@ -10,7 +10,7 @@ mod status;
 pub use category_id::{CategoryId, CategoryIdError};
 pub use id::{PetId, PetIdError};
 pub use listing::{PetIds, PetIdsError, PetListQuery};
-pub use name::{is_bidi_control, is_invisible, PetName, PetNameError};
+pub use name::{PetName, PetNameError};
 pub use status::{PetStatus, PetStatusError, StatusTransitionError};
 
 /// A pet that is about to be added. Its status is already decided: the default applies here,

@@ -1,9 +1,12 @@
-//! `PetName`: a pet's name, 1 to 255 characters, with at least one visible character, without
-//! NUL (U+0000) and without bidirectional control characters.
+//! `PetName`: a pet's name, 1 to 255 characters, following the rule for every human-entered
+//! name ([`crate::human_name`]: visible characters and spaces, no invisible or control ones).
 
 use std::fmt;
 
-/// A validated pet name. Built only through [`PetName::parse`], so holding one proves it is valid.
+use crate::human_name::{self, HumanNameError};
+
+/// A validated pet name. Built only through [`PetName::parse`] (or, for rows already stored,
+/// [`PetName::parse_stored`]), so holding one proves it is valid.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PetName(String);
 
@@ -11,18 +14,13 @@ pub struct PetName(String);
 pub enum PetNameError {
     #[error("must not be empty")]
     Empty,
-    #[error("must not be blank")]
-    Blank,
-    #[error("must not contain the NUL character (U+0000)")]
-    Nul,
-    #[error(
-        "must not contain bidirectional control characters (found U+{:04X}), which make a \
-         name display differently from what it is",
-        u32::from(*.0)
-    )]
-    BidiControl(char),
     #[error("must be at most {max} characters long (got {actual})")]
     TooLong { max: usize, actual: usize },
+    #[error(transparent)]
+    Characters(#[from] HumanNameError),
+    /// Only from [`PetName::parse_stored`]: the rules that always held.
+    #[error("must not be blank or contain the NUL character (U+0000)")]
+    Stored,
 }
 
 impl PetName {
@@ -30,37 +28,30 @@ impl PetName {
     /// often than bytes are).
     pub const MAX_CHARS: usize = 255;
 
+    /// A name as a client sends it, stored exactly as given (spaces around it included).
     pub fn parse(raw: impl Into<String>) -> Result<Self, PetNameError> {
-        Self::checked(raw.into(), Rules::Current)
+        let raw = raw.into();
+        Self::check_length(&raw)?;
+        human_name::check(&raw)?;
+        Ok(Self(raw))
     }
 
-    /// A name read back from storage. Rows written before the visible-character and
-    /// bidirectional-control rules existed may break them and are served as stored; the rules
-    /// that always held (length, no NUL, not whitespace only) are still checked, so a row
-    /// changed behind the service's back is noticed.
+    /// A name read back from storage, for the adapters only. Rows written under older, looser
+    /// character rules (v1 took any character but NUL, and a name of invisible characters) are
+    /// served as stored; the rules that always held (length, no NUL, not whitespace only) are
+    /// still checked, so a row changed behind the service's back is noticed.
     pub fn parse_stored(raw: impl Into<String>) -> Result<Self, PetNameError> {
-        Self::checked(raw.into(), Rules::Stored)
+        let raw = raw.into();
+        Self::check_length(&raw)?;
+        if raw.contains('\0') || raw.chars().all(char::is_whitespace) {
+            return Err(PetNameError::Stored);
+        }
+        Ok(Self(raw))
     }
 
-    fn checked(raw: String, rules: Rules) -> Result<Self, PetNameError> {
+    fn check_length(raw: &str) -> Result<(), PetNameError> {
         if raw.is_empty() {
             return Err(PetNameError::Empty);
-        }
-        // PostgreSQL `text` cannot hold U+0000 and SQLite's `length()` stops at it, so storing
-        // one fails (a 500) or is miscounted: refuse it here, the same on every backend.
-        if raw.contains('\0') {
-            return Err(PetNameError::Nul);
-        }
-        if rules == Rules::Current {
-            if let Some(control) = raw.chars().find(|&c| is_bidi_control(c)) {
-                return Err(PetNameError::BidiControl(control));
-            }
-        }
-        // A name of spaces and invisible characters (`"\u{200b}\u{200b}"`) shows as nothing.
-        let shows_nothing =
-            |c: char| c.is_whitespace() || (rules == Rules::Current && is_invisible(c));
-        if raw.chars().all(shows_nothing) {
-            return Err(PetNameError::Blank);
         }
         let chars = raw.chars().count();
         if chars > Self::MAX_CHARS {
@@ -69,7 +60,7 @@ impl PetName {
                 actual: chars,
             });
         }
-        Ok(Self(raw))
+        Ok(())
     }
 
     pub fn as_str(&self) -> &str {
@@ -79,43 +70,6 @@ impl PetName {
     pub fn into_inner(self) -> String {
         self.0
     }
-}
-
-/// Which rules a name is checked against: all of today's, or those that held when any stored
-/// row was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rules {
-    Current,
-    Stored,
-}
-
-/// The embedding, override and isolate controls (U+202A to U+202E, U+2066 to U+2069): they
-/// reorder how the text around them is displayed (`abc\u{202e}gpj.exe` shows as `abcexe.jpg`).
-pub const fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// Characters that draw nothing, from Unicode's Default_Ignorable_Code_Point property (its
-/// ranges in the Basic Multilingual Plane): soft hyphen, zero-width spaces and joiners, word
-/// joiner and invisible operators, variation selectors, the byte order mark, Hangul fillers.
-pub const fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{034f}'
-            | '\u{061c}'
-            | '\u{115f}'..='\u{1160}'
-            | '\u{17b4}'..='\u{17b5}'
-            | '\u{180b}'..='\u{180f}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{3164}'
-            | '\u{fe00}'..='\u{fe0f}'
-            | '\u{feff}'
-            | '\u{ffa0}'
-            | '\u{fff0}'..='\u{fff8}'
-    )
 }
 
 impl fmt::Display for PetName {
@@ -147,54 +101,35 @@ mod tests {
     }
 
     #[test]
-    fn rejects_whitespace_only() {
-        assert_eq!(PetName::parse(" \t\n "), Err(PetNameError::Blank));
-    }
-
-    #[test]
-    fn a_name_of_invisible_characters_is_blank() {
-        for raw in [
-            "\u{200b}\u{200b}",
-            " \u{feff} ",
-            "\u{2060}",
-            "\u{00ad}\u{3164}",
-        ] {
-            assert_eq!(PetName::parse(raw), Err(PetNameError::Blank), "{raw:?}");
-        }
-        assert!(
-            PetName::parse("Re\u{200b}x").is_ok(),
-            "visible characters around one"
+    fn follows_the_rule_for_human_entered_names() {
+        assert_eq!(
+            PetName::parse("   "),
+            Err(PetNameError::Characters(HumanNameError::Blank))
         );
-    }
-
-    #[test]
-    fn rejects_bidi_controls_and_says_which() {
-        let err = PetName::parse("abc\u{202e}gpj.exe").unwrap_err();
-        assert_eq!(err, PetNameError::BidiControl('\u{202e}'));
-        assert!(err.to_string().contains("U+202E"), "{err}");
-        for control in ['\u{202a}', '\u{202d}', '\u{2066}', '\u{2069}'] {
-            assert_eq!(
-                PetName::parse(format!("Rex{control}")),
-                Err(PetNameError::BidiControl(control))
+        for raw in ["Re\0x", "abc\u{202e}gpj.exe", "\u{200b}\u{200b}", "\u{301}"] {
+            assert!(
+                matches!(PetName::parse(raw), Err(PetNameError::Characters(_))),
+                "{raw:?}"
             );
         }
+        let err = PetName::parse("abc\u{202e}gpj.exe").unwrap_err();
+        assert!(err.to_string().contains("U+202E"), "{err}");
     }
 
     #[test]
-    fn a_stored_name_from_before_the_newer_rules_is_still_read() {
-        for raw in ["\u{200b}\u{200b}", "abc\u{202e}gpj.exe"] {
+    fn a_stored_name_from_before_the_rule_is_still_read() {
+        for raw in [
+            "\u{200b}\u{200b}",
+            "abc\u{202e}gpj.exe",
+            "Rex\n",
+            "\u{2800}",
+        ] {
             assert!(PetName::parse(raw).is_err(), "{raw:?}");
             assert_eq!(PetName::parse_stored(raw).unwrap().as_str(), raw);
         }
-        assert_eq!(PetName::parse_stored(" "), Err(PetNameError::Blank));
-        assert_eq!(PetName::parse_stored("a\0"), Err(PetNameError::Nul));
-    }
-
-    #[test]
-    fn rejects_nul_anywhere() {
-        for raw in ["\0", "\0Rex", "Re\0x", "Rex\0"] {
-            assert_eq!(PetName::parse(raw), Err(PetNameError::Nul), "{raw:?}");
-        }
+        assert_eq!(PetName::parse_stored(" "), Err(PetNameError::Stored));
+        assert_eq!(PetName::parse_stored("a\0"), Err(PetNameError::Stored));
+        assert_eq!(PetName::parse_stored(""), Err(PetNameError::Empty));
     }
 
     #[test]

@@ -159,11 +159,9 @@ impl utoipa::PartialSchema for NewPetDto {
             .property(
                 NAME,
                 fields::name(&format!(
-                    "1 to {} characters (Unicode scalar values), at least one of them visible \
-                     (neither whitespace nor\nan invisible character such as U+200B), no NUL \
-                     (U+0000), no bidirectional control characters (U+202A to U+202E, U+2066 to \
-                     U+2069); stored exactly as sent.",
-                    PetName::MAX_CHARS
+                    "1 to {} characters (Unicode scalar values), stored exactly as sent. {}",
+                    PetName::MAX_CHARS,
+                    fields::NAME_RULE
                 )),
             )
             .property(

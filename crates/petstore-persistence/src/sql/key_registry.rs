@@ -67,7 +67,7 @@ impl KeyRow {
         };
         Ok(ApiKey {
             id: KeyId::parse(&self.id).map_err(|_| corrupt("id"))?,
-            name: KeyName::parse(&self.name).map_err(|_| corrupt("name"))?,
+            name: KeyName::parse_stored(&self.name).map_err(|_| corrupt("name"))?,
             scope: self
                 .scope
                 .parse::<KeyScope>()

@@ -102,6 +102,29 @@ impl TestApp {
             .expect("only a PostgreSQL-backed app has a PostgreSQL database")
     }
 
+    /// Runs `sql` in the service's SQLite or PostgreSQL database, behind its back: rows as an
+    /// older release or an operator left them.
+    pub fn execute_sql(&self, sql: &str) {
+        use diesel::connection::SimpleConnection as _;
+        use diesel::{Connection as _, SqliteConnection};
+        match self.backend {
+            Backend::Postgres => self.postgres().execute(sql),
+            Backend::Sqlite => {
+                let path = self
+                    .database_url
+                    .strip_prefix("sqlite://")
+                    .expect("a sqlite:// URL");
+                let mut connection = SqliteConnection::establish(path)
+                    .unwrap_or_else(|err| panic!("cannot open {path}: {err}"));
+                // The service's own writer may hold the lock for a moment.
+                connection
+                    .batch_execute(&format!("PRAGMA busy_timeout = 5000; {sql}"))
+                    .unwrap_or_else(|err| panic!("SQL failed: {err}\n{sql}"));
+            }
+            Backend::Memory => panic!("a memory: app has no database to run SQL in"),
+        }
+    }
+
     /// The secret this server signs and checks keys with.
     pub fn key_secret(&self) -> Vec<u8> {
         if let Some((_, secret)) = self
