@@ -16,8 +16,9 @@ pub use api_key::{
 };
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
-    NewOrder, Order, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery,
-    OrderQuantity, OrderQuantityError, OrderStatus, OrderStatusError,
+    NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderCaller, OrderConflict,
+    OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderQuantityError, OrderStatus,
+    OrderStatusError, TooManyOpenOrders, VisibleOrders,
 };
 pub use page_limit::{PageLimit, PageLimitError};
 pub use pet::{
