@@ -96,6 +96,7 @@ pub fn migration_versions() -> Vec<String> {
         "20261123000000",
         "20261123000001",
         "20261125000000",
+        "20261125000002",
     ]
     .map(str::to_owned)
     .to_vec()
