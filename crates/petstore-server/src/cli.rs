@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use petstore_domain::{KeyScope, KeyScopeError};
+use petstore_domain::{KeyScope, KeyScopeError, OpenOrderLimit, OpenOrderLimitError};
 use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
@@ -205,6 +205,12 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_retention)]
     pub idempotency_ttl: Duration,
 
+    /// How many open orders (placed, not yet approved) one API key may have at once, 1 to
+    /// 100000; one more is refused with 409 `too_many_open_orders` until one is approved or
+    /// cancelled. Keeps one key from reserving every available pet.
+    #[arg(long, env = "PETSTORE_MAX_OPEN_ORDERS_PER_KEY", default_value = "10", value_parser = parse_open_order_limit)]
+    pub max_open_orders_per_key: OpenOrderLimit,
+
     /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`); in
     /// production `/metrics` is served only here, never on the API's address.
     #[arg(long, env = "PETSTORE_METRICS_BIND", value_parser = parse_bind)]
@@ -268,7 +274,9 @@ pub struct IssueKeyArgs {
     #[arg(long)]
     pub name: String,
 
-    /// What the key may do: `read` (list and get pets) or `write` (also create them).
+    /// What the key may do: `read` (list and get pets, and the key's own orders), `write` (also
+    /// create pets, place orders and cancel its own) or `store` (the store's staff: also see,
+    /// cancel, approve and deliver every order).
     #[arg(long, value_parser = parse_scope, default_value = "write")]
     pub scope: KeyScope,
 
@@ -316,6 +324,11 @@ fn parse_retention(text: &str) -> Result<Duration, String> {
         return Err("must be at least 1s".to_owned());
     }
     Ok(period)
+}
+
+fn parse_open_order_limit(text: &str) -> Result<OpenOrderLimit, String> {
+    text.parse()
+        .map_err(|err: OpenOrderLimitError| err.to_string())
 }
 
 fn parse_scope(text: &str) -> Result<KeyScope, String> {

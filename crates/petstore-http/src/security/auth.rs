@@ -185,8 +185,8 @@ fn unix_now() -> u64 {
 /// What [`authenticate`] found.
 #[derive(Debug)]
 pub(crate) enum KeyCheck {
-    /// The key may do what was asked.
-    Accepted(KeyClaims),
+    /// The key may do what was asked; its scope, which may allow more, says what else.
+    Accepted(KeyClaims, KeyScope),
     /// Correctly signed, but its key is not in this instance's directory: issued a moment ago
     /// by another process, or never. [`look_up`] says which.
     NotKnownHere(KeyClaims),
@@ -210,7 +210,9 @@ pub(crate) fn authenticate(
         Err(KeyRefusal::Unknown) if directory.worth_looking_up(&claims.jti) => {
             Ok(KeyCheck::NotKnownHere(claims))
         }
-        answer => judge(claims, answer, needed).map(KeyCheck::Accepted),
+        answer => {
+            judge(claims, answer, needed).map(|(claims, scope)| KeyCheck::Accepted(claims, scope))
+        }
     }
 }
 
@@ -221,7 +223,7 @@ pub(crate) async fn look_up(
     claims: KeyClaims,
     directory: KeyDirectory,
     needed: KeyScope,
-) -> Result<KeyClaims, ApiError> {
+) -> Result<(KeyClaims, KeyScope), ApiError> {
     let id = claims.jti.clone();
     let answer = actix_web::web::block(move || directory.look_up(&id))
         .await
@@ -247,13 +249,13 @@ pub(crate) async fn look_up(
     judge(claims, answer, needed)
 }
 
-/// The claims when the directory's `answer` about their key lets it do `needed`; else the 401
-/// (refused key) or 403 (scope), counted.
+/// The claims and the key's scope when the directory's `answer` about their key lets it do
+/// `needed`; else the 401 (refused key) or 403 (scope), counted.
 fn judge(
     claims: KeyClaims,
     answer: Result<KeyScope, KeyRefusal>,
     needed: KeyScope,
-) -> Result<KeyClaims, ApiError> {
+) -> Result<(KeyClaims, KeyScope), ApiError> {
     let scope = answer.map_err(|refusal| {
         tracing::debug!(key = %claims.jti, reason = %refusal, "rejected an API key");
         metrics::key_refused(match refusal {
@@ -267,7 +269,7 @@ fn judge(
         metrics::key_refused(Refusal::Scope);
         return Err(insufficient_scope(needed));
     }
-    Ok(claims)
+    Ok((claims, scope))
 }
 
 /// The claims of the request's bearer token, or the 401 for its absence or invalidity (with the
@@ -333,7 +335,7 @@ fn invalid_token() -> ApiError {
 
 /// A 403 for a valid key whose scope does not cover the operation (RFC 6750 3.1
 /// `insufficient_scope`, naming the scope needed).
-fn insufficient_scope(needed: KeyScope) -> ApiError {
+pub(crate) fn insufficient_scope(needed: KeyScope) -> ApiError {
     ApiError::new(
         ErrorCode::Forbidden,
         format!("this API key may not do this: it needs the `{needed}` scope"),
