@@ -257,7 +257,12 @@ async fn a_write_key_sees_and_cancels_only_its_own_orders(app: TestApp) {
     let first = get_as(&app, &alice, "/v1/store/orders?limit=2").await;
     assert_eq!(ids(&first), hers[..2]);
     let link = first.header("link").expect("a next page");
-    let next = petstore_test_support::next_link_target(link);
+    let next = link
+        .trim_start_matches('<')
+        .split('>')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     assert_eq!(ids(&get_as(&app, &alice, &next).await), hers[2..]);
     assert_eq!(ids(&get_as(&app, &bob, "/v1/store/orders").await), his);
     let mut every = [hers.clone(), his.clone()].concat();
