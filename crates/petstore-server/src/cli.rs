@@ -429,7 +429,28 @@ mod tests {
             "petstore", "keys", "issue", "--name", "me", "--scope", "admin",
         ];
         let err = Cli::try_parse_from(argv).unwrap_err();
-        assert!(err.to_string().contains("`read` or `write`"), "{err}");
+        assert!(
+            err.to_string().contains("`read`, `write` or `store`"),
+            "{err}"
+        );
+        assert_eq!(issue_args(&["--scope", "store"]).scope, KeyScope::Store);
+    }
+
+    #[test]
+    fn a_key_may_have_10_open_orders_unless_configured_and_0_is_refused() {
+        let serve = |extra: &[&str]| {
+            let argv = [&["petstore", "serve"][..], extra].concat();
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Command::Serve(args) => args.max_open_orders_per_key,
+                _ => panic!("parsed as another command"),
+            })
+        };
+        assert_eq!(serve(&[]).unwrap(), OpenOrderLimit::DEFAULT);
+        assert_eq!(serve(&["--max-open-orders-per-key", "3"]).unwrap().get(), 3);
+        for bad in ["0", "100001", "many"] {
+            let err = serve(&["--max-open-orders-per-key", bad]).unwrap_err();
+            assert!(err.to_string().contains("from 1 to 100000"), "{bad}: {err}");
+        }
     }
 
     #[test]
