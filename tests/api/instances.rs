@@ -35,18 +35,35 @@ impl Drop for Sibling {
 /// Two instances on one PostgreSQL database, each with its own data directory, sharing only the
 /// database and the configured key secret.
 pub(crate) async fn two_instances() -> (TestApp, Sibling) {
-    let env = [("PETSTORE_KEY_SECRET", SHARED_SECRET)];
-    let app = TestApp::builder(Backend::Postgres)
-        .setting(env[0].0, env[0].1)
-        .in_a_process()
-        .spawn()
-        .await;
+    two_instances_with(&[]).await
+}
+
+/// [`two_instances`], both also configured with `settings`.
+async fn two_instances_with(settings: &[(&str, &str)]) -> (TestApp, Sibling) {
+    let mut env = vec![("PETSTORE_KEY_SECRET", SHARED_SECRET)];
+    env.extend_from_slice(settings);
+    let mut builder = TestApp::builder(Backend::Postgres).in_a_process();
+    for (name, value) in &env {
+        builder = builder.setting(name, value);
+    }
+    let app = builder.spawn().await;
     let other = sibling_with(&app, &env);
     (app, other)
 }
 
 /// A JSON POST of `path` with the shared key, to `app` for even `n` and to `other` for odd.
 fn post_json_to_either(app: &TestApp, other: &Sibling, n: usize, path: &str) -> awc::ClientRequest {
+    post_json_with_key_to_either(app, other, n, path, &app.api_key)
+}
+
+/// [`post_json_to_either`] with `key`.
+fn post_json_with_key_to_either(
+    app: &TestApp,
+    other: &Sibling,
+    n: usize,
+    path: &str,
+    key: &str,
+) -> awc::ClientRequest {
     let address = if n % 2 == 0 {
         &app.address
     } else {
@@ -54,7 +71,7 @@ fn post_json_to_either(app: &TestApp, other: &Sibling, n: usize, path: &str) -> 
     };
     app.client
         .post(format!("{address}{path}"))
-        .bearer_auth(&app.api_key)
+        .bearer_auth(key)
         .insert_header(("Content-Type", "application/json"))
 }
 
@@ -327,4 +344,69 @@ async fn fifty_orders_for_one_pet_across_two_instances_place_exactly_one() {
     assert_eq!((placed, conflicts), (1, 49), "{statuses:?}");
     let pets = app.list(&format!("?id={pet_id}")).await;
     assert_eq!(pets[0]["status"], "pending");
+}
+
+/// Orders' owners and the bound on open orders live in the database, so two instances agree on
+/// them: an order placed through one is its key's through the other, the staff approve it
+/// through either, and a key's open orders are counted across both, at once too.
+#[actix_web::test]
+async fn orders_owners_and_the_open_order_bound_hold_across_two_instances() {
+    let (app, other) = two_instances_with(&[("PETSTORE_MAX_OPEN_ORDERS_PER_KEY", "1")]).await;
+    let alice = app.api_key.clone();
+    let bob = app.issue_key(&["--name", "bob"]).await;
+    let staff = app.staff_key().await;
+    let mut pets = Vec::new();
+    for n in 0..13 {
+        let pet = app
+            .create_pet(json!({"name": format!("P{n}"), "categoryId": 1}))
+            .await;
+        pets.push(pet["id"].as_i64().expect("an id"));
+    }
+    let place = |n: usize, key: &str, pet: i64| {
+        send(
+            post_json_with_key_to_either(&app, &other, n, "/v1/store/orders", key),
+            Some(json!({"petId": pet}).to_string()),
+        )
+    };
+    let on_other = |key: &str, path: &str| {
+        send(
+            app.client
+                .get(format!("{}{path}", other.address))
+                .bearer_auth(key),
+            None,
+        )
+    };
+
+    let placed = place(0, &alice, pets[0]).await;
+    assert_eq!(placed.status.as_u16(), 201, "{}", placed.body);
+    let order = placed.json()["id"].as_i64().expect("an id");
+    place(1, &alice, pets[1])
+        .await
+        .assert_error(409, "too_many_open_orders");
+
+    let path = format!("/v1/store/orders/{order}");
+    assert_eq!(on_other(&alice, &path).await.json(), placed.json());
+    on_other(&bob, &path).await.assert_error(404, "not_found");
+    let listed = on_other(&bob, "/v1/store/orders").await;
+    assert_eq!(listed.json(), json!([]));
+    let listed = on_other(&staff, "/v1/store/orders").await;
+    assert_eq!(listed.json(), json!([placed.json()]));
+    let approve = send(
+        post_json_with_key_to_either(&app, &other, 1, &format!("{path}/approve"), &staff),
+        None,
+    )
+    .await;
+    assert_eq!(approve.status.as_u16(), 200, "{}", approve.body);
+    let again = place(1, &alice, pets[1]).await;
+    assert_eq!(again.status.as_u16(), 201, "{}", again.body);
+
+    // Bob, with no open order, orders eleven pets at once through both instances: one order.
+    let answers = join_all((0..11).map(|n| place(n, &bob, pets[2 + n]))).await;
+    let statuses: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
+    let placed = statuses.iter().filter(|status| **status == 201).count();
+    let refused = answers
+        .iter()
+        .filter(|a| a.status.as_u16() == 409 && a.body.contains("too_many_open_orders"))
+        .count();
+    assert_eq!((placed, refused), (1, 10), "{statuses:?}");
 }

@@ -96,11 +96,18 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
     .await;
     assert_eq!(order.status.as_u16(), 201, "{}", order.body);
     let order_path = format!("/v1/store/orders/{}", order.json()["id"]);
+    let staff = app.staff_key().await;
     for (request, status) in [
         (app.get("/v1/store/orders"), 200),
         (app.get(&order_path), 200),
-        (app.post_json(&format!("{order_path}/approve")), 200),
-        (app.post_json(&format!("{order_path}/deliver")), 200),
+        (
+            app.post_json_as(&staff, &format!("{order_path}/approve")),
+            200,
+        ),
+        (
+            app.post_json_as(&staff, &format!("{order_path}/deliver")),
+            200,
+        ),
         (app.post_json(&format!("{order_path}/cancel")), 409),
     ] {
         assert_eq!(send(request, None).await.status.as_u16(), status);

@@ -13,14 +13,14 @@ use serde_json::json;
 
 use petstore_test_support::{try_send, Backend, TestApp};
 
-/// What a next release would add: the shapes of the coming idempotency and order-owner work,
-/// and its version recorded as diesel records an applied migration.
+/// What a next release would add: the shapes of a table, nullable and defaulted columns (one on
+/// orders), and its version recorded as diesel records an applied migration.
 const EXPAND: &str = "BEGIN; \
     CREATE TABLE next_release_idempotency (api_key_id TEXT NOT NULL, key TEXT NOT NULL, \
         response BYTEA, created_at BIGINT NOT NULL, PRIMARY KEY (api_key_id, key)); \
     ALTER TABLE pets ADD COLUMN nickname TEXT; \
     ALTER TABLE pets ADD COLUMN tags TEXT NOT NULL DEFAULT ''; \
-    ALTER TABLE orders ADD COLUMN placed_by TEXT; \
+    ALTER TABLE orders ADD COLUMN delivery_note TEXT; \
     INSERT INTO __diesel_schema_migrations (version) VALUES ('29991231000000'); \
     COMMIT;";
 const EXPAND_INDEX: &str = "CREATE INDEX CONCURRENTLY pets_by_name ON pets (name)";

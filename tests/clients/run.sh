@@ -30,6 +30,8 @@ echo "clients: openapi-python-client client generated in $(($(date +%s) - start)
 
 source tests/support/test-server.sh
 trap test_server_stop EXIT
+# The walk-throughs approve and deliver an order: the staff's, so a `store` key.
+export TEST_SERVER_SCOPE=store
 
 # walk NAME COMMAND...: a fresh server, the walk-through against it, the server stopped (its log
 # kept and named when the walk-through failed). Called as an `if` condition.

@@ -44,6 +44,9 @@ fn settings(database_url: &str) -> Vec<(String, String)> {
         ("PETSTORE_KEY_SECRET", SECRET),
         ("PETSTORE_DRAIN_DELAY", DRAIN_DELAY),
         ("PETSTORE_SHUTDOWN_TIMEOUT", "10s"),
+        // All the clients share one key, and each has an order open between placing and
+        // approving it: more than the default bound of 10 open orders per key.
+        ("PETSTORE_MAX_OPEN_ORDERS_PER_KEY", "1000"),
     ]
     .map(|(name, value)| (name.to_owned(), value.to_owned()))
     .to_vec()
@@ -167,7 +170,8 @@ async fn three_rolling_restarts_under_load_fail_no_request_and_lose_no_write() {
     let key = issue_key(
         instances[0].data_dir.path(),
         &settings(&url),
-        &["--name", "rollout"],
+        // `store`: the clients approve their orders.
+        &["--name", "rollout", "--scope", "store"],
     );
     let balancer = Haproxy::start(free_port(), free_port(), &ports);
     for n in 0..INSTANCES {

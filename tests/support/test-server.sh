@@ -5,6 +5,9 @@
 #   trap test_server_stop EXIT     # stops the server on success, failure and Ctrl-C alike
 #   test_server_start NAME         # sets TEST_SERVER_ORIGIN (http://127.0.0.1:PORT) and TEST_SERVER_KEY
 #
+# The key is a `write` key unless TEST_SERVER_SCOPE says otherwise (`store` for a suite that
+# approves and delivers orders).
+#
 # DATABASE_URL defaults to a SQLite file in the throwaway directory: the default backend is the
 # one users run. Set TEST_SERVER_DATABASE_URL (e.g. memory:) to change it, and TEST_SERVER_BIN to
 # run an already built binary instead of building target/debug/petstore. The server's log is
@@ -52,7 +55,8 @@ test_server_start() {
         return 1
     fi
     TEST_SERVER_ORIGIN="http://$addr"
-    TEST_SERVER_KEY=$("$bin" keys issue --name "$name" 2>"$TEST_SERVER_DIR/keys.log")
+    TEST_SERVER_KEY=$("$bin" keys issue --name "$name" --scope "${TEST_SERVER_SCOPE:-write}" \
+        2>"$TEST_SERVER_DIR/keys.log")
     # A key issued by another process works on its first request (the server looks a signed key
     # it does not know up in the registry): checked once, so that a key that does not work fails
     # here rather than as every request of the suite.

@@ -102,30 +102,46 @@ impl fmt::Display for KeyName {
     }
 }
 
-/// What a key may do. `Write` includes everything `Read` may.
+/// What a key may do. The scopes are ordered, each including everything the ones before it
+/// may: `Read` < `Write` < `Store`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KeyScope {
-    /// List and get pets.
+    /// List and get pets; list and get the key's own orders.
     Read,
-    /// Read, and create pets (and every later write).
+    /// Read, create pets, place orders and cancel the key's own.
     Write,
+    /// The store's staff: write, and see, approve, deliver and cancel every order.
+    Store,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("a scope is `read` or `write`")]
+#[error("a scope is `read`, `write` or `store`")]
 pub struct KeyScopeError;
 
 impl KeyScope {
+    /// Every scope, from the least to the most a key may do.
+    pub const ALL: [KeyScope; 3] = [Self::Read, Self::Write, Self::Store];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Read => "read",
             Self::Write => "write",
+            Self::Store => "store",
+        }
+    }
+
+    /// Where the scope stands in the order `Read` < `Write` < `Store`.
+    const fn rank(self) -> u8 {
+        match self {
+            Self::Read => 0,
+            Self::Write => 1,
+            Self::Store => 2,
         }
     }
 
     /// Whether a key of this scope may do what needs `needed`.
     pub const fn allows(self, needed: KeyScope) -> bool {
-        matches!((self, needed), (Self::Write, _) | (Self::Read, Self::Read))
+        self.rank() >= needed.rank()
     }
 }
 
@@ -133,11 +149,10 @@ impl FromStr for KeyScope {
     type Err = KeyScopeError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "read" => Ok(Self::Read),
-            "write" => Ok(Self::Write),
-            _ => Err(KeyScopeError),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == text)
+            .ok_or(KeyScopeError)
     }
 }
 
@@ -283,6 +298,7 @@ mod tests {
         assert_eq!("read".parse(), Ok(KeyScope::Read));
         assert_eq!("write".parse(), Ok(KeyScope::Write));
         assert_eq!("admin".parse::<KeyScope>(), Err(KeyScopeError));
+        assert_eq!("Store".parse::<KeyScope>(), Err(KeyScopeError));
         assert_eq!("Read".parse::<KeyScope>(), Err(KeyScopeError));
     }
 
@@ -298,6 +314,16 @@ mod tests {
         assert!(!bound.issued_as(&other));
         let unbound = key(None, None);
         assert!(unbound.issued_as(&issued) && unbound.issued_as(&other));
+    }
+
+    #[test]
+    fn store_allows_everything_and_only_store_allows_store() {
+        for needed in KeyScope::ALL {
+            assert!(KeyScope::Store.allows(needed), "{needed}");
+            assert_eq!(needed.as_str().parse(), Ok(needed));
+        }
+        assert!(!KeyScope::Write.allows(KeyScope::Store));
+        assert!(!KeyScope::Read.allows(KeyScope::Store));
     }
 
     #[test]

@@ -20,8 +20,9 @@ pub use api_key::{
 pub use human_name::{pattern as human_name_pattern, HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
-    NewOrder, Order, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery,
-    OrderQuantity, OrderQuantityError, OrderStatus, OrderStatusError,
+    NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderCaller, OrderConflict,
+    OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderQuantityError, OrderStatus,
+    OrderStatusError, TooManyOpenOrders, VisibleOrders,
 };
 pub use page_limit::{PageLimit, PageLimitError};
 pub use pet::{

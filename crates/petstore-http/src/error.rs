@@ -43,6 +43,9 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// 409: the order or its pet is not in a state that allows this (nothing changed).
     Conflict,
+    /// 409: the API key already has as many open (`placed`) orders as a key may; one must be
+    /// approved or cancelled first (nothing changed).
+    TooManyOpenOrders,
     /// 408: the request body did not arrive within the body deadline.
     RequestTimeout,
     /// 410: the operation was removed at its sunset.
@@ -77,7 +80,7 @@ impl ErrorCode {
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Self::Conflict => StatusCode::CONFLICT,
+            Self::Conflict | Self::TooManyOpenOrders => StatusCode::CONFLICT,
             Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Gone => StatusCode::GONE,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

@@ -5,7 +5,7 @@
 
 mod access;
 
-pub(crate) use access::{Authorized, Read, Write};
+pub(crate) use access::{Authorized, Read, Scope, Store, Write};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

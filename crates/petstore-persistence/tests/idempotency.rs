@@ -13,7 +13,8 @@ use petstore_application::{
     SystemClock,
 };
 use petstore_domain::{
-    IdempotencyKey, NewOrder, OrderFilter, OrderListQuery, OrderQuantity, PageLimit, Pet, PetStatus,
+    IdempotencyKey, KeyId, KeyScope, NewOrder, OrderCaller, OrderFilter, OrderListQuery,
+    OrderQuantity, PageLimit, Pet, PetStatus,
 };
 
 petstore_test_database::on_backends!(
@@ -155,22 +156,29 @@ async fn a_recorded_order_is_placed_once(fixture: Fixture) {
         .expect("create");
     let orders = OrderService::new(fixture.orders_arc(), Arc::new(SystemClock));
     let order = || NewOrder::new(pet.id(), OrderQuantity::ONE);
+    let caller = OrderCaller::new(
+        KeyId::parse(&"1".repeat(32)).expect("a key id"),
+        KeyScope::Write,
+    );
     let first = orders
-        .place_recorded(order(), plan("k1", "order-1", 1_900_000_000))
+        .place_recorded(&caller, order(), plan("k1", "order-1", 1_900_000_000))
         .await
         .expect("place");
     assert!(matches!(first, Recorded::Done(_)), "{first:?}");
     let retry = orders
-        .place_recorded(order(), plan("k1", "order-1", 1_900_000_000))
+        .place_recorded(&caller, order(), plan("k1", "order-1", 1_900_000_000))
         .await
         .expect("replayed, not refused as the pet is no longer available");
     assert!(matches!(retry, Recorded::Earlier(_)), "{retry:?}");
     let listed = orders
-        .list(OrderListQuery {
-            filter: OrderFilter::default(),
-            after: None,
-            limit: PageLimit::DEFAULT,
-        })
+        .list(
+            &caller,
+            OrderListQuery {
+                filter: OrderFilter::default(),
+                after: None,
+                limit: PageLimit::DEFAULT,
+            },
+        )
         .await
         .expect("list");
     assert_eq!(listed.orders.len(), 1);

@@ -1,6 +1,8 @@
 //! The order repository contract, written once and run against every adapter (memory, a SQLite
 //! file, a PostgreSQL database of its own per test): transactions that change an order and its
-//! pet together or not at all, and that take turns on one pet.
+//! pet together or not at all, and that take turns on one pet; orders kept as their key's, a
+//! key's listing narrowed in the query, and the bound on a key's open orders, held under
+//! concurrency. Most of it asks as the staff, who see everything.
 
 mod common;
 
@@ -10,8 +12,9 @@ use common::{new_pet, Fixture};
 use futures_util::future::join_all;
 use petstore_application::{OrderError, OrderService, OrderWork, RepositoryError, SystemClock};
 use petstore_domain::{
-    NewOrder, OrderAction, OrderConflict, OrderFilter, OrderId, OrderListQuery, OrderQuantity,
-    OrderStatus, PageLimit, PetId, PetStatus,
+    KeyId, KeyScope, NewOrder, OpenOrderLimit, OrderAction, OrderCaller, OrderConflict,
+    OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderStatus, PageLimit, PetId, PetStatus,
+    TooManyOpenOrders,
 };
 
 petstore_test_database::on_backends!(
@@ -23,7 +26,23 @@ petstore_test_database::on_backends!(
     a_transaction_whose_work_fails_stores_none_of_its_writes,
     concurrent_orders_for_one_pet_get_exactly_one_success,
     orders_are_listed_by_id_with_filters,
+    a_key_lists_and_gets_its_own_orders_in_full_pages,
+    a_key_places_no_more_than_its_bound_of_open_orders,
+    concurrent_orders_of_one_key_at_its_bound_get_exactly_one_success,
 );
+
+/// A key whose id is `digit` 32 times.
+fn key(digit: char) -> KeyId {
+    KeyId::parse(&digit.to_string().repeat(32)).expect("a key id")
+}
+
+fn staff() -> OrderCaller {
+    OrderCaller::new(key('5'), KeyScope::Store)
+}
+
+fn customer(digit: char) -> OrderCaller {
+    OrderCaller::new(key(digit), KeyScope::Write)
+}
 
 fn service(fixture: &Fixture) -> OrderService {
     OrderService::new(fixture.orders_arc(), Arc::new(SystemClock))
@@ -56,7 +75,7 @@ async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
         .expect("create");
     let orders = service(&fixture);
     let placed = orders
-        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place");
     assert_eq!(
@@ -64,18 +83,24 @@ async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
         (OrderStatus::Placed, OrderQuantity::ONE, None)
     );
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Pending);
-    assert_eq!(orders.get(placed.id()).await.expect("get"), placed);
+    assert_eq!(
+        orders.get(&staff(), placed.id()).await.expect("get"),
+        placed
+    );
 
     orders
-        .act(placed.id(), OrderAction::Approve)
+        .act(&staff(), placed.id(), OrderAction::Approve)
         .await
         .expect("approve");
     let delivered = orders
-        .act(placed.id(), OrderAction::Deliver)
+        .act(&staff(), placed.id(), OrderAction::Deliver)
         .await
         .expect("deliver");
     assert!(delivered.is_complete() && delivered.ship_date().is_some());
-    assert_eq!(orders.get(placed.id()).await.expect("get"), delivered);
+    assert_eq!(
+        orders.get(&staff(), placed.id()).await.expect("get"),
+        delivered
+    );
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Sold);
 }
 
@@ -87,16 +112,16 @@ async fn cancelling_gives_the_pet_back_and_it_can_be_ordered_again(fixture: Fixt
         .expect("create");
     let orders = service(&fixture);
     let first = orders
-        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place");
     orders
-        .act(first.id(), OrderAction::Cancel)
+        .act(&staff(), first.id(), OrderAction::Cancel)
         .await
         .expect("cancel");
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Available);
     let second = orders
-        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place again");
     assert!(second.id() > first.id());
@@ -110,7 +135,7 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         .expect("create");
     let orders = service(&fixture);
     let err = orders
-        .place(NewOrder::new(sold.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(sold.id(), OrderQuantity::ONE))
         .await
         .expect_err("refused");
     assert!(
@@ -122,12 +147,15 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
     );
     assert!(matches!(
         orders
-            .place(NewOrder::new(PetId::new(i64::MAX), OrderQuantity::ONE))
+            .place(
+                &staff(),
+                NewOrder::new(PetId::new(i64::MAX), OrderQuantity::ONE)
+            )
             .await,
         Err(OrderError::PetNotFound(_))
     ));
     let listed = orders
-        .list(query(OrderFilter::default(), None, 10))
+        .list(&staff(), query(OrderFilter::default(), None, 10))
         .await
         .expect("list");
     assert_eq!(listed.orders, vec![], "no order was stored");
@@ -138,11 +166,11 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         .await
         .expect("create");
     let placed = orders
-        .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place");
     let err = orders
-        .act(placed.id(), OrderAction::Deliver)
+        .act(&staff(), placed.id(), OrderAction::Deliver)
         .await
         .expect_err("refused");
     assert!(
@@ -150,13 +178,17 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         "{err}"
     );
     assert_eq!(
-        orders.get(placed.id()).await.expect("get").status(),
+        orders
+            .get(&staff(), placed.id())
+            .await
+            .expect("get")
+            .status(),
         OrderStatus::Placed
     );
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Pending);
     assert!(matches!(
         orders
-            .act(OrderId::new(i64::MAX), OrderAction::Cancel)
+            .act(&staff(), OrderId::new(i64::MAX), OrderAction::Cancel)
             .await,
         Err(OrderError::NotFound(_))
     ));
@@ -175,7 +207,7 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
         pet.change_status(PetStatus::Pending)
             .expect("available -> pending");
         tx.save_pet_status(&pet)?;
-        tx.insert_order(NewOrder::new(pet_id, OrderQuantity::ONE))?;
+        tx.insert_order(NewOrder::new(pet_id, OrderQuantity::ONE), &key('a'))?;
         Err(OrderError::Repository(RepositoryError::Unexpected(
             "changed my mind".into(),
         )))
@@ -188,7 +220,7 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
     assert!(err.to_string().contains("storage failed"), "{err}");
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Available);
     let listed = service(&fixture)
-        .list(query(OrderFilter::default(), None, 10))
+        .list(&staff(), query(OrderFilter::default(), None, 10))
         .await
         .expect("list");
     assert_eq!(listed.orders, vec![]);
@@ -204,7 +236,7 @@ async fn concurrent_orders_for_one_pet_get_exactly_one_success(fixture: Fixture)
     let new_order = NewOrder::new(pet.id(), OrderQuantity::ONE);
     let attempts = (0..20).map(|_| {
         let orders = orders.clone();
-        tokio::spawn(async move { orders.place(new_order).await })
+        tokio::spawn(async move { orders.place(&staff(), new_order).await })
     });
     let outcomes: Vec<_> = join_all(attempts)
         .await
@@ -231,17 +263,17 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
             .expect("create");
         placed.push(
             orders
-                .place(NewOrder::new(pet.id(), OrderQuantity::ONE))
+                .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
                 .await
                 .expect("place"),
         );
     }
     orders
-        .act(placed[1].id(), OrderAction::Cancel)
+        .act(&staff(), placed[1].id(), OrderAction::Cancel)
         .await
         .expect("cancel");
     let all = orders
-        .list(query(OrderFilter::default(), None, 3))
+        .list(&staff(), query(OrderFilter::default(), None, 3))
         .await
         .expect("list");
     assert_eq!(
@@ -249,7 +281,7 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
         placed[..3].iter().map(|o| o.id()).collect::<Vec<_>>()
     );
     let rest = orders
-        .list(query(OrderFilter::default(), all.next_after, 3))
+        .list(&staff(), query(OrderFilter::default(), all.next_after, 3))
         .await
         .expect("list");
     assert_eq!(rest.orders.len(), 2);
@@ -258,7 +290,10 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
         status: Some(OrderStatus::Cancelled),
         pet_id: None,
     };
-    let listed = orders.list(query(cancelled, None, 10)).await.expect("list");
+    let listed = orders
+        .list(&staff(), query(cancelled, None, 10))
+        .await
+        .expect("list");
     assert_eq!(
         listed.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
         vec![placed[1].id()]
@@ -267,9 +302,174 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
         status: None,
         pet_id: Some(placed[3].pet_id()),
     };
-    let listed = orders.list(query(of_pet, None, 10)).await.expect("list");
+    let listed = orders
+        .list(&staff(), query(of_pet, None, 10))
+        .await
+        .expect("list");
     assert_eq!(
         listed.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
         vec![placed[3].id()]
     );
+}
+
+/// `count` available pets.
+async fn pets(fixture: &Fixture, count: usize) -> Vec<PetId> {
+    let mut ids = Vec::new();
+    for n in 0..count {
+        let pet = fixture
+            .repo()
+            .create(new_pet(&format!("P{n}"), 1, None))
+            .await
+            .expect("create");
+        ids.push(pet.id());
+    }
+    ids
+}
+
+async fn a_key_lists_and_gets_its_own_orders_in_full_pages(fixture: Fixture) {
+    let orders = service(&fixture);
+    let (alice, bob) = (customer('a'), customer('b'));
+    let mut mine = Vec::new();
+    let mut theirs = Vec::new();
+    // Interleaved ids: a page of Alice's filtered afterwards would come back short.
+    for (n, pet) in pets(&fixture, 6).await.into_iter().enumerate() {
+        let new = NewOrder::new(pet, OrderQuantity::ONE);
+        if n % 2 == 0 {
+            mine.push(orders.place(&alice, new).await.expect("place").id());
+        } else {
+            theirs.push(orders.place(&bob, new).await.expect("place").id());
+        }
+    }
+    let first = orders
+        .list(&alice, query(OrderFilter::default(), None, 2))
+        .await
+        .expect("list");
+    assert_eq!(
+        first.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        mine[..2]
+    );
+    let rest = orders
+        .list(&alice, query(OrderFilter::default(), first.next_after, 2))
+        .await
+        .expect("list");
+    assert_eq!(
+        rest.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        mine[2..]
+    );
+    assert_eq!(rest.next_after, None);
+    let placed = OrderFilter {
+        status: Some(OrderStatus::Placed),
+        pet_id: None,
+    };
+    let of_bob = orders
+        .list(&bob, query(placed, None, 10))
+        .await
+        .expect("list");
+    assert_eq!(
+        of_bob.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        theirs
+    );
+    let every = orders
+        .list(&staff(), query(OrderFilter::default(), None, 10))
+        .await
+        .expect("list");
+    assert_eq!(every.orders.len(), 6);
+
+    let got = orders.get(&alice, mine[0]).await.expect("her own");
+    assert_eq!(got.placed_by(), Some(&key('a')), "stored as hers");
+    assert!(matches!(
+        orders.get(&alice, theirs[0]).await,
+        Err(OrderError::NotFound(_))
+    ));
+    assert!(matches!(
+        orders.act(&alice, theirs[0], OrderAction::Cancel).await,
+        Err(OrderError::NotFound(_))
+    ));
+    assert_eq!(
+        orders.get(&bob, theirs[0]).await.expect("his").status(),
+        OrderStatus::Placed,
+        "not cancelled"
+    );
+}
+
+async fn a_key_places_no_more_than_its_bound_of_open_orders(fixture: Fixture) {
+    let orders =
+        service(&fixture).with_open_order_limit(OpenOrderLimit::parse(2).expect("a limit"));
+    let (alice, bob) = (customer('a'), customer('b'));
+    let pets = pets(&fixture, 5).await;
+    let order = |n: usize| NewOrder::new(pets[n], OrderQuantity::ONE);
+    let first = orders.place(&alice, order(0)).await.expect("place");
+    orders.place(&alice, order(1)).await.expect("place");
+    let refused = orders.place(&alice, order(2)).await.expect_err("bound");
+    assert!(
+        matches!(refused, OrderError::TooManyOpenOrders(TooManyOpenOrders { limit }) if limit.get() == 2),
+        "{refused}"
+    );
+    assert_eq!(status_of(&fixture, pets[2]).await, PetStatus::Available);
+    // Another key has a bound of its own.
+    orders.place(&bob, order(3)).await.expect("place");
+    // An approved order is no longer open.
+    orders
+        .act(&staff(), first.id(), OrderAction::Approve)
+        .await
+        .expect("approve");
+    let third = orders.place(&alice, order(2)).await.expect("place");
+    assert!(matches!(
+        orders.place(&alice, order(4)).await,
+        Err(OrderError::TooManyOpenOrders(_))
+    ));
+    // Nor is a cancelled one.
+    orders
+        .act(&alice, third.id(), OrderAction::Cancel)
+        .await
+        .expect("cancel");
+    orders.place(&alice, order(4)).await.expect("place");
+}
+
+/// A key one order below its bound orders ten pets at once: one order, nine refusals. The
+/// count is taken in each placing transaction under the key's own turn. On PostgreSQL each
+/// order's insert is slowed down before its commit, so that without that turn the others would
+/// count while it is uncommitted (and all be placed).
+async fn concurrent_orders_of_one_key_at_its_bound_get_exactly_one_success(fixture: Fixture) {
+    if fixture.name() == "postgres" {
+        use diesel::connection::SimpleConnection;
+        use diesel::Connection;
+        let mut pg = diesel::PgConnection::establish(fixture.url()).expect("connect");
+        pg.batch_execute(
+            "CREATE FUNCTION slow_order() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep(0.05); RETURN NEW; END $$; \
+             CREATE TRIGGER slow_order AFTER INSERT ON orders \
+             FOR EACH ROW EXECUTE FUNCTION slow_order();",
+        )
+        .expect("slow down the order inserts");
+    }
+    let orders =
+        service(&fixture).with_open_order_limit(OpenOrderLimit::parse(3).expect("a limit"));
+    let alice = customer('a');
+    let pets = pets(&fixture, 12).await;
+    for pet in &pets[..2] {
+        orders
+            .place(&alice, NewOrder::new(*pet, OrderQuantity::ONE))
+            .await
+            .expect("place");
+    }
+    let attempts = pets[2..].iter().map(|pet| {
+        let (orders, alice, new) = (
+            orders.clone(),
+            alice.clone(),
+            NewOrder::new(*pet, OrderQuantity::ONE),
+        );
+        tokio::spawn(async move { orders.place(&alice, new).await })
+    });
+    let outcomes: Vec<_> = join_all(attempts)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("task"))
+        .collect();
+    let placed = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
+    let refused = outcomes
+        .iter()
+        .filter(|outcome| matches!(outcome, Err(OrderError::TooManyOpenOrders(_))))
+        .count();
+    assert_eq!((placed, refused), (1, 9), "{outcomes:?}");
 }

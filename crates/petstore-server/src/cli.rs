@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use petstore_domain::{KeyScope, KeyScopeError};
+use petstore_domain::{KeyScope, KeyScopeError, OpenOrderLimit, OpenOrderLimitError};
 use petstore_http::security::client_limit::TrustedProxies;
 use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
@@ -206,6 +206,12 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_retention)]
     pub idempotency_ttl: Duration,
 
+    /// How many open orders (placed, not yet approved) one API key may have at once, 1 to
+    /// 100000; one more is refused with 409 `too_many_open_orders` until one is approved or
+    /// cancelled. Keeps one key from reserving every available pet.
+    #[arg(long, env = "PETSTORE_MAX_OPEN_ORDERS_PER_KEY", default_value = "10", value_parser = parse_open_order_limit)]
+    pub max_open_orders_per_key: OpenOrderLimit,
+
     /// Serve `GET /metrics` on this address instead of the API's (e.g. `127.0.0.1:9090`); in
     /// production `/metrics` is served only here, never on the API's address.
     #[arg(long, env = "PETSTORE_METRICS_BIND", value_parser = parse_bind)]
@@ -281,7 +287,9 @@ pub struct IssueKeyArgs {
     #[arg(long)]
     pub name: String,
 
-    /// What the key may do: `read` (list and get pets) or `write` (also create them).
+    /// What the key may do: `read` (list and get pets, and the key's own orders), `write` (also
+    /// create pets, place orders and cancel its own) or `store` (the store's staff: also see,
+    /// cancel, approve and deliver every order).
     #[arg(long, value_parser = parse_scope, default_value = "write")]
     pub scope: KeyScope,
 
@@ -329,6 +337,11 @@ fn parse_retention(text: &str) -> Result<Duration, String> {
         return Err("must be at least 1s".to_owned());
     }
     Ok(period)
+}
+
+fn parse_open_order_limit(text: &str) -> Result<OpenOrderLimit, String> {
+    text.parse()
+        .map_err(|err: OpenOrderLimitError| err.to_string())
 }
 
 fn parse_scope(text: &str) -> Result<KeyScope, String> {
@@ -429,7 +442,28 @@ mod tests {
             "petstore", "keys", "issue", "--name", "me", "--scope", "admin",
         ];
         let err = Cli::try_parse_from(argv).unwrap_err();
-        assert!(err.to_string().contains("`read` or `write`"), "{err}");
+        assert!(
+            err.to_string().contains("`read`, `write` or `store`"),
+            "{err}"
+        );
+        assert_eq!(issue_args(&["--scope", "store"]).scope, KeyScope::Store);
+    }
+
+    #[test]
+    fn a_key_may_have_10_open_orders_unless_configured_and_0_is_refused() {
+        let serve = |extra: &[&str]| {
+            let argv = [&["petstore", "serve"][..], extra].concat();
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Command::Serve(args) => args.max_open_orders_per_key,
+                _ => panic!("parsed as another command"),
+            })
+        };
+        assert_eq!(serve(&[]).unwrap(), OpenOrderLimit::DEFAULT);
+        assert_eq!(serve(&["--max-open-orders-per-key", "3"]).unwrap().get(), 3);
+        for bad in ["0", "100001", "many"] {
+            let err = serve(&["--max-open-orders-per-key", bad]).unwrap_err();
+            assert!(err.to_string().contains("from 1 to 100000"), "{bad}: {err}");
+        }
     }
 
     #[test]

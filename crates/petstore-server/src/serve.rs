@@ -81,7 +81,8 @@ impl Application {
             IdempotencyRetention::new(args.idempotency_ttl),
         );
         let service = PetService::new(storage.pets, Arc::new(SystemClock));
-        let orders = OrderService::new(storage.orders, Arc::new(SystemClock));
+        let orders = OrderService::new(storage.orders, Arc::new(SystemClock))
+            .with_open_order_limit(args.max_open_orders_per_key);
         let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
@@ -163,10 +164,12 @@ impl Application {
             }
         };
         let key_issuer = KeyIssuer::new(directory, Arc::new(secrets.current));
-        // No command can reach a registry that lives in this process: it issues the first key.
+        // No command can reach a registry that lives in this process: it issues the first key,
+        // and the only one, so a `store` key (which may do everything), or orders could never
+        // be approved.
         let startup_key = match args.storage.database_url()? {
             DatabaseUrl::Memory => {
-                Some(key_issuer.issue("startup", KeyScope::Write, Some(STARTUP_KEY_LIFETIME))?)
+                Some(key_issuer.issue("startup", KeyScope::Store, Some(STARTUP_KEY_LIFETIME))?)
             }
             DatabaseUrl::Sqlite(_) | DatabaseUrl::Postgres(_) => None,
         };
@@ -318,7 +321,7 @@ pub async fn run(args: ServeArgs) -> Result<(), AppError> {
     }
     match application.startup_key() {
         Some(issued) => println!(
-            "API key (write, in-memory registry, valid 90 days): {}",
+            "API key (store, in-memory registry, valid 90 days): {}",
             issued.token
         ),
         None => println!(

@@ -111,7 +111,7 @@ pub fn start_server_logging_to(
                 address = Some(rest.trim_end_matches("/v1").to_owned());
             } else if let Some(rest) = line.strip_prefix("metrics on ") {
                 metrics = Some(rest.trim_end_matches("/metrics").to_owned());
-            } else if let Some(key) = line.split_once("API key (write").map(|(_, rest)| rest) {
+            } else if let Some(key) = line.split_once("API key (store").map(|(_, rest)| rest) {
                 let key = key.rsplit(' ').next().unwrap_or_default().to_owned();
                 let _ = sender.send((address.clone(), metrics.clone(), Some(key)));
             } else if line.starts_with("issue an API key with") {

@@ -2,11 +2,18 @@
 //! get one, list them. Each change of an order and of its pet happens in one transaction of
 //! the [`OrderRepository`] port, so the application changes both atomically without knowing
 //! how storage makes a transaction (`docs/architecture.md`).
+//!
+//! Every use case is asked by an [`OrderCaller`] (a key and its scope), and its rules are kept
+//! here: a key sees and cancels only the orders it placed, an order it may not see is "not
+//! found" like a missing one, only the staff approve and deliver, and a key has at most
+//! [`OpenOrderLimit`] orders open, counted in the placing transaction itself.
 
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
-use petstore_domain::{NewOrder, Order, OrderAction, OrderId, OrderListQuery};
+use petstore_domain::{
+    KeyScope, NewOrder, OpenOrderLimit, Order, OrderAction, OrderCaller, OrderId, OrderListQuery,
+};
 
 mod errors;
 mod ports;
@@ -32,6 +39,7 @@ pub struct OrderPage {
 pub struct OrderService {
     repository: Arc<dyn OrderRepository>,
     clock: Arc<dyn Clock>,
+    open_order_limit: OpenOrderLimit,
 }
 
 impl std::fmt::Debug for OrderService {
@@ -41,42 +49,81 @@ impl std::fmt::Debug for OrderService {
 }
 
 impl OrderService {
+    /// The use cases with the default [`OpenOrderLimit`].
     pub fn new(repository: Arc<dyn OrderRepository>, clock: Arc<dyn Clock>) -> Self {
-        Self { repository, clock }
+        Self {
+            repository,
+            clock,
+            open_order_limit: OpenOrderLimit::DEFAULT,
+        }
     }
 
-    /// Places `new`: its pet goes `available -> pending` and the order is stored, together.
-    pub async fn place(&self, new: NewOrder) -> Result<Order, OrderError> {
-        self.repository.in_transaction(Self::placing(new)).await
+    /// Bounds each key's open orders by `limit` instead of the default.
+    pub fn with_open_order_limit(mut self, limit: OpenOrderLimit) -> Self {
+        self.open_order_limit = limit;
+        self
+    }
+
+    /// Places `new` for `caller`: its pet goes `available -> pending` and the order is stored
+    /// as the caller's, together; unless the caller already has as many open orders as a key
+    /// may.
+    pub async fn place(&self, caller: &OrderCaller, new: NewOrder) -> Result<Order, OrderError> {
+        Self::may_place(caller)?;
+        self.repository
+            .in_transaction(self.placing(caller, new))
+            .await
     }
 
     /// [`place`](Self::place) with an idempotency key: its record stored in the same
     /// transaction, or the record stored first for the key.
     pub async fn place_recorded(
         &self,
+        caller: &OrderCaller,
         new: NewOrder,
         plan: RecordPlan<Order>,
     ) -> Result<Recorded<Order>, OrderError> {
+        Self::may_place(caller)?;
         self.repository
-            .in_transaction_recorded(Self::placing(new), plan)
+            .in_transaction_recorded(self.placing(caller, new), plan)
             .await
     }
 
-    fn placing(new: NewOrder) -> OrderWork {
+    fn may_place(caller: &OrderCaller) -> Result<(), OrderError> {
+        if caller.may_place() {
+            Ok(())
+        } else {
+            Err(OrderError::Forbidden {
+                needed: KeyScope::Write,
+            })
+        }
+    }
+
+    fn placing(&self, caller: &OrderCaller, new: NewOrder) -> OrderWork {
+        let (placed_by, limit) = (caller.key().clone(), self.open_order_limit);
         Box::new(move |tx| {
+            // Counted first: the count holds the key's turn for the rest of the transaction,
+            // so a concurrent order of the same key waits and then counts this one.
+            limit.admit_one_more(tx.open_orders_for_update(&placed_by)?)?;
             let mut pet = tx
                 .pet_for_update(new.pet_id())?
                 .ok_or(OrderError::PetNotFound(new.pet_id()))?;
             new.place(&mut pet)?;
             tx.save_pet_status(&pet)?;
-            Ok(tx.insert_order(new)?)
+            Ok(tx.insert_order(new, &placed_by)?)
         })
     }
 
-    /// Applies `action` to the order `id` and to its pet, together.
-    pub async fn act(&self, id: OrderId, action: OrderAction) -> Result<Order, OrderError> {
+    /// Applies `action` to the order `id` and to its pet, together, for `caller`: an order the
+    /// caller may not see is not found, an action its scope does not allow is forbidden.
+    pub async fn act(
+        &self,
+        caller: &OrderCaller,
+        id: OrderId,
+        action: OrderAction,
+    ) -> Result<Order, OrderError> {
+        Self::may_act(caller, action)?;
         self.repository
-            .in_transaction(self.acting(id, action))
+            .in_transaction(self.acting(caller, id, action))
             .await
     }
 
@@ -84,16 +131,31 @@ impl OrderService {
     /// or the record stored first for the key.
     pub async fn act_recorded(
         &self,
+        caller: &OrderCaller,
         id: OrderId,
         action: OrderAction,
         plan: RecordPlan<Order>,
     ) -> Result<Recorded<Order>, OrderError> {
+        Self::may_act(caller, action)?;
         self.repository
-            .in_transaction_recorded(self.acting(id, action), plan)
+            .in_transaction_recorded(self.acting(caller, id, action), plan)
             .await
     }
 
-    fn acting(&self, id: OrderId, action: OrderAction) -> OrderWork {
+    /// Refuses an action the caller's scope does not allow before anything is read, so the
+    /// refusal says nothing about the order.
+    fn may_act(caller: &OrderCaller, action: OrderAction) -> Result<(), OrderError> {
+        if caller.may(action) {
+            Ok(())
+        } else {
+            Err(OrderError::Forbidden {
+                needed: action.scope_needed(),
+            })
+        }
+    }
+
+    fn acting(&self, caller: &OrderCaller, id: OrderId, action: OrderAction) -> OrderWork {
+        let caller = caller.clone();
         let now = self
             .clock
             .now()
@@ -102,7 +164,10 @@ impl OrderService {
                 i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
             });
         Box::new(move |tx| {
-            let mut order = tx.order_for_update(id)?.ok_or(OrderError::NotFound(id))?;
+            let mut order = tx
+                .order_for_update(id)?
+                .filter(|order| caller.can_see(order))
+                .ok_or(OrderError::NotFound(id))?;
             let mut pet = tx
                 .pet_for_update(order.pet_id())?
                 .ok_or(OrderError::PetNotFound(order.pet_id()))?;
@@ -116,21 +181,27 @@ impl OrderService {
         })
     }
 
-    /// The order `id`.
-    pub async fn get(&self, id: OrderId) -> Result<Order, OrderError> {
+    /// The order `id`, if `caller` may see it; else not found, as if there were none.
+    pub async fn get(&self, caller: &OrderCaller, id: OrderId) -> Result<Order, OrderError> {
         self.repository
             .find(id)
             .await?
+            .filter(|order| caller.can_see(order))
             .ok_or(OrderError::NotFound(id))
     }
 
-    /// `listOrders`: one page of the orders `query` asks for, ascending by id.
-    pub async fn list(&self, query: OrderListQuery) -> Result<OrderPage, OrderError> {
+    /// `listOrders`: one page of the orders `query` asks for among those `caller` may see,
+    /// ascending by id.
+    pub async fn list(
+        &self,
+        caller: &OrderCaller,
+        query: OrderListQuery,
+    ) -> Result<OrderPage, OrderError> {
         let limit = usize::from(query.limit.get());
         // One row more than the page tells whether another page exists without a second query.
         let mut orders = self
             .repository
-            .list(query.filter, query.after, limit + 1)
+            .list(caller.visible(), query.filter, query.after, limit + 1)
             .await?;
         let next_after = cut_page(&mut orders, limit, |order| order.id());
         Ok(OrderPage { orders, next_after })

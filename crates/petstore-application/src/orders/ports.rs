@@ -1,7 +1,7 @@
 //! What the order use cases need of storage: one transaction over pets and orders, and reads.
 
 use async_trait::async_trait;
-use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
+use petstore_domain::{KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId, VisibleOrders};
 
 use super::errors::OrderError;
 use crate::idempotency::{RecordPlan, Recorded};
@@ -17,7 +17,17 @@ pub trait StoreTransaction {
     fn order_for_update(&mut self, id: OrderId) -> Result<Option<Order>, RepositoryError>;
     /// Stores `pet`'s status (the only thing about a pet an order changes).
     fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError>;
-    fn insert_order(&mut self, order: NewOrder) -> Result<Order, RepositoryError>;
+    /// How many open (`placed`) orders the key `placed_by` has. Counted for update: until this
+    /// transaction ends, another one counting the same key's orders waits, so that two orders
+    /// placed by one key at once take turns and the second sees the first (the bound on open
+    /// orders holds under concurrency).
+    fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError>;
+    /// Stores `order` as placed by the key `placed_by`.
+    fn insert_order(
+        &mut self,
+        order: NewOrder,
+        placed_by: &KeyId,
+    ) -> Result<Order, RepositoryError>;
     /// Stores `order`'s status and ship date.
     fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError>;
 }
@@ -47,9 +57,12 @@ pub trait OrderRepository: Send + Sync + 'static {
     /// The order with this id, if there is one.
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError>;
 
-    /// Orders matching `filter` with an id greater than `after`, ascending, at most `max`.
+    /// Orders of `visible` matching `filter` with an id greater than `after`, ascending, at
+    /// most `max`. Whose orders is part of the query, not a filter of its rows afterwards, so
+    /// that a page is full whenever more follow.
     async fn list(
         &self,
+        visible: VisibleOrders,
         filter: OrderFilter,
         after: Option<OrderId>,
         max: usize,

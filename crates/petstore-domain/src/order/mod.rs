@@ -2,19 +2,24 @@
 //! its own (`PetStatus`): placing an order takes an available pet (`available -> pending`),
 //! delivering sells it (`pending -> sold`), cancelling gives it back (`pending -> available`).
 //! Every move is checked against both life cycles before anything changes; an adapter applies
-//! the order's change and the pet's in one transaction.
+//! the order's change and the pet's in one transaction. An order belongs to the key that placed
+//! it (`access`), and a key may have only so many open orders at once (`open_limit`).
 
+mod access;
 mod id;
 mod listing;
+mod open_limit;
 mod quantity;
 mod status;
 
+pub use access::{OrderCaller, VisibleOrders};
 pub use id::OrderId;
 pub use listing::{OrderFilter, OrderListQuery};
+pub use open_limit::{OpenOrderLimit, OpenOrderLimitError, TooManyOpenOrders};
 pub use quantity::{OrderQuantity, OrderQuantityError};
 pub use status::{OrderAction, OrderStatus, OrderStatusError};
 
-use crate::{Pet, PetId, PetStatus, StatusTransitionError};
+use crate::{KeyId, Pet, PetId, PetStatus, StatusTransitionError};
 
 /// Why an order cannot be placed or moved; nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +47,9 @@ pub struct Order {
     status: OrderStatus,
     /// When it was delivered (Unix seconds); `None` until then.
     ship_date: Option<i64>,
+    /// The key that placed it; `None` for an order placed before orders had owners. Never
+    /// shown to clients: a key's id is the key's business.
+    placed_by: Option<KeyId>,
 }
 
 /// An order about to be placed: the pet it takes, in the only quantity there is.
@@ -72,14 +80,15 @@ impl NewOrder {
         Ok(())
     }
 
-    /// The stored order, once the store gave it `id`.
-    pub fn into_order(self, id: OrderId) -> Order {
+    /// The stored order, once the store gave it `id`, placed by the key `placed_by`.
+    pub fn into_order(self, id: OrderId, placed_by: KeyId) -> Order {
         Order {
             id,
             pet_id: self.pet_id,
             quantity: self.quantity,
             status: OrderStatus::Placed,
             ship_date: None,
+            placed_by: Some(placed_by),
         }
     }
 }
@@ -93,6 +102,7 @@ impl Order {
         quantity: OrderQuantity,
         status: OrderStatus,
         ship_date: Option<i64>,
+        placed_by: Option<KeyId>,
     ) -> Self {
         Self {
             id,
@@ -100,6 +110,7 @@ impl Order {
             quantity,
             status,
             ship_date,
+            placed_by,
         }
     }
 
@@ -122,6 +133,16 @@ impl Order {
     /// When it was delivered (Unix seconds); `None` until then.
     pub const fn ship_date(&self) -> Option<i64> {
         self.ship_date
+    }
+
+    /// The key that placed it; `None` for an order placed before orders had owners.
+    pub fn placed_by(&self) -> Option<&KeyId> {
+        self.placed_by.as_ref()
+    }
+
+    /// Whether it is open: placed and not yet approved (what [`OpenOrderLimit`] counts).
+    pub fn is_open(&self) -> bool {
+        self.status == OrderStatus::Placed
     }
 
     /// Whether the order is delivered (the classic Petstore's `complete`).
@@ -168,7 +189,8 @@ mod tests {
     }
 
     fn placed() -> Order {
-        NewOrder::new(PetId::new(7), OrderQuantity::ONE).into_order(OrderId::new(1))
+        NewOrder::new(PetId::new(7), OrderQuantity::ONE)
+            .into_order(OrderId::new(1), KeyId::parse(&"a".repeat(32)).unwrap())
     }
 
     #[test]

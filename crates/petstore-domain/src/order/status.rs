@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::PetStatus;
+use crate::{KeyScope, PetStatus};
 
 /// Where an order is in its life cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -73,6 +73,15 @@ impl OrderAction {
             Self::Approve => "approve",
             Self::Deliver => "deliver",
             Self::Cancel => "cancel",
+        }
+    }
+
+    /// The scope a key needs for this action: approving and delivering are the store's staff's
+    /// (`store`); a customer (`write`) may cancel an order of its own.
+    pub const fn scope_needed(self) -> KeyScope {
+        match self {
+            Self::Approve | Self::Deliver => KeyScope::Store,
+            Self::Cancel => KeyScope::Write,
         }
     }
 

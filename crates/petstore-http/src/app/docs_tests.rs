@@ -39,35 +39,59 @@ async fn every_documented_operation_is_a_route_under_the_server_url_that_refuses
     }
 }
 
-/// Every documented operation that changes something (all are POSTs) refuses a `read` key with
-/// 403 before it reads the request or touches storage (the mocks panic on any call).
+/// Every documented operation that changes something (all are POSTs) refuses a key whose scope
+/// falls short of the one its security requirement names with 403 naming it, before it reads
+/// the request or touches storage (the mocks panic on any call).
 #[actix_web::test]
-async fn every_documented_post_refuses_a_read_key() {
+async fn every_documented_post_refuses_a_key_below_its_documented_scope() {
     let doc: Value = serde_json::from_str(&document_json(&ApiServers::default())).unwrap();
-    let mut posts = 0;
+    let mut refusals = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
-        if item.get("post").is_none() {
+        let Some(post) = item.get("post") else {
             continue;
-        }
-        posts += 1;
+        };
+        let needed: KeyScope = post["security"][0]["bearerAuth"][0]
+            .as_str()
+            .and_then(|scope| scope.parse().ok())
+            .unwrap_or_else(|| panic!("POST {path} names no scope"));
         let uri = format!("{BASE_PATH}{}", path.replace("{orderId}", "1"));
-        let req = TestRequest::post()
-            .uri(&uri)
-            .insert_header(bearer())
-            .insert_header(("content-type", "application/json"))
-            .set_payload("{}");
-        let reply = send_with_keys(
-            MockPetRepository::new(),
-            MockClock::new(),
-            test_directory(KeyScope::Read),
-            req,
-        )
-        .await;
-        let message = reply.assert_error(StatusCode::FORBIDDEN, "forbidden");
-        assert!(message.contains("`write`"), "POST {uri}: {message}");
+        for scope in KeyScope::ALL
+            .into_iter()
+            .filter(|scope| !scope.allows(needed))
+        {
+            let req = TestRequest::post()
+                .uri(&uri)
+                .insert_header(bearer())
+                .insert_header(("content-type", "application/json"))
+                .set_payload("{}");
+            let reply = send_with_keys(
+                MockPetRepository::new(),
+                MockClock::new(),
+                test_directory(scope),
+                req,
+            )
+            .await;
+            let message = reply.assert_error(StatusCode::FORBIDDEN, "forbidden");
+            assert!(
+                message.contains(&format!("`{needed}`")),
+                "POST {uri}: {message}"
+            );
+            refusals.push(format!("{scope} {path}"));
+        }
     }
-    // createPet, placeOrder, approveOrder, deliverOrder, cancelOrder.
-    assert_eq!(posts, 5);
+    refusals.sort();
+    assert_eq!(
+        refusals,
+        [
+            "read /pets",
+            "read /store/orders",
+            "read /store/orders/{orderId}/approve",
+            "read /store/orders/{orderId}/cancel",
+            "read /store/orders/{orderId}/deliver",
+            "write /store/orders/{orderId}/approve",
+            "write /store/orders/{orderId}/deliver",
+        ]
+    );
 }
 
 #[actix_web::test]

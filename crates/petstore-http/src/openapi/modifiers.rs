@@ -16,11 +16,15 @@ impl Modify for BearerAuth {
             .scheme(HttpAuthScheme::Bearer)
             .bearer_format("JWT")
             .description(Some(
-                "An API key issued with `petstore keys issue --name NAME [--scope read|write]`, \
-                 sent as `Authorization: Bearer <key>`. Keys are HS256 JWTs signed by the \
-                 service and recorded in its key registry; they expire (90 days by default) \
-                 and can be revoked. A `read` key may list and get pets; creating needs a \
-                 `write` key (403 otherwise).",
+                "An API key issued with `petstore keys issue --name NAME \
+                 [--scope read|write|store]`, sent as `Authorization: Bearer <key>`. Keys are \
+                 HS256 JWTs signed by the service and recorded in its key registry; they expire \
+                 (90 days by default) and can be revoked. Each operation's security requirement \
+                 names the scope it needs, and each scope may do all the ones before it: `read` \
+                 lists and gets pets and the key's own orders; `write` also creates pets, places \
+                 orders and cancels its own; `store` (the store's staff) also sees and cancels \
+                 every order and approves and delivers them. A key whose scope falls short gets \
+                 403 `forbidden`.",
             ))
             .build();
         openapi

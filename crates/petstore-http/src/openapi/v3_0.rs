@@ -5,7 +5,8 @@
 //! What 3.1 says that 3.0 cannot, rewritten: `"type": [T, "null"]` and a `oneOf` with a
 //! `{"type": "null"}` branch become `nullable: true`; schema `examples` (an array) becomes
 //! `example` (the first); `const` becomes a one-value `enum`; the licence's SPDX `identifier`
-//! becomes its `url`.
+//! becomes its `url`; the scope an operation's bearer requirement names (3.1 allows role names
+//! for any scheme, 3.0 only OAuth scopes) becomes its `x-required-scope`.
 
 use serde_json::{json, Map, Value};
 
@@ -30,7 +31,33 @@ pub fn downgrade(mut document: Value) -> Value {
         }
     }
     rewrite(&mut document);
+    if let Some(paths) = document.get_mut("paths").and_then(Value::as_object_mut) {
+        paths
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .flat_map(|item| item.values_mut())
+            .filter_map(Value::as_object_mut)
+            .for_each(move_scopes_out_of_security);
+    }
     document
+}
+
+/// Empties `operation`'s security requirements, naming their roles in `x-required-scope`.
+fn move_scopes_out_of_security(operation: &mut Map<String, Value>) {
+    let Some(Value::Array(requirements)) = operation.get_mut("security") else {
+        return;
+    };
+    let mut scopes = Vec::new();
+    for requirement in requirements.iter_mut().filter_map(Value::as_object_mut) {
+        for roles in requirement.values_mut() {
+            if let Value::Array(roles) = roles {
+                scopes.append(roles);
+            }
+        }
+    }
+    if let [scope] = scopes.as_slice() {
+        operation.insert("x-required-scope".to_owned(), scope.clone());
+    }
 }
 
 fn rewrite(value: &mut Value) {
@@ -110,6 +137,7 @@ mod tests {
             "c": {"type": "string", "examples": ["one", "two"]},
             "d": {"const": 3},
             "e": {"content": {"application/json": {"examples": {"x": {"value": 1}}}}},
+            "paths": {"/a": {"get": {"security": [{"bearerAuth": ["store"]}]}}},
         });
         assert_eq!(
             downgrade(document),
@@ -121,6 +149,10 @@ mod tests {
                 "c": {"type": "string", "example": "one"},
                 "d": {"enum": [3]},
                 "e": {"content": {"application/json": {"examples": {"x": {"value": 1}}}}},
+                "paths": {"/a": {"get": {
+                    "security": [{"bearerAuth": []}],
+                    "x-required-scope": "store",
+                }}},
             })
         );
     }

@@ -149,6 +149,20 @@ mod tests {
 
     use super::*;
 
+    /// The key that placed an order is the store's business, never in a body.
+    #[test]
+    fn an_order_body_never_names_its_key() {
+        let key = petstore_domain::KeyId::parse(&"a".repeat(32)).unwrap();
+        let order =
+            NewOrder::new(PetId::new(3), OrderQuantity::ONE).into_order(OrderId::new(1), key);
+        let body = serde_json::to_value(OrderDto::from(order)).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"id": 1, "petId": 3, "quantity": 1, "shipDate": null,
+                               "status": "placed", "complete": false})
+        );
+    }
+
     #[test]
     fn ship_dates_are_rfc_3339_in_utc() {
         let delivered_at = |seconds| {
@@ -158,6 +172,7 @@ mod tests {
                 OrderQuantity::ONE,
                 OrderStatus::Delivered,
                 Some(seconds),
+                None,
             );
             OrderDto::from(order).ship_date.unwrap()
         };

@@ -16,10 +16,12 @@ use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response};
 use crate::routing::paths::order_path;
-use crate::state::{Authorized, HttpState, Read, Write};
+use crate::state::{Authorized, HttpState, Read, Scope, Store, Write};
 
 /// Places an order for an available pet: the pet becomes `pending` and the order `placed`,
-/// together. An order for a pet that is not available is 409 `conflict`.
+/// together, and the order is the key's own. An order for a pet that is not available is 409
+/// `conflict`; a key that already has as many open (`placed`) orders as a key may (10 unless
+/// configured otherwise) gets 409 `too_many_open_orders`. Needs a `write` or `store` key.
 #[utoipa::path(
     post,
     path = "/store/orders",
@@ -27,7 +29,7 @@ use crate::state::{Authorized, HttpState, Read, Write};
     tag = "store",
     summary = "Place an order (experimental)",
     request_body(content = NewOrderDto, content_type = "application/json"),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["write"])),
     responses(
         (status = 201, description = "The order was placed; its pet is now `pending`.",
             body = OrderDto, headers(("Location" = String, description = "The new order."))),
@@ -35,7 +37,9 @@ use crate::state::{Authorized, HttpState, Read, Write};
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
         (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
         (status = 404, description = "`not_found`: no pet has `petId`.", body = ErrorBody),
-        (status = 409, description = "`conflict`: the pet is not `available`.", body = ErrorBody),
+        (status = 409, description = "`conflict`: the pet is not `available`; or \
+            `too_many_open_orders`: this key already has as many open (`placed`) orders as a key \
+            may, and one must be approved or cancelled first.", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`.", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),
     ),
@@ -52,7 +56,7 @@ pub(crate) async fn place_order(
         Some(claim) => claim,
         None => {
             let new = NewOrderDto::parse(&json_object(&body)?)?;
-            let order = caller.orders().place(new).await?;
+            let order = caller.orders().place(caller.caller(), new).await?;
             return Ok(idempotency::sent(placed(&order)));
         }
     };
@@ -60,7 +64,10 @@ pub(crate) async fn place_order(
     let outcome = async {
         let new = NewOrderDto::parse(&json_object(&body)?)?;
         let plan = claim.plan(Arc::clone(&render));
-        Ok(caller.orders().place_recorded(new, plan).await?)
+        Ok(caller
+            .orders()
+            .place_recorded(caller.caller(), new, plan)
+            .await?)
     }
     .await;
     idempotency::finish(&caller, claim, &render, outcome).await
@@ -89,7 +96,8 @@ fn moved(order: &Order) -> StoredResponse {
     json_response(StatusCode::OK, &[], &OrderDto::from(order.clone()))
 }
 
-/// One page of orders, ascending by id; `Link: rel="next"` when more follow.
+/// One page of orders, ascending by id; `Link: rel="next"` when more follow. A `read` or
+/// `write` key lists the orders it placed; a `store` key every order.
 #[utoipa::path(
     get,
     path = "/store/orders",
@@ -105,9 +113,10 @@ fn moved(order: &Order) -> StoredResponse {
             description = "Opaque: copy it from the previous page's `Link: rel=\"next\"`; it is \
                 signed and bound to the filters it was issued with."),
     ),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["read"])),
     responses(
-        (status = 200, description = "A page of orders.", body = Vec<OrderDto>),
+        (status = 200, description = "A page of orders: the key's own, or every order for a \
+            `store` key.", body = Vec<OrderDto>),
         (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),
@@ -118,7 +127,7 @@ pub(crate) async fn list_orders(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let query = parse_list(req.query_string(), caller.cursors())?;
-    let page = caller.orders().list(query).await?;
+    let page = caller.orders().list(caller.caller(), query).await?;
     let mut response = HttpResponse::Ok();
     if let Some(next) = page.next_after {
         response.insert_header((header::LINK, next_page_link(&query, next, caller.cursors())));
@@ -127,7 +136,8 @@ pub(crate) async fn list_orders(
     Ok(response.json(orders))
 }
 
-/// The order with this id.
+/// The order with this id, if the key placed it (any order for a `store` key); another key's
+/// order is 404, as a missing one, so that ids tell nothing of others' orders.
 #[utoipa::path(
     get,
     path = "/store/orders/{orderId}",
@@ -135,12 +145,13 @@ pub(crate) async fn list_orders(
     tag = "store",
     summary = "Get an order (experimental)",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["read"])),
     responses(
         (status = 200, description = "The order.", body = OrderDto),
         (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
-        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 404, description = "`not_found`: no order has this id, or it is another \
+            key's (only a `store` key sees every order).", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),
     ),
 )]
@@ -149,14 +160,17 @@ pub(crate) async fn get_order(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     query::none_taken(req.query_string(), "getOrder")?;
-    let order = caller.orders().get(order_id(&req)?).await?;
+    let order = caller
+        .orders()
+        .get(caller.caller(), order_id(&req)?)
+        .await?;
     Ok(HttpResponse::Ok().json(OrderDto::from(order)))
 }
 
 /// Moves the order in the path by `action`. The body, if any, is not read: an action takes
 /// none, so the fingerprint of a keyed request is its method and path.
-async fn act(
-    caller: Authorized<Write>,
+async fn act<S: Scope>(
+    caller: Authorized<S>,
     req: HttpRequest,
     action: OrderAction,
 ) -> Result<HttpResponse, ApiError> {
@@ -164,7 +178,10 @@ async fn act(
     let claim = match idempotency::admit(&caller, &req, b"")? {
         Some(claim) => claim,
         None => {
-            let order = caller.orders().act(order_id(&req)?, action).await?;
+            let order = caller
+                .orders()
+                .act(caller.caller(), order_id(&req)?, action)
+                .await?;
             return Ok(HttpResponse::Ok().json(OrderDto::from(order)));
         }
     };
@@ -172,13 +189,16 @@ async fn act(
     let outcome = async {
         let id = order_id(&req)?;
         let plan = claim.plan(Arc::clone(&render));
-        Ok(caller.orders().act_recorded(id, action, plan).await?)
+        Ok(caller
+            .orders()
+            .act_recorded(caller.caller(), id, action, plan)
+            .await?)
     }
     .await;
     idempotency::finish(&caller, claim, &render, outcome).await
 }
 
-/// `placed -> approved`; the pet stays `pending`.
+/// `placed -> approved`; the pet stays `pending`. The staff's: needs a `store` key.
 #[utoipa::path(
     post,
     path = "/store/orders/{orderId}/approve",
@@ -186,25 +206,26 @@ async fn act(
     tag = "store",
     summary = "Approve an order (experimental)",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["store"])),
     responses(
         (status = 200, description = "The approved order.", body = OrderDto),
         (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
-        (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
-        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not a `store` key.", body = ErrorBody),
+        (status = 404, description = "`not_found`: no order has this id.", body = ErrorBody),
         (status = 409, description = "`conflict`: the order is not `placed`.", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),
     ),
 )]
 pub(crate) async fn approve_order(
-    caller: Authorized<Write>,
+    caller: Authorized<Store>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     act(caller, req, OrderAction::Approve).await
 }
 
-/// `approved -> delivered`; the pet becomes `sold` and the order gets its `shipDate`.
+/// `approved -> delivered`; the pet becomes `sold` and the order gets its `shipDate`. The
+/// staff's: needs a `store` key.
 #[utoipa::path(
     post,
     path = "/store/orders/{orderId}/deliver",
@@ -212,25 +233,26 @@ pub(crate) async fn approve_order(
     tag = "store",
     summary = "Deliver an order (experimental)",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["store"])),
     responses(
         (status = 200, description = "The delivered order; its pet is `sold`.", body = OrderDto),
         (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
-        (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
-        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 403, description = "`forbidden`: not a `store` key.", body = ErrorBody),
+        (status = 404, description = "`not_found`: no order has this id.", body = ErrorBody),
         (status = 409, description = "`conflict`: the order is not `approved`.", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),
     ),
 )]
 pub(crate) async fn deliver_order(
-    caller: Authorized<Write>,
+    caller: Authorized<Store>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     act(caller, req, OrderAction::Deliver).await
 }
 
-/// `placed` or `approved` -> `cancelled`; the pet is `available` again.
+/// `placed` or `approved` -> `cancelled`; the pet is `available` again. A `write` key cancels
+/// the orders it placed (another key's is 404); a `store` key any order.
 #[utoipa::path(
     post,
     path = "/store/orders/{orderId}/cancel",
@@ -238,13 +260,14 @@ pub(crate) async fn deliver_order(
     tag = "store",
     summary = "Cancel an order (experimental)",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["write"])),
     responses(
         (status = 200, description = "The cancelled order; its pet is `available`.", body = OrderDto),
         (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
         (status = 403, description = "`forbidden`: a `read` key.", body = ErrorBody),
-        (status = 404, description = "`not_found`.", body = ErrorBody),
+        (status = 404, description = "`not_found`: no order has this id, or it is another \
+            key's (only a `store` key cancels any order).", body = ErrorBody),
         (status = 409, description = "`conflict`: the order is delivered or cancelled.", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),
     ),

@@ -1,8 +1,10 @@
 //! The store's orders (experimental): `placeOrder` and `listOrders` on `/v1/store/orders`,
 //! `getOrder` on `/v1/store/orders/{orderId}`, and the moves `approveOrder`, `deliverOrder`,
 //! `cancelOrder` under it; their DTOs, parameters and part of the OpenAPI document
-//! ([`OrdersApi`]). Reading needs a `read` key, placing and moving a `write` key. Every response
-//! on these paths carries `X-API-Stability: experimental`.
+//! ([`OrdersApi`]). An order is its key's: a `read` key lists and gets its own, a `write` key
+//! also places orders and cancels its own, and a `store` key (the staff) sees and cancels every
+//! order and alone approves and delivers. Every response on these paths carries
+//! `X-API-Stability: experimental`.
 
 mod dto;
 mod errors;

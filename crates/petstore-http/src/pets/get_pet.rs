@@ -45,7 +45,7 @@ fn successor_link(pet_id: Option<PetId>) -> String {
     description = "The pet with this `id`. Every response of this operation carries the \
         `Deprecation`, `Sunset` and `Link: rel=\"successor-version\"` headers.",
     params(("petId" = i64, Path, description = "The pet's `id`.")),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["read"])),
     responses(
         (status = 200, description = "The pet.", body = PetDto),
         (status = 400, description = "`invalid_parameter`: `petId` is not an int64 integer.",

@@ -36,7 +36,7 @@ use crate::state::{Authorized, HttpState, Read, Write};
         Following `next` links visits every matching pet exactly once, even while pets are \
         being added.",
     params(ListPetsParams),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["read"])),
     responses(
         (status = 200, description = "A page of pets (possibly empty).", body = PetsDto,
             headers(("Link" = String, description = "Only when more pets match: \
@@ -92,7 +92,7 @@ pub(crate) async fn list_pets(
         offending field). The 201 is sent only once the pet is stored.",
     request_body(content = NewPetDto, content_type = "application/json",
         description = "The new pet. `status` omitted or `null` means `available`."),
-    security(("bearerAuth" = [])),
+    security(("bearerAuth" = ["write"])),
     responses(
         (status = 201, description = "The pet was stored.", body = PetDto,
             headers(("Location" = String, description = "`/v1/pets/{id}` of the new pet."))),

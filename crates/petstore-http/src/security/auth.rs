@@ -210,11 +210,11 @@ fn unix_now() -> u64 {
 /// What [`authenticate`] found.
 #[derive(Debug)]
 pub(crate) enum KeyCheck {
-    /// The key may do what was asked.
-    Accepted(KeyClaims),
+    /// The key may do what was asked; its scope, which may allow more, says what else.
+    Accepted(KeyClaims, KeyScope),
     /// A usable key whose scope does not cover the operation: the 403 to answer, once the
     /// refusal has been taken from the key's rate bucket (probing scopes is not free).
-    OutOfScope(KeyClaims, ApiError),
+    OutOfScope(KeyClaims, KeyScope, ApiError),
     /// Correctly signed, but its key is not in this instance's directory: issued a moment ago
     /// by another process, or never. [`look_up`] says which.
     NotKnownHere(VerifiedToken),
@@ -276,8 +276,8 @@ pub(crate) async fn look_up(
     judge(claims, answer, needed)
 }
 
-/// Accepted when the directory's `answer` about the key lets it do `needed`; out of scope (the
-/// 403 to answer) or the 401 of a refused key otherwise, counted.
+/// Accepted (with the key's whole scope) when the directory's `answer` about the key lets it
+/// do `needed`; out of scope (the 403 to answer) or the 401 of a refused key otherwise, counted.
 fn judge(
     claims: KeyClaims,
     answer: Result<KeyScope, KeyRefusal>,
@@ -295,9 +295,13 @@ fn judge(
     })?;
     if !scope.allows(needed) {
         metrics::key_refused(Refusal::Scope);
-        return Ok(KeyCheck::OutOfScope(claims, insufficient_scope(needed)));
+        return Ok(KeyCheck::OutOfScope(
+            claims,
+            scope,
+            insufficient_scope(needed),
+        ));
     }
-    Ok(KeyCheck::Accepted(claims))
+    Ok(KeyCheck::Accepted(claims, scope))
 }
 
 /// The claims of the request's bearer token, or the 401 for its absence or invalidity (with the
@@ -363,7 +367,7 @@ fn invalid_token() -> ApiError {
 
 /// A 403 for a valid key whose scope does not cover the operation (RFC 6750 3.1
 /// `insufficient_scope`, naming the scope needed).
-fn insufficient_scope(needed: KeyScope) -> ApiError {
+pub(crate) fn insufficient_scope(needed: KeyScope) -> ApiError {
     ApiError::new(
         ErrorCode::Forbidden,
         format!("this API key may not do this: it needs the `{needed}` scope"),

@@ -3,7 +3,9 @@
 //! request (path, query, body) is looked at: it authenticates the bearer key, checks that the
 //! key's scope allows the operation and that the key is within its rate limit, and keeps the
 //! key's claims (for the request's log line) and its rate-limit headers (for the response) in
-//! the request's extensions. A handler without it cannot compile a call to a use case.
+//! the request's extensions. A handler without it cannot compile a call to a use case. It also
+//! carries who the caller is (the key's id and its scope, [`OrderCaller`]), which the order use
+//! cases need: a key sees only its own orders.
 
 use std::future::{ready, Ready};
 use std::marker::PhantomData;
@@ -15,7 +17,7 @@ use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::{Either, LocalBoxFuture};
 use petstore_application::{OrderService, PetService};
-use petstore_domain::KeyScope;
+use petstore_domain::{KeyId, KeyScope, OrderCaller};
 
 use super::HttpState;
 use crate::error::{ApiError, ErrorCode};
@@ -23,7 +25,8 @@ use crate::observability::metrics;
 use crate::security::auth::{authenticate, look_up, KeyCheck, KeyClaims};
 use crate::security::rate_limit::{Decision, RATE_LIMIT, RATE_LIMIT_POLICY};
 
-/// The scope an operation needs, as a type: `Authorized<Read>` or `Authorized<Write>`.
+/// The scope an operation needs, as a type: `Authorized<Read>`, `Authorized<Write>` or
+/// `Authorized<Store>`.
 pub(crate) trait Scope {
     const NEEDED: KeyScope;
 }
@@ -34,6 +37,9 @@ pub(crate) enum Read {}
 /// Creating and changing: a `write` key.
 pub(crate) enum Write {}
 
+/// The store's staff's work (approving and delivering orders): a `store` key.
+pub(crate) enum Store {}
+
 impl Scope for Read {
     const NEEDED: KeyScope = KeyScope::Read;
 }
@@ -42,10 +48,15 @@ impl Scope for Write {
     const NEEDED: KeyScope = KeyScope::Write;
 }
 
+impl Scope for Store {
+    const NEEDED: KeyScope = KeyScope::Store;
+}
+
 /// A request whose key was accepted for scope `S`; derefs to the [`HttpState`] and gives the use
 /// cases.
 pub(crate) struct Authorized<S: Scope> {
     state: Data<HttpState>,
+    caller: OrderCaller,
     scope: PhantomData<S>,
 }
 
@@ -60,6 +71,11 @@ impl<S: Scope> Authorized<S> {
             .orders
             .as_ref()
             .expect("order routes exist only with an order service")
+    }
+
+    /// Who is asking: the key's id and its whole scope (which may allow more than `S`).
+    pub(crate) fn caller(&self) -> &OrderCaller {
+        &self.caller
     }
 
     /// The key check; a key this instance does not know yet sends the rest to [`look_up`].
@@ -90,9 +106,9 @@ impl<S: Scope> Authorized<S> {
         check: KeyCheck,
     ) -> Result<Self, ApiError> {
         match check {
-            KeyCheck::Accepted(claims) => Self::admit(req, state, claims),
-            KeyCheck::OutOfScope(claims, refusal) => {
-                Self::admit(req, state, claims)?;
+            KeyCheck::Accepted(claims, scope) => Self::admit(req, state, claims, scope),
+            KeyCheck::OutOfScope(claims, scope, refusal) => {
+                Self::admit(req, state, claims, scope)?;
                 Err(refusal)
             }
             // `look_up` answers for the key it looked up; it never hands the lookup on again.
@@ -108,7 +124,11 @@ impl<S: Scope> Authorized<S> {
         req: &HttpRequest,
         state: Data<HttpState>,
         claims: KeyClaims,
+        scope: KeyScope,
     ) -> Result<Self, ApiError> {
+        // The directory found the key under this id, so it is one; anything else is a bug.
+        let key = KeyId::parse(&claims.jti)
+            .map_err(|error| ApiError::internal("an accepted key without a valid id", &error))?;
         let decision = state
             .rate_limiter
             .as_deref()
@@ -137,6 +157,7 @@ impl<S: Scope> Authorized<S> {
         }
         Ok(Self {
             state,
+            caller: OrderCaller::new(key, scope),
             scope: PhantomData,
         })
     }

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use petstore_application::{
     OrderError, OrderRepository, OrderWork, RecordPlan, Recorded, RepositoryError, StoreTransaction,
 };
-use petstore_domain::{NewOrder, Order, OrderFilter, OrderId, Pet, PetId};
+use petstore_domain::{KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId, VisibleOrders};
 
 use super::{InMemoryPetRepository, State};
 
@@ -61,12 +61,31 @@ impl StoreTransaction for StagedTransaction<'_> {
         Ok(())
     }
 
-    fn insert_order(&mut self, order: NewOrder) -> Result<Order, RepositoryError> {
+    fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError> {
+        // The store's lock is held for the whole transaction: nothing else counts meanwhile.
+        let stored = self
+            .state
+            .orders
+            .iter()
+            .filter(|(id, _)| !self.orders.contains_key(id))
+            .map(|(_, order)| order);
+        let open = stored
+            .chain(self.orders.values())
+            .filter(|order| order.is_open() && order.placed_by() == Some(placed_by))
+            .count();
+        Ok(u64::try_from(open).unwrap_or(u64::MAX))
+    }
+
+    fn insert_order(
+        &mut self,
+        order: NewOrder,
+        placed_by: &KeyId,
+    ) -> Result<Order, RepositoryError> {
         let id = self.last_order_id.checked_add(1).ok_or_else(|| {
             RepositoryError::Unexpected("the in-memory store ran out of order ids".into())
         })?;
         self.last_order_id = id;
-        let order = order.into_order(OrderId::new(id));
+        let order = order.into_order(OrderId::new(id), placed_by.clone());
         self.orders.insert(id, order.clone());
         Ok(order)
     }
@@ -129,6 +148,7 @@ impl OrderRepository for InMemoryOrderRepository {
 
     async fn list(
         &self,
+        visible: VisibleOrders,
         filter: OrderFilter,
         after: Option<OrderId>,
         max: usize,
@@ -138,6 +158,10 @@ impl OrderRepository for InMemoryOrderRepository {
             .orders
             .values()
             .filter(|order| after.is_none_or(|after| order.id() > after))
+            .filter(|order| match &visible {
+                VisibleOrders::All => true,
+                VisibleOrders::PlacedBy(key) => order.placed_by() == Some(key),
+            })
             .filter(|order| filter.status.is_none_or(|status| order.status() == status))
             .filter(|order| filter.pet_id.is_none_or(|pet| order.pet_id() == pet))
             .take(max)

@@ -65,7 +65,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use petstore_domain::PetStatus;
+    use petstore_domain::{KeyScope, PetStatus};
 
     /// The `CHECK` constraint on `pets.status` stays SQL, in both dialects' migrations; it must
     /// allow exactly the domain's statuses.
@@ -86,6 +86,30 @@ mod tests {
                 .nth(1)
                 .and_then(|rest| rest.split("))").next())
                 .unwrap_or_else(|| panic!("{dialect}: no status CHECK constraint"));
+            let listed: Vec<String> = check.split(',').map(|s| s.trim().to_owned()).collect();
+            assert_eq!(listed, expected, "{dialect}");
+        }
+    }
+
+    /// The `CHECK` constraint on `api_keys.scope`, as the latest migration that sets it leaves
+    /// it, must allow exactly the domain's scopes.
+    #[test]
+    fn the_scope_check_of_both_dialects_lists_exactly_the_domain_scopes() {
+        let expected: Vec<String> = KeyScope::ALL
+            .iter()
+            .map(|scope| format!("'{}'", scope.as_str()))
+            .collect();
+        for dialect in ["sqlite", "postgres"] {
+            let up = std::fs::read_to_string(format!(
+                "{}/../../migrations/{dialect}/2026-11-25-000002_add_order_owners/up.sql",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("the migration is readable");
+            let check = up
+                .split("CHECK (scope IN (")
+                .nth(1)
+                .and_then(|rest| rest.split("))").next())
+                .unwrap_or_else(|| panic!("{dialect}: no scope CHECK constraint"));
             let listed: Vec<String> = check.split(',').map(|s| s.trim().to_owned()).collect();
             assert_eq!(listed, expected, "{dialect}");
         }

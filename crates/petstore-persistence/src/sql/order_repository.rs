@@ -2,18 +2,21 @@
 //! pool. A transaction is a write transaction on one pooled connection, run on the blocking
 //! pool: SQLite's `BEGIN IMMEDIATE` admits one writer at a time, and on PostgreSQL the pet and
 //! the order are read `FOR UPDATE`, so two transactions on one pet take turns and the second
-//! sees what the first committed.
+//! sees what the first committed; and a key's open orders are counted under a lock of the key's
+//! own (an advisory lock on PostgreSQL), so two orders of one key take turns too.
 
 use std::cell::RefCell;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
+use diesel::sql_types::{Integer, Text};
 use petstore_application::{
     OrderError, OrderRepository, OrderWork, RecordPlan, Recorded, RepositoryError, StoreTransaction,
 };
 use petstore_domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
+    KeyId, NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
+    VisibleOrders,
 };
 
 use super::connection::{AnyConnection, Generations};
@@ -44,18 +47,25 @@ impl std::fmt::Debug for DieselOrderRepository {
     }
 }
 
+/// The first key of the PostgreSQL advisory locks a key's orders take turns on ("ords" in
+/// ASCII); the second is the hash of the key's id. The two-key locks never meet the one-key
+/// locks of migrations and pet inserts.
+const KEY_ORDERS_LOCK_CLASS: i32 = 0x6f72_6473;
+
 const COLUMNS: (
     orders::id,
     orders::pet_id,
     orders::quantity,
     orders::status,
     orders::ship_date,
+    orders::placed_by,
 ) = (
     orders::id,
     orders::pet_id,
     orders::quantity,
     orders::status,
     orders::ship_date,
+    orders::placed_by,
 );
 
 #[derive(Debug, Queryable)]
@@ -65,6 +75,7 @@ struct OrderRow {
     quantity: i32,
     status: String,
     ship_date: Option<i64>,
+    placed_by: Option<String>,
 }
 
 impl OrderRow {
@@ -78,12 +89,19 @@ impl OrderRow {
         let status = OrderStatus::parse(&self.status).map_err(|_| corrupt("status"))?;
         let quantity =
             OrderQuantity::parse(i64::from(self.quantity)).map_err(|_| corrupt("quantity"))?;
+        let placed_by = self
+            .placed_by
+            .as_deref()
+            .map(KeyId::parse)
+            .transpose()
+            .map_err(|_| corrupt("owner"))?;
         Ok(Order::restore(
             OrderId::new(self.id),
             PetId::new(self.pet_id),
             quantity,
             status,
             self.ship_date,
+            placed_by,
         ))
     }
 }
@@ -127,14 +145,39 @@ impl StoreTransaction for DieselTransaction<'_> {
             .map_err(query_error)
     }
 
-    fn insert_order(&mut self, order: NewOrder) -> Result<Order, RepositoryError> {
-        let placed = order.into_order(OrderId::new(0));
+    fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError> {
+        if let AnyConnection::Postgresql(pg) = &mut *self.conn {
+            // Held until the transaction ends: another transaction of this key waits here, and
+            // its count (a statement begun after this one commits) sees this one's order.
+            diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+                .bind::<Integer, _>(KEY_ORDERS_LOCK_CLASS)
+                .bind::<Text, _>(placed_by.as_str())
+                .execute(pg)
+                .map_err(query_error)?;
+        }
+        // On SQLite, `BEGIN IMMEDIATE` already admits one writer at a time.
+        let open = orders::table
+            .filter(orders::placed_by.eq(placed_by.as_str()))
+            .filter(orders::status.eq(OrderStatus::Placed.as_str()))
+            .count()
+            .get_result::<i64>(self.conn)
+            .map_err(query_error)?;
+        Ok(u64::try_from(open).unwrap_or(0))
+    }
+
+    fn insert_order(
+        &mut self,
+        order: NewOrder,
+        placed_by: &KeyId,
+    ) -> Result<Order, RepositoryError> {
+        let placed = order.into_order(OrderId::new(0), placed_by.clone());
         let row = diesel::insert_into(orders::table)
             .values((
                 orders::pet_id.eq(placed.pet_id().get()),
                 orders::quantity.eq(i32::from(placed.quantity().get())),
                 orders::status.eq(placed.status().as_str()),
                 orders::ship_date.eq(placed.ship_date()),
+                orders::placed_by.eq(placed_by.as_str()),
             ))
             .returning(COLUMNS)
             .get_result::<OrderRow>(self.conn)
@@ -284,6 +327,7 @@ impl OrderRepository for DieselOrderRepository {
 
     async fn list(
         &self,
+        visible: VisibleOrders,
         filter: OrderFilter,
         after: Option<OrderId>,
         max: usize,
@@ -298,6 +342,9 @@ impl OrderRepository for DieselOrderRepository {
                     .order(orders::id)
                     .limit(max)
                     .into_boxed();
+                if let VisibleOrders::PlacedBy(key) = &visible {
+                    query = query.filter(orders::placed_by.eq(key.as_str().to_owned()));
+                }
                 if let Some(status) = filter.status {
                     query = query.filter(orders::status.eq(status.as_str()));
                 }

@@ -30,6 +30,7 @@ diesel::table! {
         quantity -> Integer,
         status -> Text,
         ship_date -> Nullable<BigInt>,
+        placed_by -> Nullable<Text>,
     }
 }
 

@@ -23,7 +23,8 @@ pub struct TestApp {
     pub backend: Backend,
     /// `http://127.0.0.1:PORT` (no `/v1`).
     pub address: String,
-    /// A `write` key.
+    /// A `write` key (for a `memory:` server in a process of its own, the key it issued itself
+    /// at start-up, a `store` key: no other can be issued to it).
     pub api_key: String,
     pub data_dir: TempDir,
     pub database_url: String,
@@ -65,6 +66,32 @@ impl TestApp {
             .find(|(issued, _)| issued == name)
             .map(|(_, key)| key.as_str())
             .unwrap_or_else(|| panic!("no key named {name} was asked for"))
+    }
+
+    /// A new `store` key (the store's staff: approves and delivers orders, sees every one),
+    /// named `staff`. A `memory:` server in a process of its own has one key only, its start-up
+    /// key, which is one.
+    pub async fn staff_key(&self) -> String {
+        match (&self.server, self.database_url.as_str()) {
+            (Server::Process(_), "memory:") => self.api_key.clone(),
+            _ => {
+                self.issue_key(&["--name", "staff", "--scope", "store"])
+                    .await
+            }
+        }
+    }
+
+    /// `GET path` with `key` instead of [`api_key`](Self::api_key).
+    pub fn get_as(&self, key: &str, path: &str) -> awc::ClientRequest {
+        self.client.get(self.url(path)).bearer_auth(key)
+    }
+
+    /// `POST path` of JSON with `key` instead of [`api_key`](Self::api_key).
+    pub fn post_json_as(&self, key: &str, path: &str) -> awc::ClientRequest {
+        self.client
+            .post(self.url(path))
+            .bearer_auth(key)
+            .insert_header(("Content-Type", "application/json"))
     }
 
     pub fn url(&self, path: &str) -> String {

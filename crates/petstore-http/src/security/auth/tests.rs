@@ -221,9 +221,10 @@ fn a_read_key_may_read_but_not_write() {
     let directory = test_directory(KeyScope::Read);
     assert!(matches!(
         authenticate(&req, &keys(), &directory, KeyScope::Read),
-        Ok(KeyCheck::Accepted(_))
+        Ok(KeyCheck::Accepted(_, KeyScope::Read))
     ));
-    let Ok(KeyCheck::OutOfScope(_, err)) = authenticate(&req, &keys(), &directory, KeyScope::Write)
+    let Ok(KeyCheck::OutOfScope(_, _, err)) =
+        authenticate(&req, &keys(), &directory, KeyScope::Write)
     else {
         panic!("a read key is out of scope for a write");
     };
@@ -232,6 +233,34 @@ fn a_read_key_may_read_but_not_write() {
         challenge(&err),
         r#"Bearer realm="petstore", error="insufficient_scope", scope="write""#
     );
+}
+
+#[test]
+fn only_a_store_key_may_do_the_staffs_work() {
+    let req = TestRequest::get()
+        .insert_header((
+            header::AUTHORIZATION,
+            format!("Bearer {}", test_key(SECRET, "w")),
+        ))
+        .to_http_request();
+    let err = authenticate(
+        &req,
+        &keys(),
+        &test_directory(KeyScope::Write),
+        KeyScope::Store,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Forbidden);
+    assert_eq!(
+        challenge(&err),
+        r#"Bearer realm="petstore", error="insufficient_scope", scope="store""#
+    );
+    for needed in KeyScope::ALL {
+        assert!(matches!(
+            authenticate(&req, &keys(), &test_directory(KeyScope::Store), needed),
+            Ok(KeyCheck::Accepted(_, KeyScope::Store))
+        ));
+    }
 }
 
 fn challenge(err: &ApiError) -> String {
@@ -246,7 +275,8 @@ fn challenge(err: &ApiError) -> String {
 fn scheme_word_is_case_insensitive() {
     let token = test_key(SECRET, "alice");
     for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
-        let Ok(KeyCheck::Accepted(claims)) = authenticate_with(Some(&format!("{scheme} {token}")))
+        let Ok(KeyCheck::Accepted(claims, _)) =
+            authenticate_with(Some(&format!("{scheme} {token}")))
         else {
             panic!("{scheme}: refused");
         };
