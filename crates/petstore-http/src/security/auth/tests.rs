@@ -243,13 +243,14 @@ fn only_a_store_key_may_do_the_staffs_work() {
             format!("Bearer {}", test_key(SECRET, "w")),
         ))
         .to_http_request();
-    let err = authenticate(
+    let Ok(KeyCheck::OutOfScope(_, KeyScope::Write, err)) = authenticate(
         &req,
         &keys(),
         &test_directory(KeyScope::Write),
         KeyScope::Store,
-    )
-    .unwrap_err();
+    ) else {
+        panic!("a write key is out of scope for the staff's work");
+    };
     assert_eq!(err.code(), ErrorCode::Forbidden);
     assert_eq!(
         challenge(&err),
