@@ -6,12 +6,13 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
 use crate::routing::not_found;
-use crate::security::{client_limit, cors};
+use crate::security::cors;
 use crate::service::{self, swagger_ui_config};
 use crate::state::HttpState;
 use crate::{orders, pets};
 use request_middleware::log_and_contain_failures;
 
+mod client_limit;
 mod request_middleware;
 
 /// The whole HTTP interface, ready for [`serve`](crate::serve)`(listener, settings, move || app(state.clone()))`.

@@ -263,6 +263,22 @@ impl KeyDirectory {
         }
     }
 
+    /// Reads the registry's changes now, unless a read that started after this call has
+    /// finished meanwhile: callers that come together share one read. For readiness, once
+    /// storage is back, so that it need not wait for the next periodic refresh. Blocking.
+    pub fn catch_up(&self) -> Result<(), RepositoryError> {
+        let needed = self.inner.refreshes_started.load(Ordering::Acquire) + 1;
+        let _turn = self
+            .inner
+            .lookup
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.inner.refresh_finished.load(Ordering::Acquire) < needed {
+            self.refresh()?;
+        }
+        Ok(())
+    }
+
     fn remember_miss(&self, id: &str) {
         let now = self.inner.clock.now();
         let mut misses = self

@@ -465,3 +465,36 @@ fn a_use_in_the_minute_a_key_was_issued_is_never_recorded_before_its_creation() 
     directory.check(id(1).as_str(), &token(1)).expect("usable");
     assert_eq!(directory.record_uses().expect("record"), 1);
 }
+
+#[test]
+fn catching_up_reads_the_registry_once_for_callers_that_come_together() {
+    let mut registry = MockKeyRegistry::new();
+    let mut sequence = mockall::Sequence::new();
+    registry
+        .expect_changes_since()
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![], 0));
+    registry
+        .expect_changes_since()
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| Err(unavailable()));
+    registry
+        .expect_changes_since()
+        .times(1)
+        .in_sequence(&mut sequence)
+        .return_once(|_| changes(vec![key(1, KeyScope::Read)], 1));
+    let (clock, now) = clock();
+    let directory = KeyDirectory::load(Arc::new(registry), clock).expect("load");
+    *now.lock().unwrap() += Duration::from_secs(10);
+    assert!(directory.refresh().is_err(), "the registry is down");
+    assert_eq!(directory.stale_for(), Duration::from_secs(10));
+
+    directory.catch_up().expect("read again");
+    assert_eq!(directory.stale_for(), Duration::ZERO);
+    assert_eq!(
+        directory.check(id(1).as_str(), &token(1)),
+        Ok(KeyScope::Read)
+    );
+}

@@ -4,7 +4,8 @@
 //! is not free. Requests with an accepted key take from their key's bucket instead
 //! (`state::access`).
 //!
-//! The client's address is the socket's peer, unless the peer is a configured trusted proxy:
+//! The middleware that applies it is `app/client_limit.rs`. The client's address is the
+//! socket's peer, unless the peer is a configured trusted proxy:
 //! then it is the nearest address in `Forwarded` (RFC 7239 `for=`) or else `X-Forwarded-For`
 //! that is not itself a trusted proxy. A client cannot pick its bucket by sending those headers
 //! straight to the service: they are read only from a trusted peer.
@@ -12,18 +13,10 @@
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::{header, StatusCode};
-use actix_web::middleware::Next;
-use actix_web::web::Data;
-use actix_web::{HttpMessage, HttpRequest};
+use actix_web::http::header;
+use actix_web::HttpRequest;
 
-use crate::error::{ApiError, ErrorCode};
 use crate::routing::paths::{ORDERS_PATH, PETS_PATH};
-use crate::security::auth::KeyClaims;
-use crate::security::rate_limit::{Decision, RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
-use crate::state::HttpState;
 
 /// The policy's name in the `RateLimit` headers of per-address buckets.
 pub(crate) const CLIENT_POLICY: &str = "per-client";
@@ -135,87 +128,11 @@ fn forwarded_for(element: &str) -> Option<IpAddr> {
 }
 
 /// Whether `path` is one of the resources a key answers for.
-fn needs_a_key(path: &str) -> bool {
+pub(crate) fn needs_a_key(path: &str) -> bool {
     [PETS_PATH, ORDERS_PATH].into_iter().any(|resource| {
         path.strip_prefix(resource)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     })
-}
-
-/// The middleware: anonymous requests are counted before they are served (a flood of them
-/// is turned away before it costs anything more), requests to the API once their key was
-/// refused (the 401 becomes a 429 when the address's bucket is empty).
-pub(crate) async fn limit_by_client(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let Some(state) = req.app_data::<Data<HttpState>>().cloned() else {
-        return next
-            .call(req)
-            .await
-            .map(ServiceResponse::map_into_boxed_body);
-    };
-    let Some(limiter) = state.client_rate_limiter() else {
-        return next
-            .call(req)
-            .await
-            .map(ServiceResponse::map_into_boxed_body);
-    };
-    let address = client_address(req.request(), state.trusted_proxies());
-    let bucket = address.map_or_else(|| "unknown".to_owned(), |address| address.to_string());
-    if !needs_a_key(req.path()) {
-        return match limiter.check(&bucket) {
-            Decision::Allowed(headers) => {
-                req.extensions_mut().insert(headers);
-                next.call(req)
-                    .await
-                    .map(ServiceResponse::map_into_boxed_body)
-            }
-            Decision::Limited {
-                headers,
-                retry_after_secs,
-            } => {
-                let (req, _) = req.into_parts();
-                Ok(ServiceResponse::new(
-                    req,
-                    too_many(&headers, retry_after_secs),
-                ))
-            }
-        };
-    }
-    let response = next.call(req).await?.map_into_boxed_body();
-    let keyless = response.request().extensions().get::<KeyClaims>().is_none();
-    if !(keyless && response.status() == StatusCode::UNAUTHORIZED) {
-        return Ok(response);
-    }
-    Ok(match limiter.check(&bucket) {
-        Decision::Allowed(headers) => {
-            response.request().extensions_mut().insert(headers);
-            response
-        }
-        Decision::Limited {
-            headers,
-            retry_after_secs,
-        } => {
-            let (req, _) = response.into_parts();
-            ServiceResponse::new(req, too_many(&headers, retry_after_secs))
-        }
-    })
-}
-
-fn too_many(headers: &RateLimitHeaders, retry_after_secs: u64) -> actix_web::HttpResponse {
-    actix_web::ResponseError::error_response(
-        &ApiError::new(
-            ErrorCode::RateLimited,
-            format!(
-                "too many requests without a valid API key from this address; retry in \
-                 {retry_after_secs} s"
-            ),
-        )
-        .with_header(header::RETRY_AFTER, &retry_after_secs.to_string())
-        .with_header_value(RATE_LIMIT_POLICY, headers.policy.clone())
-        .with_header_value(RATE_LIMIT, headers.state.clone()),
-    )
 }
 
 #[cfg(test)]

@@ -27,6 +27,9 @@ pub(crate) async fn healthz() -> HttpResponse {
 /// keeps honouring the keys it knew, but would miss a revocation made since.
 pub const KEY_REGISTRY_STALE_AFTER: Duration = Duration::from_secs(5);
 
+/// How long `/readyz` waits for a stale key registry to be read again before it answers.
+const CATCH_UP_WAIT: Duration = Duration::from_millis(500);
+
 /// Why a stopping instance is not ready, for the log.
 #[derive(Debug, thiserror::Error)]
 #[error("shutting down")]
@@ -60,7 +63,16 @@ pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiEr
         };
         return Err(ApiError::unavailable(message, &err));
     }
-    let stale_for = state.key_directory().stale_for();
+    let mut stale_for = state.key_directory().stale_for();
+    if stale_for > KEY_REGISTRY_STALE_AFTER {
+        // Storage answers (checked above), yet the registry was last read before or during a
+        // fault: read it now rather than report "not ready" until the refresher's next turn,
+        // which would take an instance that serves requests out of rotation for nothing.
+        let directory = state.key_directory().clone();
+        let read = actix_web::web::block(move || directory.catch_up());
+        let _ = actix_web::rt::time::timeout(CATCH_UP_WAIT, read).await;
+        stale_for = state.key_directory().stale_for();
+    }
     if stale_for > KEY_REGISTRY_STALE_AFTER {
         return Err(ApiError::unavailable(
             "the key registry is not being read; revocations may be missed",

@@ -12,6 +12,7 @@ use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
+use super::health::StoreHealth;
 use super::schema::api_keys;
 use super::write_transaction::{in_write_transaction, no_turn};
 use super::Pool;
@@ -21,6 +22,7 @@ use crate::DatabaseUrl;
 #[derive(Clone)]
 pub struct DieselKeyRegistry {
     pool: Pool,
+    health: StoreHealth,
     url: DatabaseUrl,
 }
 
@@ -114,14 +116,18 @@ impl std::fmt::Debug for DieselKeyRegistry {
 }
 
 impl DieselKeyRegistry {
-    pub(crate) fn new(pool: Pool, url: DatabaseUrl) -> Self {
-        Self { pool, url }
+    pub(crate) fn new(pool: Pool, health: StoreHealth, url: DatabaseUrl) -> Self {
+        Self { pool, health, url }
     }
 
     fn with_connection<T>(
         &self,
         work: impl FnOnce(&mut AnyConnection) -> Result<T, RepositoryError>,
     ) -> Result<T, RepositoryError> {
+        // While the database is known unreachable, fail at once rather than wait out a
+        // checkout: the refresher then tries again every quarter second and is current within
+        // one of them once the database is back (and `/readyz` with it).
+        self.health.admit_read()?;
         let mut conn = self
             .pool
             .get()

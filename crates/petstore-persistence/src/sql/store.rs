@@ -204,7 +204,11 @@ impl SqlStore {
 
     /// The key registry, on this store's pool.
     pub fn keys(&self) -> super::DieselKeyRegistry {
-        super::DieselKeyRegistry::new(self.pets.pool.clone(), self.pets.url.clone())
+        super::DieselKeyRegistry::new(
+            self.pets.pool.clone(),
+            self.pets.health.clone(),
+            self.pets.url.clone(),
+        )
     }
 
     /// Whether the database answers within the checkout timeout. Blocking; for start-up loops.

@@ -138,6 +138,54 @@ async fn measure_backend(backend: Backend, duration: Duration) -> (Vec<Row>, Opt
     (rows, rss_kib(app.server_pid()))
 }
 
+/// The client-address limit of the deployment manifests: a flood of anonymous requests from one
+/// address is answered 429 past it, as in production.
+const CLIENT_RATE_LIMIT: &str = "600/m,burst=60";
+
+/// getPet at 64 connections on the memory backend, alone and then beside a flood of `/readyz`
+/// from 64 more connections (issue 25: a flood of health checks must not move the API's
+/// throughput). Returns both measurements and how many flood requests were answered.
+async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk::Measured) {
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_RATE_LIMIT", RATE_LIMIT)
+        .setting("PETSTORE_CLIENT_RATE_LIMIT", CLIENT_RATE_LIMIT)
+        .in_a_process()
+        .spawn()
+        .await;
+    let created = petstore_test_support::send(
+        app.post_json("/v1/pets"),
+        Some(json!({"name": "Rex", "categoryId": 3}).to_string()),
+    )
+    .await;
+    assert_eq!(created.status.as_u16(), 201, "{}", created.body);
+    let get_pet = wrk::Load {
+        method: "GET",
+        url: app.url("/v1/pets/1"),
+        bearer: Some(&app.api_key),
+        json_body: None,
+        idempotency_keys: None,
+    };
+    wrk::run(&get_pet, 64, Duration::from_secs(1)); // warm-up, not reported
+    let alone = wrk::run(&get_pet, 64, duration);
+    let flood_url = app.url("/readyz");
+    let flood_duration = duration + Duration::from_secs(2);
+    let flood = std::thread::spawn(move || {
+        let load = wrk::Load {
+            method: "GET",
+            url: flood_url,
+            bearer: None,
+            json_body: None,
+            idempotency_keys: None,
+        };
+        // Nearly every answer is a 429: counted, not an error of the run.
+        wrk::run_accepting_refusals(&load, 64, flood_duration)
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let beside = wrk::run(&get_pet, 64, duration);
+    let flood = flood.join().expect("the flood ran");
+    (alone, beside, flood)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     if let Some(first) = args.next() {
@@ -177,9 +225,12 @@ fn main() {
         }
     });
 
+    let (alone, beside, flood) = actix_web::rt::System::new().block_on(measure_flood(duration));
+
     let report = report::Report::new(rows, rss);
     print!("{}", report.table());
     print!("{}", report.targets());
+    print!("{}", report::flood(&alone, &beside, &flood));
     let picture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/benchmarks.svg");
     match report.draw(std::path::Path::new(picture)) {
         Ok(()) => println!("\npicture: docs/benchmarks.svg"),

@@ -1,0 +1,92 @@
+//! The middleware of the per-client-address rate limit (`security/client_limit.rs` says who
+//! counts as a client and what takes from its bucket): anonymous requests are counted before
+//! they are served, requests to the API once their key was refused.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{header, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::web::Data;
+use actix_web::HttpMessage;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::security::auth::KeyClaims;
+use crate::security::client_limit::{client_address, needs_a_key};
+use crate::security::rate_limit::{Decision, RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
+use crate::state::HttpState;
+
+/// The middleware: anonymous requests are counted before they are served (a flood of them
+/// is turned away before it costs anything more), requests to the API once their key was
+/// refused (the 401 becomes a 429 when the address's bucket is empty).
+pub(crate) async fn limit_by_client(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<Data<HttpState>>().cloned() else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
+    };
+    let Some(limiter) = state.client_rate_limiter() else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
+    };
+    let address = client_address(req.request(), state.trusted_proxies());
+    let bucket = address.map_or_else(|| "unknown".to_owned(), |address| address.to_string());
+    if !needs_a_key(req.path()) {
+        return match limiter.check(&bucket) {
+            Decision::Allowed(headers) => {
+                req.extensions_mut().insert(headers);
+                next.call(req)
+                    .await
+                    .map(ServiceResponse::map_into_boxed_body)
+            }
+            Decision::Limited {
+                headers,
+                retry_after_secs,
+            } => {
+                let (req, _) = req.into_parts();
+                Ok(ServiceResponse::new(
+                    req,
+                    too_many(&headers, retry_after_secs),
+                ))
+            }
+        };
+    }
+    let response = next.call(req).await?.map_into_boxed_body();
+    let keyless = response.request().extensions().get::<KeyClaims>().is_none();
+    if !(keyless && response.status() == StatusCode::UNAUTHORIZED) {
+        return Ok(response);
+    }
+    Ok(match limiter.check(&bucket) {
+        Decision::Allowed(headers) => {
+            response.request().extensions_mut().insert(headers);
+            response
+        }
+        Decision::Limited {
+            headers,
+            retry_after_secs,
+        } => {
+            let (req, _) = response.into_parts();
+            ServiceResponse::new(req, too_many(&headers, retry_after_secs))
+        }
+    })
+}
+
+fn too_many(headers: &RateLimitHeaders, retry_after_secs: u64) -> actix_web::HttpResponse {
+    actix_web::ResponseError::error_response(
+        &ApiError::new(
+            ErrorCode::RateLimited,
+            format!(
+                "too many requests without a valid API key from this address; retry in \
+                 {retry_after_secs} s"
+            ),
+        )
+        .with_header(header::RETRY_AFTER, &retry_after_secs.to_string())
+        .with_header_value(RATE_LIMIT_POLICY, headers.policy.clone())
+        .with_header_value(RATE_LIMIT, headers.state.clone()),
+    )
+}
