@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The deployment files of `make lint`: the Kubernetes set against the API of the oldest
 # Kubernetes release still supported upstream (strict: an unknown field fails), the compose file
-# against the compose specification, and the systemd unit with systemd-analyze.
+# against the compose specification, the systemd unit with systemd-analyze, and the Prometheus
+# alerts with promtool (their syntax, and each alert fired and cleared by its unit tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/support/venv.sh .ci/deploy-requirements.txt
 bash .ci/install-deps.sh image
+bash .ci/install-deps.sh test
 
 KUBERNETES_VERSION=1.31.0
 manifests=()
@@ -37,3 +39,7 @@ if [[ -n $complaints ]]; then
     exit 1
 fi
 echo "ok: deploy/systemd/petstore.service"
+
+promtool check rules deploy/prometheus/alerts.yml
+promtool test rules deploy/prometheus/alerts.test.yml
+echo "ok: deploy/prometheus/alerts.yml (checked, and fired and cleared by alerts.test.yml)"

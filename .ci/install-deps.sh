@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages a target needs, only when they are missing.
 #   build: libpq (PostgreSQL client library the diesel PostgreSQL backend links against)
-#   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster
+#   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster; promtool
+#          (Debian's prometheus package) to check what /metrics exposes
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 #   python: python3 with venv support, for the virtualenv of the contract and browser tests
@@ -25,6 +26,7 @@ case "${1:-}" in
     if ! command -v psql >/dev/null; then
       need+=(postgresql-client)
     fi
+    command -v promtool >/dev/null || need+=(prometheus)
     ;;
   bench)
     command -v wrk >/dev/null || need+=(wrk)

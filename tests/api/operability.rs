@@ -218,6 +218,127 @@ async fn metrics_count_known_traffic_by_operation_status_and_reason() {
     );
 }
 
+/// What `/metrics` exposes after traffic of every kind passes Prometheus's own linter
+/// (`promtool check metrics`: HELP and TYPE on every family, names and units by the
+/// conventions), with the standard process families and the gauges an operator watches.
+#[actix_web::test]
+async fn the_metrics_pass_promtool_with_the_process_and_queue_families() {
+    let app = TestApp::builder(Backend::Sqlite)
+        .setting("PETSTORE_RATE_LIMIT", "600/m,burst=30")
+        .in_a_process()
+        .spawn()
+        .await;
+    for n in 0..20 {
+        let created = send(
+            app.post_json("/v1/pets"),
+            Some(json!({"name": format!("Rex {n}"), "categoryId": 1}).to_string()),
+        )
+        .await;
+        assert_eq!(created.status.as_u16(), 201, "{}", created.body);
+    }
+    assert_eq!(send(app.get("/v1/pets"), None).await.status.as_u16(), 200);
+    send(app.get("/v1/pets/999999"), None)
+        .await
+        .assert_error(404, "not_found");
+    send(app.client.get(app.url("/v1/pets")), None)
+        .await
+        .assert_error(401, "unauthorized");
+    // Past the key's burst: some 429s.
+    let answers = join_all((0..20).map(|_| send(app.get("/v1/pets/1"), None))).await;
+    assert!(answers.iter().any(|answer| answer.status.as_u16() == 429));
+
+    let metrics = scrape(&app.address).await;
+    for family in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_max_fds",
+        "process_start_time_seconds",
+        "petstore_db_create_queue_depth",
+        "petstore_db_connections",
+        "petstore_db_create_batch_size_bucket",
+    ] {
+        assert!(
+            metrics.lines().any(|line| line.starts_with(family)),
+            "no {family} in:\n{metrics}"
+        );
+    }
+    assert_eq!(
+        sample(&metrics, "petstore_http_requests_in_flight", &[]),
+        Some(1.0),
+        "the scrape itself is the one request in flight:\n{metrics}"
+    );
+
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool (`make deps-test` installs Debian's prometheus package)");
+    std::io::Write::write_all(
+        &mut promtool.stdin.take().expect("piped stdin"),
+        metrics.as_bytes(),
+    )
+    .expect("hand promtool the scrape");
+    let checked = promtool.wait_with_output().expect("promtool ran");
+    assert!(
+        checked.status.success() && checked.stdout.is_empty() && checked.stderr.is_empty(),
+        "promtool check metrics: {}{}\non:\n{metrics}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
+    // Every metric a dashboard query or an alert names is one this scrape has.
+    let exported: BTreeSet<&str> = metrics
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    let manifest_dir = env!("CARGO_MANIFEST_DIR");
+    for file in [
+        "deploy/grafana/petstore.json",
+        "deploy/prometheus/alerts.yml",
+    ] {
+        let text = std::fs::read_to_string(format!("{manifest_dir}/../../{file}"))
+            .unwrap_or_else(|err| panic!("read {file}: {err}"));
+        let named = metric_names(&text);
+        assert!(named.len() >= 5, "{file} names only {named:?}");
+        for name in named {
+            let family = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| name.strip_suffix(suffix))
+                .filter(|family| exported.contains(family))
+                .unwrap_or(&name);
+            assert!(
+                exported.contains(family),
+                "{file} names {name}, which /metrics does not export"
+            );
+        }
+    }
+}
+
+/// The `petstore_*` and `process_*` metric names in a dashboard or rule file.
+fn metric_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let bytes = text.as_bytes();
+    for prefix in ["petstore_", "process_"] {
+        for (at, _) in text.match_indices(prefix) {
+            let starts_a_word =
+                at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+            if !starts_a_word {
+                continue;
+            }
+            let name: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            names.insert(name);
+        }
+    }
+    names
+}
+
 /// With `PETSTORE_METRICS_BIND`, `/metrics` is served there only; rate-limited requests are
 /// counted.
 #[actix_web::test]

@@ -28,6 +28,19 @@ async fn wrong_methods_are_json_405s_with_allow(app: TestApp) {
         (app.client.delete(app.url("/v1/pets/1")), "GET, HEAD"),
         (app.client.put(app.url("/v1/pets/1")), "GET, HEAD"),
         (app.client.post(app.url("/healthz")), "GET, HEAD"),
+        (
+            app.client.put(app.url("/v1/store/orders")),
+            "GET, HEAD, POST",
+        ),
+        (
+            app.client.get(app.url("/v1/store/orders/1/approve")),
+            "POST",
+        ),
+        (
+            app.client.delete(app.url("/v1/store/orders/1/cancel")),
+            "POST",
+        ),
+        (app.client.post(app.url("/v1/store/orders/1")), "GET, HEAD"),
     ];
     for (request, allow) in cases {
         let response = send(request.bearer_auth(&app.api_key), None).await;

@@ -32,7 +32,7 @@ mod state;
 pub use app::{app, metrics_app};
 pub use edge::cursor::CursorCodec;
 pub use error::{ApiError, ErrorCode};
-pub use observability::metrics::MetricsExporter;
+pub use observability::metrics::{describe_metrics, record_in_flight, MetricsExporter};
 pub use routing::paths::{
     BASE_PATH, DOCS_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, PETS_PATH, PET_PATH,
 };

@@ -29,8 +29,8 @@ pub use memory::{
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{
-    DieselIdempotencyStore, DieselKeyRegistry, DieselOrderRepository, DieselPetRepository,
-    PoolMetrics, SqlStore,
+    describe_metrics, DieselIdempotencyStore, DieselKeyRegistry, DieselOrderRepository,
+    DieselPetRepository, PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 

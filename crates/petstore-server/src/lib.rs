@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod migrate;
 mod open_files;
 pub mod openapi;
+mod process_metrics;
 mod random;
 pub mod serve;
 mod storage;

@@ -1,6 +1,7 @@
 //! The Prometheus recorder behind every `metrics` call of the process, and the exporter that
 //! renders it for `GET /metrics`: installed once per process (it is global), with histogram
-//! buckets suited to each measurement and the build's identity as `petstore_build_info`.
+//! buckets suited to each measurement, `# HELP` for every family, the build's identity as
+//! `petstore_build_info`, and the standard process metrics (`process_metrics.rs`).
 
 use std::sync::OnceLock;
 
@@ -37,6 +38,12 @@ fn handle() -> &'static PrometheusHandle {
         // Another recorder can only be there in tests that installed one themselves; this
         // handle then renders nothing, which those tests do not look at.
         let _ = metrics::set_global_recorder(recorder);
+        petstore_http::describe_metrics();
+        petstore_persistence::describe_metrics();
+        metrics::describe_gauge!(
+            "petstore_build_info",
+            "Always 1; the labels name the running build (version, commit)."
+        );
         // Histograms keep each recorded value until upkeep folds them into their buckets: without
         // it, an instance nobody scrapes would hold every latency it ever measured.
         let upkeep = handle.clone();
@@ -56,13 +63,17 @@ fn handle() -> &'static PrometheusHandle {
     })
 }
 
-/// The exporter for `GET /metrics`: the pool gauges are read at each scrape.
+/// The exporter for `GET /metrics`: the pool, queue and in-flight gauges are read at each
+/// scrape, and the standard process metrics follow the service's own.
 pub fn exporter(pool: Option<PoolMetrics>) -> MetricsExporter {
     let handle = handle();
     MetricsExporter::new(move || {
         if let Some(pool) = &pool {
             pool.record();
         }
-        handle.render()
+        petstore_http::record_in_flight();
+        let mut text = handle.render();
+        text.push_str(&crate::process_metrics::render());
+        text
     })
 }

@@ -38,6 +38,7 @@ pub(crate) async fn log_and_contain_failures(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let started = Instant::now();
+    let _in_flight = metrics::InFlight::start();
     // Copied out because the inner service consumes `req`. (Keeping a clone of the
     // `HttpRequest` instead is not an option: routing needs to be its only owner.)
     let method = req.method().clone();

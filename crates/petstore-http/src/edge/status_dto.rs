@@ -28,6 +28,7 @@ macro_rules! status_dto {
                     .schema_type(utoipa::openapi::Type::String)
                     .description(Some($description))
                     .enum_values(Some(<$status>::ALL.map(<$status>::as_str)))
+                    .examples([serde_json::json!(<$status>::ALL[0].as_str())])
                     .into()
             }
         }

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,64 @@ pub const RATE_LIMITED: &str = "petstore_rate_limited_total";
 pub const KEY_LOOKUPS: &str = "petstore_api_key_lookups_total";
 /// Connections ended because a request head did not arrive within the head timeout.
 pub const HEAD_TIMEOUTS: &str = "petstore_http_head_timeouts_total";
+/// Requests being answered now.
+pub const REQUESTS_IN_FLIGHT: &str = "petstore_http_requests_in_flight";
+
+/// Requests between their arrival at the app and their answer, counted by [`InFlight`] and read
+/// at each scrape ([`record_in_flight`]): two atomic additions a request, no gauge lookup.
+static IN_FLIGHT: AtomicI64 = AtomicI64::new(0);
+
+/// One request in flight, counted until it is dropped (answered, failed or cancelled).
+pub(crate) struct InFlight(());
+
+impl InFlight {
+    pub(crate) fn start() -> Self {
+        IN_FLIGHT.fetch_add(1, Ordering::Relaxed);
+        Self(())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Sets `petstore_http_requests_in_flight` from the count now (called when metrics are
+/// scraped).
+pub fn record_in_flight() {
+    metrics::gauge!(REQUESTS_IN_FLIGHT).set(IN_FLIGHT.load(Ordering::Relaxed) as f64);
+}
+
+/// Gives each family this adapter records its `# HELP` text. Call once the recorder is
+/// installed (descriptions go to the recorder there is).
+pub fn describe_metrics() {
+    metrics::describe_counter!(
+        REQUESTS,
+        "HTTP requests answered, by operation (the OpenAPI operationId), method and status."
+    );
+    metrics::describe_histogram!(
+        REQUEST_DURATION,
+        "Seconds from a request's arrival at the app to its response, by operation."
+    );
+    metrics::describe_counter!(
+        KEY_REFUSALS,
+        "API keys refused (missing, invalid, expired, revoked, unknown, not issued, out of scope), by reason."
+    );
+    metrics::describe_counter!(
+        RATE_LIMITED,
+        "Requests refused with 429 because their key used up its rate limit, by operation."
+    );
+    metrics::describe_counter!(
+        KEY_LOOKUPS,
+        "Registry lookups of correctly signed keys this instance did not know, by outcome."
+    );
+    metrics::describe_counter!(
+        HEAD_TIMEOUTS,
+        "Connections closed because a request head did not arrive within the head timeout."
+    );
+    metrics::describe_gauge!(REQUESTS_IN_FLIGHT, "HTTP requests being answered now.");
+}
 
 /// Renders the exposition text for `GET /metrics`.
 #[derive(Clone)]

@@ -28,6 +28,8 @@ pub use modifiers::BEARER_AUTH;
             `Error` JSON body whose `status` repeats the HTTP status. The decisions the \
             specification left open are recorded in `docs/api.md`.",
         license(name = "MIT", identifier = "MIT"),
+        // Who answers for the contract; a deployment serving it publicly replaces it.
+        contact(name = "petstore maintainers", url = "https://petstore.example.com/support", email = "api@petstore.example.com"),
     ),
     components(schemas(ErrorBody)),
     tags(

@@ -30,7 +30,8 @@ pub fn downgrade(mut document: Value) -> Value {
             }
         }
     }
-    rewrite(&mut document);
+    let types = component_types(&document);
+    rewrite(&mut document, &types);
     if let Some(paths) = document.get_mut("paths").and_then(Value::as_object_mut) {
         paths
             .values_mut()
@@ -60,19 +61,35 @@ fn move_scopes_out_of_security(operation: &mut Map<String, Value>) {
     }
 }
 
-fn rewrite(value: &mut Value) {
+/// The `type` of each component schema that has a single one, by its `$ref`.
+fn component_types(document: &Value) -> Map<String, Value> {
+    document
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, schema)| {
+            let kind = schema.get("type").filter(|kind| kind.is_string())?;
+            Some((format!("#/components/schemas/{name}"), kind.clone()))
+        })
+        .collect()
+}
+
+fn rewrite(value: &mut Value, types: &Map<String, Value>) {
     match value {
-        Value::Array(items) => items.iter_mut().for_each(rewrite),
+        Value::Array(items) => items.iter_mut().for_each(|item| rewrite(item, types)),
         Value::Object(object) => {
-            object.values_mut().for_each(rewrite);
-            rewrite_schema(object);
+            object.values_mut().for_each(|child| rewrite(child, types));
+            rewrite_schema(object, types);
         }
         _ => {}
     }
 }
 
 /// Rewrites one object if it is a schema using 3.1-only keywords (children are done already).
-fn rewrite_schema(object: &mut Map<String, Value>) {
+/// `types` gives a nullable reference the type of what it refers to: 3.0 defines `nullable`
+/// only beside a `type` (Spectral and Redocly refuse it alone).
+fn rewrite_schema(object: &mut Map<String, Value>, types: &Map<String, Value>) {
     if let Some(Value::Array(types)) = object.get("type") {
         let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
         if non_null.len() == 1 {
@@ -101,6 +118,10 @@ fn rewrite_schema(object: &mut Map<String, Value>) {
                         .and_then(|only| only.remove("description"))
                     {
                         object.entry("description").or_insert(description);
+                    }
+                    let referred = only.get("$ref").and_then(Value::as_str);
+                    if let Some(kind) = referred.and_then(|target| types.get(target)) {
+                        object.insert("type".to_owned(), kind.clone());
                     }
                     object.insert("allOf".to_owned(), json!([only]));
                 }
@@ -134,6 +155,8 @@ mod tests {
             "info": {"license": {"name": "MIT", "identifier": "MIT"}},
             "a": {"type": ["string", "null"]},
             "b": {"oneOf": [{"$ref": "#/x", "description": "d"}, {"type": "null"}]},
+            "f": {"oneOf": [{"$ref": "#/components/schemas/S"}, {"type": "null"}]},
+            "components": {"schemas": {"S": {"type": "string", "enum": ["a"]}}},
             "c": {"type": "string", "examples": ["one", "two"]},
             "d": {"const": 3},
             "e": {"content": {"application/json": {"examples": {"x": {"value": 1}}}}},
@@ -146,6 +169,8 @@ mod tests {
                 "info": {"license": {"name": "MIT", "url": "https://spdx.org/licenses/MIT.html"}},
                 "a": {"type": "string", "nullable": true},
                 "b": {"allOf": [{"$ref": "#/x"}], "description": "d", "nullable": true},
+                "f": {"allOf": [{"$ref": "#/components/schemas/S"}], "type": "string", "nullable": true},
+                "components": {"schemas": {"S": {"type": "string", "enum": ["a"]}}},
                 "c": {"type": "string", "example": "one"},
                 "d": {"enum": [3]},
                 "e": {"content": {"application/json": {"examples": {"x": {"value": 1}}}}},

@@ -28,6 +28,7 @@ use crate::state::{Authorized, HttpState, Read, Scope, Store, Write};
     operation_id = "placeOrder",
     tag = "store",
     summary = "Place an order (experimental)",
+    description = "Places an order for an `available` pet: the pet becomes `pending` and the order `placed`, in one transaction, and the order belongs to the key that placed it. Checked in this order: API key (401), scope (403 for a `read` key), `Content-Type` (415), size (413), arrival of the body (408), JSON (400), the pet (404), its status (409 `conflict`), the key's open orders (409 `too_many_open_orders`). Retry safely with `Idempotency-Key`.",
     request_body(content = NewOrderDto, content_type = "application/json"),
     security(("bearerAuth" = ["write"])),
     responses(
@@ -104,6 +105,7 @@ fn moved(order: &Order) -> StoredResponse {
     operation_id = "listOrders",
     tag = "store",
     summary = "List orders (experimental)",
+    description = "One page of orders, ascending by id, with `Link: rel=\"next\"` when more follow: a `read` or `write` key sees the orders it placed, a `store` key every order. Filters `status` and `petId`; any other query parameter is 400.",
     params(
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100,
             description = "1 to 100, default 20."),
@@ -144,6 +146,7 @@ pub(crate) async fn list_orders(
     operation_id = "getOrder",
     tag = "store",
     summary = "Get an order (experimental)",
+    description = "The order with this id, if the key placed it (any order for a `store` key). Another key's order is 404, exactly as an id no order has, so ids tell nothing of others' orders.",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
     security(("bearerAuth" = ["read"])),
     responses(
@@ -205,6 +208,7 @@ async fn act<S: Scope>(
     operation_id = "approveOrder",
     tag = "store",
     summary = "Approve an order (experimental)",
+    description = "Moves a `placed` order to `approved`; its pet stays `pending`. The store's staff's: needs a `store` key (403 otherwise, before the order is looked up). A move the life cycle forbids is 409 `conflict`.",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
     security(("bearerAuth" = ["store"])),
     responses(
@@ -232,6 +236,7 @@ pub(crate) async fn approve_order(
     operation_id = "deliverOrder",
     tag = "store",
     summary = "Deliver an order (experimental)",
+    description = "Moves an `approved` order to `delivered`: its pet becomes `sold` and the order gets its `shipDate`, in one transaction. Needs a `store` key (403 otherwise). A move the life cycle forbids is 409 `conflict`.",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
     security(("bearerAuth" = ["store"])),
     responses(
@@ -259,6 +264,7 @@ pub(crate) async fn deliver_order(
     operation_id = "cancelOrder",
     tag = "store",
     summary = "Cancel an order (experimental)",
+    description = "Moves a `placed` or `approved` order to `cancelled`; its pet is `available` again. A `write` key cancels the orders it placed (another key's is 404); a `store` key any order. A move the life cycle forbids (a delivered order) is 409 `conflict`.",
     params(("orderId" = i64, Path, description = "The order's `id`.")),
     security(("bearerAuth" = ["write"])),
     responses(

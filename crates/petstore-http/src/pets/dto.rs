@@ -44,7 +44,14 @@ impl From<Pet> for PetDto {
 
 /// The body of a listPets page: a bare JSON array of pets (the `Pets` schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[schema(as = Pets, description = "A page of pets: a bare JSON array in ascending `id` order.")]
+#[schema(
+    as = Pets,
+    description = "A page of pets: a bare JSON array in ascending `id` order.",
+    example = json!([
+        {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"},
+        {"id": 2, "name": "Tom", "categoryId": 1, "status": "sold"}
+    ])
+)]
 pub(crate) struct PetsDto(pub(crate) Vec<PetDto>);
 
 status_dto!(

@@ -29,9 +29,26 @@ pub(crate) fn every_operation(item: &mut PathItem) -> impl Iterator<Item = &mut 
     .flatten()
 }
 
-/// What every operation may answer beyond its own statuses: 429 when per-key rate limits are on,
-/// the rate-limit headers on every response to a key, and `X-Request-Id` on every response.
+/// What every operation may answer beyond its own statuses, from the parts every request passes
+/// through rather than from its handler: 429 when rate limits are on, 500 for an unexpected
+/// failure (a panic included), and for an operation that reads a body 408 (the body deadline)
+/// and 413 (the size limit); the rate-limit headers on every response to a key, and
+/// `X-Request-Id` on every response. An operation that documents one of these statuses itself
+/// keeps its own wording.
 pub(crate) struct CommonResponses;
+
+/// An `Error` response with `description`.
+fn error_response(description: &str) -> utoipa::openapi::Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Error")))
+                .build(),
+        )
+        .build()
+}
 
 impl Modify for CommonResponses {
     fn modify(&self, openapi: &mut OpenApi) {
@@ -69,10 +86,27 @@ impl Modify for CommonResponses {
                             .build(),
                     )
                     .build();
-                operation
-                    .responses
-                    .responses
-                    .insert("429".to_owned(), too_many.into());
+                let responses = &mut operation.responses.responses;
+                responses.insert("429".to_owned(), too_many.into());
+                responses.entry("500".to_owned()).or_insert_with(|| {
+                    error_response(
+                        "`internal_error`: an unexpected failure; details are only logged.",
+                    )
+                    .into()
+                });
+                if operation.request_body.is_some() {
+                    let responses = &mut operation.responses.responses;
+                    responses.entry("408".to_owned()).or_insert_with(|| {
+                        error_response(
+                            "`request_timeout`: the body did not arrive within the body \
+                             deadline; the connection is closed.",
+                        )
+                        .into()
+                    });
+                    responses.entry("413".to_owned()).or_insert_with(|| {
+                        error_response("`payload_too_large`: the body is over 64 KiB.").into()
+                    });
+                }
                 for (status, response) in operation.responses.responses.iter_mut() {
                     let RefOr::T(response) = response else {
                         continue;
@@ -118,6 +152,11 @@ mod tests {
         for operation in [item.put.as_ref(), item.delete.as_ref()] {
             let responses = &operation.expect("the operation").responses.responses;
             assert!(responses.contains_key("429"));
+            assert!(responses.contains_key("500"));
+            assert!(
+                !responses.contains_key("413"),
+                "no body, no body limit to document"
+            );
             let RefOr::T(ok) = &responses["200"] else {
                 panic!("an inline response");
             };

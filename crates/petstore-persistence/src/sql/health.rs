@@ -55,6 +55,16 @@ struct Inner {
 
 impl StoreHealth {
     pub(crate) fn new(database: DatabaseUrl, generations: Generations) -> Self {
+        // Every fault's series exists from the start at 0, so that alerts on it (and on its
+        // changes) see a healthy store rather than no data.
+        for fault in [
+            StorageFault::Unreachable,
+            StorageFault::Full,
+            StorageFault::ReadOnly,
+        ] {
+            metrics::gauge!(IN_FAULT, "fault" => label(fault)).set(0.0);
+            metrics::counter!(FAULTS, "fault" => label(fault)).absolute(0);
+        }
         Self(Arc::new(Inner {
             state: AtomicU8::new(AVAILABLE),
             database,

@@ -22,6 +22,36 @@ pub const CONNECTIONS: &str = "petstore_db_connections";
 /// Creates waiting in the queue for the writer thread's next group commit.
 pub const CREATE_QUEUE_DEPTH: &str = "petstore_db_create_queue_depth";
 
+/// Gives each family storage records its `# HELP` text. Call once the recorder is installed.
+pub fn describe_metrics() {
+    use super::health::{FAULTS, IN_FAULT};
+    metrics::describe_histogram!(
+        CONNECTION_WAIT,
+        "Seconds spent waiting for a pooled database connection, by use (read or write)."
+    );
+    metrics::describe_histogram!(BATCH_SIZE, "Pets stored per group commit.");
+    metrics::describe_histogram!(
+        COMMIT_DURATION,
+        "Seconds per group commit of creates, from checkout to commit."
+    );
+    metrics::describe_gauge!(
+        CONNECTIONS,
+        "Database pool connections, by state (in_use, idle)."
+    );
+    metrics::describe_gauge!(
+        CREATE_QUEUE_DEPTH,
+        "Creates waiting for the writer's next group commit."
+    );
+    metrics::describe_counter!(
+        FAULTS,
+        "Storage fault episodes since start, by fault (unreachable, full, read_only)."
+    );
+    metrics::describe_gauge!(
+        IN_FAULT,
+        "1 while storage is in the fault named by the fault label, else 0."
+    );
+}
+
 /// Checks a connection out of `pool`, recording the wait as `purpose`.
 pub(crate) fn checkout(
     pool: &Pool,

@@ -28,7 +28,7 @@ mod write_transaction;
 
 pub use idempotency_store::DieselIdempotencyStore;
 pub use key_registry::DieselKeyRegistry;
-pub use metrics::PoolMetrics;
+pub use metrics::{describe_metrics, PoolMetrics};
 pub use order_repository::DieselOrderRepository;
 pub use repository::DieselPetRepository;
 pub use store::{run_migrations, SqlStore};
