@@ -20,13 +20,14 @@ contract: deps-build ## Schemathesis fuzzes the live server; clients generated b
 	bash tests/contract/run.sh
 	bash tests/clients/run.sh
 
-lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule, licences, the deployment files
+lint: deps-build ## Formatting, clippy with warnings as errors, the crate dependency rule, licences, the deployment files and alerts, the OpenAPI linters
 	$(CARGO) fmt --all -- --check
 	$(CARGO) fmt --manifest-path tests/clients/rust/Cargo.toml -- --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	bash .ci/check-dependency-direction.sh
 	bash .ci/check-licences.sh
 	bash .ci/check-deploy.sh
+	bash .ci/check-openapi.sh
 
 fmt: ## Format the code
 	$(CARGO) fmt --all

@@ -20,11 +20,13 @@
 //! the workspace already depends on): a maintained, MIT/Apache source that has every property
 //! the rule needs (general category, Default_Ignorable_Code_Point, Bidi_Control,
 //! Variation_Selector, Extended_Pictographic) as sorted range lists, which also let
-//! [`pattern`] write the rule as a regular expression for the OpenAPI document. `icu_*` has
+//! the tests write the rule as a regular expression to check it against itself. `icu_*` has
 //! them too but is Unicode-3.0 licensed; `unicode-properties` lacks the ignorables.
 
 use std::cmp::Ordering;
-use std::fmt::{self, Write as _};
+use std::fmt;
+#[cfg(test)]
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use regex_syntax::hir::{Class, ClassUnicode, HirKind};
@@ -125,15 +127,18 @@ pub fn check(name: &str) -> Result<(), HumanNameError> {
     }
 }
 
-/// The rule as a regular expression over whole names, for the OpenAPI `pattern`: `^` spaces,
-/// then groups of a visible character, what is attached to it and spaces, `$`. The character
-/// classes are the rule's own tables written out as ranges, `\uXXXX` in the Basic Multilingual
-/// Plane and literal characters above it (what both ECMA-262 with the `u` flag, as JSON Schema
-/// validators read patterns, and Python's `re` understand).
-pub fn pattern() -> &'static str {
+/// The rule as a regular expression over whole names: `^` spaces, then groups of a visible
+/// character, what is attached to it and spaces, `$`; the character classes are the rule's own
+/// tables written out as ranges. The tests check [`check`] against it at every class boundary.
+/// Not published in the OpenAPI document: OpenAPI tools (Spectral, Redocly) read patterns as
+/// ECMA-262 without the `u` flag, where ranges above the Basic Multilingual Plane are invalid;
+/// the document states the rule in words.
+#[cfg(test)]
+pub(crate) fn pattern() -> &'static str {
     &PATTERN
 }
 
+#[cfg(test)]
 static PATTERN: LazyLock<String> = LazyLock::new(|| {
     let classes = &*CLASSES;
     let mut attachable = classes.mark.clone();
@@ -148,6 +153,7 @@ static PATTERN: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+#[cfg(test)]
 fn render(class: &ClassUnicode) -> String {
     let mut out = String::from("[");
     for range in class.ranges() {
@@ -161,6 +167,7 @@ fn render(class: &ClassUnicode) -> String {
     out
 }
 
+#[cfg(test)]
 fn push_escaped(out: &mut String, c: char) {
     match u16::try_from(u32::from(c)) {
         Ok(unit) => {

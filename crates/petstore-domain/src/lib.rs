@@ -17,7 +17,7 @@ pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
     TokenDigest,
 };
-pub use human_name::{pattern as human_name_pattern, HiddenKind, HumanNameError};
+pub use human_name::{HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
     NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderCaller, OrderConflict,

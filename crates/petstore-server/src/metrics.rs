@@ -63,6 +63,12 @@ fn handle() -> &'static PrometheusHandle {
     })
 }
 
+/// Installs the process's recorder now, before storage opens, so that the series storage sets
+/// up at start (every fault's gauge at 0) are recorded.
+pub fn install() {
+    handle();
+}
+
 /// The exporter for `GET /metrics`: the pool, queue and in-flight gauges are read at each
 /// scrape, and the standard process metrics follow the service's own.
 pub fn exporter(pool: Option<PoolMetrics>) -> MetricsExporter {

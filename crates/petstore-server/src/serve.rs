@@ -57,6 +57,7 @@ impl Application {
         // The secret is checked before the database so a misconfigured production start fails
         // fast.
         let secrets = key_secret::resolve(&args.keys, &args.storage.data_dir)?;
+        crate::metrics::install();
         let storage = crate::storage::open_storage(&args.storage).await?;
         let registry = Arc::clone(&storage.keys);
         let directory = tokio::task::spawn_blocking(move || {

@@ -1,13 +1,14 @@
 //! The OpenAPI schemas of the values clients send and receive, built from the domain's own
-//! constants, so each rule is stated once: a name's length and characters (the pattern is the
-//! domain's rule for human-entered names, written out as ranges), the category id's minimum,
+//! constants, so each rule is stated once: a name's length and characters (in words: the
+//! domain's rule for human-entered names), the category id's minimum,
 //! the page size's bounds and default.
 
-use petstore_domain::{human_name_pattern, CategoryId, PageLimit, PetName};
+use petstore_domain::{CategoryId, PageLimit, PetName};
 use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, SchemaFormat, Type};
 
-/// What a name may hold, in words, for every `name` schema: the pattern says it exactly but
-/// is thousands of ranges long.
+/// What a name may hold, in words, for every `name` schema. No `pattern`: the rule written out
+/// is thousands of ranges, many above the Basic Multilingual Plane, which OpenAPI tools read
+/// as ECMA-262 without the `u` flag and refuse (Spectral, Redocly).
 pub(crate) const NAME_RULE: &str = "Visible characters and spaces (Unicode general category \
     Zs), at least one visible. A combining mark or variation selector must follow a visible \
     character, and a zero width joiner (U+200D) is allowed only between it and an emoji \
@@ -20,21 +21,14 @@ pub(crate) const NAME_RULE: &str = "Visible characters and spaces (Unicode gener
     nothing). Properties as of Unicode 16.0; the 400 names the first character refused by its \
     code point.";
 
-/// A new pet's name, as `PetName::parse` accepts it.
+/// A pet's name: within `PetName`'s length, its characters in `description`.
 pub(crate) fn name(description: &str) -> Object {
-    stored_name(description)
-        .pattern(Some(human_name_pattern()))
-        .build()
-}
-
-/// A name as the store may hold it: within `PetName`'s length, but with no `pattern`, since
-/// rows written under older, looser rules are served as stored.
-fn stored_name(description: &str) -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(Type::String)
         .description(Some(description))
         .min_length(Some(1))
         .max_length(Some(PetName::MAX_CHARS))
+        .build()
 }
 
 /// A category id, as `CategoryId` accepts it.
@@ -61,12 +55,11 @@ pub(crate) fn limit() -> Object {
 
 /// `Pet.name`'s schema.
 pub(crate) fn pet_name() -> Object {
-    stored_name(&format!(
+    name(&format!(
         "1 to {} characters. Names given since the rule of `NewPet.name` follow it; one stored \
-         under an older, looser rule is served as stored, so this schema states no `pattern`.",
+         under an older, looser rule is served as stored.",
         PetName::MAX_CHARS
     ))
-    .build()
 }
 
 /// `Pet.categoryId`'s schema.
