@@ -4,6 +4,7 @@
 # any warning not turned off with its reason in .ci/openapi-lint/.spectral.yaml or redocly.yaml,
 # fails. The documents are the served ones: tests/api/openapi.rs keeps them equal.
 set -euo pipefail
+bash "$(dirname "$0")/install-deps.sh" node
 cd "$(dirname "$0")/openapi-lint"
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
 npm ci --silent --no-audit --no-fund --ignore-scripts

@@ -5,6 +5,7 @@
 #          (Debian's prometheus package) to check what /metrics exposes
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
+#   node:  Node.js and npm, for the OpenAPI linters of `make lint` (the machine's own when it has them)
 #   python: python3 with venv support, for the virtualenv of the contract and browser tests
 #   image: podman with Debian's runc (crun refuses this machine's cgroup layout) to build and run
 #          the container image; haproxy for the rolling-restart test; systemd-analyze for the unit
@@ -35,6 +36,9 @@ case "${1:-}" in
     [ -x /usr/bin/chromium ] || need+=(chromium)
     [ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
     ;;
+  node)
+    command -v npm >/dev/null || need+=(nodejs npm)
+    ;;
   python)
     command -v python3 >/dev/null || need+=(python3)
     # `python3 -m venv` needs ensurepip, which Debian ships separately in python3-venv.
@@ -47,7 +51,7 @@ case "${1:-}" in
     command -v systemd-analyze >/dev/null || need+=(systemd)
     ;;
   *)
-    echo "usage: $0 build|test|bench|browser|python|image" >&2
+    echo "usage: $0 build|test|bench|browser|node|python|image" >&2
     exit 2
     ;;
 esac

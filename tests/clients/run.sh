@@ -28,6 +28,9 @@ start=$(date +%s)
 CLIENTS_TARGET_DIR=$TARGET bash tests/clients/python/generate.sh
 echo "clients: openapi-python-client client generated in $(($(date +%s) - start)) s" >&2
 
+# The paging loops docs/generated-clients.md shows must be the ones the walk-throughs run.
+python3 tests/clients/quoted-loops.py
+
 source tests/support/test-server.sh
 trap test_server_stop EXIT
 # The walk-throughs approve and deliver an order: the staff's, so a `store` key.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -67,6 +68,9 @@ def expect_error(what: str, response: Response[Any], status: int, code: str) -> 
     return error
 
 
+# docs/generated-clients.md shows the lines between the markers; tests/clients/run.sh checks
+# that it shows them as they are here.
+# begin: every_pet
 def next_link(value: str | None) -> str | None:
     """The target of the `rel="next"` link of a `Link` header value (RFC 8288)."""
     for link in (value or "").split(","):
@@ -74,6 +78,22 @@ def next_link(value: str | None) -> str | None:
         if any(p.strip() in ('rel="next"', "rel=next") for p in params.split(";")):
             return target.strip().removeprefix("<").removesuffix(">")
     return None
+
+
+def every_pet(client: AuthenticatedClient, **filters: Any) -> Iterator[Pet]:
+    """Every pet listPets answers for `filters`, page after page, by `Link: rel="next"`."""
+    cursor: str | None = None
+    while True:
+        query = filters if cursor is None else {**filters, "cursor": cursor}
+        response = list_pets.sync_detailed(client=client, **query)
+        if not isinstance(response.parsed, list):
+            raise RuntimeError(f"listPets: {response.status_code} {response.parsed!r}")
+        yield from response.parsed
+        target = next_link(response.headers.get("link"))
+        if target is None:
+            return
+        cursor = parse_qs(urlsplit(target).query)["cursor"][0]
+# end: every_pet
 
 
 def page_through(api: AuthenticatedClient, base: str, ids: list[int]) -> tuple[list[int], int]:
@@ -172,6 +192,8 @@ def walkthrough(base: str, key: str) -> str:
     )
     expected_pages = -(-PAGED_PETS // PAGE_LIMIT)
     ensure(pages == expected_pages, f"paging took {pages} pages, expected {expected_pages}")
+    walked = [pet.id for pet in every_pet(api, id=created, limit=PAGE_LIMIT)]
+    ensure(walked == created, f"every_pet (docs/generated-clients.md) gave {walked}")
 
     # getPet: deprecated, still 200 with the pet and the deprecation headers.
     response = get_pet.sync_detailed(rex.id, client=api)

@@ -156,6 +156,15 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         pages == expected_pages,
         "paging {PAGED_PETS} pets {PAGE_LIMIT} a page took {pages} pages, expected {expected_pages}"
     );
+    let walked: Vec<i64> = every_pet(&api, &created)
+        .await?
+        .iter()
+        .map(|pet| pet.id)
+        .collect();
+    ensure!(
+        walked == created,
+        "every_pet (docs/generated-clients.md) gave {walked:?}"
+    );
 
     // getPet: deprecated, still 200 with the pet and the deprecation headers.
     #[allow(deprecated)]
@@ -416,6 +425,35 @@ async fn page_through(api: &Client, origin: &Url, ids: &[i64]) -> Outcome<(Vec<i
     ))
 }
 
+// docs/generated-clients.md shows the lines between the markers; tests/clients/run.sh checks
+// that it shows them as they are here.
+// begin: every_pet
+/// Every pet listPets answers for `ids`, page after page, by `Link: rel="next"`.
+async fn every_pet(api: &Client, ids: &[i64]) -> Result<Vec<types::Pet>, String> {
+    let ids = ids.to_vec();
+    let mut pets = Vec::new();
+    let mut cursor: Option<types::ListPetsCursor> = None;
+    loop {
+        let page = api
+            .list_pets(cursor.as_ref(), Some(&ids), None, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let link = page.headers().get(header::LINK).cloned();
+        pets.extend(page.into_inner().0);
+        let Some(next) = link.and_then(|value| next_link(value.to_str().ok()?)) else {
+            return Ok(pets);
+        };
+        let url = Url::parse("http://next.invalid/")
+            .and_then(|base| base.join(&next))
+            .map_err(|e| e.to_string())?;
+        let (_, next_cursor) = url
+            .query_pairs()
+            .find(|(name, _)| name == "cursor")
+            .ok_or("a next link without a cursor")?;
+        cursor = Some(next_cursor.as_ref().try_into().map_err(|e| format!("{e}"))?);
+    }
+}
+
 /// The target of the `rel="next"` link of a `Link` header value (RFC 8288).
 fn next_link(value: &str) -> Option<String> {
     value.split(',').find_map(|link| {
@@ -427,6 +465,7 @@ fn next_link(value: &str) -> Option<String> {
         is_next.then(|| target.to_owned())
     })
 }
+// end: every_pet
 
 async fn expect_pet_status(
     api: &Client,
