@@ -240,20 +240,8 @@ impl KeyDirectory {
     /// for others) share one read. A key still unknown is
     /// remembered as such for [`MISS_TTL`]. Blocking; call it where a thread may wait.
     pub fn look_up(&self, id: &str, presented: &TokenDigest) -> Result<KeyScope, LookupError> {
-        // The first refresh to start from now on sees every key recorded before this call.
-        let needed = self.inner.refreshes_started.load(Ordering::Acquire) + 1;
-        {
-            let _turn = self
-                .inner
-                .lookup
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            // A read that finished while this one waited may have brought the key.
-            let known = !matches!(self.check(id, presented), Err(KeyRefusal::Unknown));
-            if !known && self.inner.refresh_finished.load(Ordering::Acquire) < needed {
-                self.refresh()?;
-            }
-        }
+        // A read that finished while this one waited for its turn may have brought the key.
+        self.read_in_turn(|| matches!(self.check(id, presented), Err(KeyRefusal::Unknown)))?;
         match self.check(id, presented) {
             Err(KeyRefusal::Unknown) => {
                 self.remember_miss(id);
@@ -267,13 +255,21 @@ impl KeyDirectory {
     /// finished meanwhile: callers that come together share one read. For readiness, once
     /// storage is back, so that it need not wait for the next periodic refresh. Blocking.
     pub fn catch_up(&self) -> Result<(), RepositoryError> {
+        self.read_in_turn(|| true)
+    }
+
+    /// Reads the registry's changes in the callers' turn, if `still_needed` once the turn came,
+    /// and unless a read that started after this call has finished meanwhile (it saw everything
+    /// recorded before the call): callers that come together share one read.
+    fn read_in_turn(&self, still_needed: impl FnOnce() -> bool) -> Result<(), RepositoryError> {
+        // The first refresh to start from now on sees every key recorded before this call.
         let needed = self.inner.refreshes_started.load(Ordering::Acquire) + 1;
         let _turn = self
             .inner
             .lookup
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if self.inner.refresh_finished.load(Ordering::Acquire) < needed {
+        if still_needed() && self.inner.refresh_finished.load(Ordering::Acquire) < needed {
             self.refresh()?;
         }
         Ok(())

@@ -450,7 +450,11 @@ async fn every_pet(api: &Client, ids: &[i64]) -> Result<Vec<types::Pet>, String>
             .query_pairs()
             .find(|(name, _)| name == "cursor")
             .ok_or("a next link without a cursor")?;
-        cursor = Some(next_cursor.as_ref().try_into().map_err(|e| format!("{e}"))?);
+        let next_cursor: types::ListPetsCursor = next_cursor
+            .as_ref()
+            .try_into()
+            .map_err(|e| format!("{e}"))?;
+        cursor = Some(next_cursor);
     }
 }
 
