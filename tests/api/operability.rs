@@ -768,6 +768,7 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
             let response = send(
                 client()
                     .get(format!("{}/v1/pets", started.address))
+                    .insert_header(("User-Agent", "petstore-log-test/1.0"))
                     .bearer_auth(&key),
                 None,
             )
@@ -831,6 +832,25 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
             assert_eq!(line["status"], 200, "{line}");
             assert!(line["latency_us"].is_u64(), "{line}");
             assert_eq!(line["key_id"].as_str().map(str::len), Some(32), "{line}");
+            // What an operator searches by: the route template, the client, its agent, the
+            // service and its version.
+            assert_eq!(line["route"], "/v1/pets", "{line}");
+            assert_eq!(line["client"], "127.0.0.1", "{line}");
+            assert!(line["user_agent"] == "petstore-log-test/1.0", "{line}");
+            assert_eq!(line["service"], "petstore", "{line}");
+            assert!(line["version"].is_string(), "{line}");
+            // The refused key's line names the key it claimed to be.
+            let refused_line: Value = log
+                .lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .find(|line| line["status"] == 401)
+                .unwrap_or_else(|| panic!("no 401 line:\n{log}"));
+            assert_eq!(
+                refused_line["presented_key_id"],
+                petstore_test_support::claims_of(&key)["jti"],
+                "{refused_line}"
+            );
+            assert!(refused_line["key_id"].is_null(), "{refused_line}");
         }
     }
 }

@@ -16,6 +16,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, StatusCode};
 use actix_web::middleware::Next;
+use actix_web::web::Data;
 use actix_web::HttpMessage;
 use futures_util::FutureExt as _;
 use tracing::Instrument as _;
@@ -25,10 +26,12 @@ use crate::error::{ApiError, ErrorCause, ErrorCode, INTERNAL_ERROR_MESSAGE};
 use crate::observability::metrics;
 use crate::observability::request_id::{RequestId, REQUEST_ID};
 use crate::observability::request_log::{record, Outcome};
-use crate::security::auth::KeyClaims;
+use crate::security::auth::{KeyClaims, PresentedKeyId};
+use crate::security::client_limit::client_address;
 use crate::security::headers::{insert_security_headers, SECURITY_HEADERS};
 use crate::security::rate_limit::{RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
 use crate::server::drain::close_connection_when_draining;
+use crate::state::HttpState;
 
 /// Wraps every request: gives it its id, writes its one log line and metrics record, adds the
 /// per-response headers, turns a panic into a 500, and makes sure no error leaves without the
@@ -45,12 +48,16 @@ pub(crate) async fn log_and_contain_failures(
     let path = req.path().to_owned();
     let request_id = RequestId::for_request(req.headers());
     let span = tracing::debug_span!("request", request_id = request_id.as_str());
+    let client = req
+        .app_data::<Data<HttpState>>()
+        .and_then(|state| client_address(req.request(), state.trusted_proxies()));
+    let user_agent = req.headers().get(header::USER_AGENT).cloned();
 
     let outcome = AssertUnwindSafe(next.call(req))
         .catch_unwind()
         .instrument(span)
         .await;
-    let outcome_of = |status, operation, key_id, cause| Outcome {
+    let outcome_of = |status, operation, key_id, presented_key_id, cause| Outcome {
         method: &method,
         path: &path,
         request_id: &request_id,
@@ -58,7 +65,10 @@ pub(crate) async fn log_and_contain_failures(
         status,
         started,
         key_id,
+        presented_key_id,
         cause,
+        client,
+        user_agent: user_agent.as_ref(),
     };
     match outcome {
         Ok(Ok(response)) => {
@@ -68,12 +78,15 @@ pub(crate) async fn log_and_contain_failures(
             } else {
                 metrics::operation(response.request())
             };
-            let (key_id, rate_limit) = {
+            let (key_id, presented_key_id, rate_limit) = {
                 let extensions = response.request().extensions();
                 (
                     extensions
                         .get::<KeyClaims>()
                         .map(|claims| claims.jti.clone()),
+                    extensions
+                        .get::<PresentedKeyId>()
+                        .map(|presented| presented.0.clone()),
                     extensions.get::<RateLimitHeaders>().cloned(),
                 )
             };
@@ -101,6 +114,7 @@ pub(crate) async fn log_and_contain_failures(
                 response.status(),
                 operation,
                 key_id.as_deref(),
+                presented_key_id.as_deref(),
                 cause.as_deref(),
             ));
             Ok(response)
@@ -112,7 +126,7 @@ pub(crate) async fn log_and_contain_failures(
             let err: actix_web::Error =
                 with_every_response_header(ensure_api_error(&err, &request_id), &request_id).into();
             let status = err.as_response_error().status_code();
-            record(&outcome_of(status, "unrouted", None, None));
+            record(&outcome_of(status, "unrouted", None, None, None));
             Err(err)
         }
         Err(panic) => {
@@ -125,7 +139,7 @@ pub(crate) async fn log_and_contain_failures(
                 ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE),
                 &request_id,
             );
-            record(&outcome_of(err.status(), "unrouted", None, None));
+            record(&outcome_of(err.status(), "unrouted", None, None, None));
             Err(err.into())
         }
     }

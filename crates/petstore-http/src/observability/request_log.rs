@@ -7,8 +7,10 @@
 //! a short per-thread list.
 
 use std::borrow::Cow;
+use std::net::IpAddr;
 use std::time::Instant;
 
+use actix_web::http::header::HeaderValue;
 use actix_web::http::{Method, StatusCode};
 
 use crate::observability::metrics;
@@ -23,8 +25,22 @@ pub(crate) struct Outcome<'a> {
     pub(crate) status: StatusCode,
     pub(crate) started: Instant,
     pub(crate) key_id: Option<&'a str>,
+    /// On a 401: the id a refused token claimed (well-formed, unverified), to tell whose key
+    /// is failing.
+    pub(crate) presented_key_id: Option<&'a str>,
     pub(crate) cause: Option<&'a str>,
+    /// The client's address: the peer, or the nearest untrusted forwarded address behind a
+    /// trusted proxy (`security::client_limit`).
+    pub(crate) client: Option<IpAddr>,
+    pub(crate) user_agent: Option<&'a HeaderValue>,
 }
+
+/// The service's name and version, on every request line, for a log store that mixes services.
+const SERVICE: &str = "petstore";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Most bytes of a `User-Agent` a log line holds.
+const LOGGED_USER_AGENT_MAX: usize = 128;
 
 /// Most bytes of a path a log line holds: a route's paths are short, and a client must not be
 /// able to write kilobytes into the log with one request (actix-http accepts heads up to 128 KiB).
@@ -33,17 +49,23 @@ const LOGGED_PATH_MAX: usize = 256;
 /// `path` as logged: whole up to [`LOGGED_PATH_MAX`] bytes, else its start (cut at a character
 /// boundary) and a mark saying how much was left out.
 fn logged_path(path: &str) -> Cow<'_, str> {
-    if path.len() <= LOGGED_PATH_MAX {
-        return Cow::Borrowed(path);
+    bounded(path, LOGGED_PATH_MAX)
+}
+
+/// `text` whole up to `max` bytes, else its start (cut at a character boundary) and a mark
+/// saying how much was left out: a client must not be able to write kilobytes into the log.
+fn bounded(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
     }
-    let mut cut = LOGGED_PATH_MAX;
-    while !path.is_char_boundary(cut) {
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
         cut -= 1;
     }
     Cow::Owned(format!(
         "{}...[{} more bytes not logged]",
-        &path[..cut],
-        path.len() - cut
+        &text[..cut],
+        text.len() - cut
     ))
 }
 
@@ -68,17 +90,41 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
     let request_id = outcome.request_id.as_str();
     let operation = outcome.operation;
     let key_id = outcome.key_id;
+    let presented_key_id = outcome.presented_key_id;
     let cause = outcome.cause;
+    let route = metrics::route(operation);
+    let client = outcome.client.map(tracing::field::display);
+    // Printable ASCII only (a header value may hold other bytes), bounded.
+    let user_agent = outcome
+        .user_agent
+        .and_then(|value| value.to_str().ok())
+        .map(|agent| bounded(agent, LOGGED_USER_AGENT_MAX));
+    let user_agent = user_agent.as_deref();
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                service = SERVICE,
+                version = VERSION,
+                method,
+                path,
+                route,
+                status,
+                latency_us,
+                request_id,
+                operation,
+                key_id,
+                presented_key_id,
+                client,
+                user_agent,
+                cause,
+                "request"
+            )
+        };
+    }
     match status {
-        500 => tracing::error!(
-            method, path, status, latency_us, request_id, operation, key_id, cause, "request"
-        ),
-        501.. => tracing::warn!(
-            method, path, status, latency_us, request_id, operation, key_id, cause, "request"
-        ),
-        _ => tracing::info!(
-            method, path, status, latency_us, request_id, operation, key_id, "request"
-        ),
+        500 => line!(error),
+        501.. => line!(warn),
+        _ => line!(info),
     }
 }
 
