@@ -769,6 +769,10 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
                 client()
                     .get(format!("{}/v1/pets", started.address))
                     .insert_header(("User-Agent", "petstore-log-test/1.0"))
+                    .insert_header((
+                        "traceparent",
+                        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                    ))
                     .bearer_auth(&key),
                 None,
             )
@@ -839,6 +843,18 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
             assert!(line["user_agent"] == "petstore-log-test/1.0", "{line}");
             assert_eq!(line["service"], "petstore", "{line}");
             assert!(line["version"].is_string(), "{line}");
+            // The caller's trace continued, with a span of this service's own.
+            assert_eq!(
+                line["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736",
+                "{line}"
+            );
+            assert_eq!(line["parent_span_id"], "00f067aa0ba902b7", "{line}");
+            assert!(
+                line["span_id"]
+                    .as_str()
+                    .is_some_and(|span| span.len() == 16 && span != "00f067aa0ba902b7"),
+                "{line}"
+            );
             // The refused key's line names the key it claimed to be.
             let refused_line: Value = log
                 .lines()
@@ -851,6 +867,14 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
                 "{refused_line}"
             );
             assert!(refused_line["key_id"].is_null(), "{refused_line}");
+            // No traceparent came with it: a trace of its own.
+            assert!(
+                refused_line["trace_id"].as_str().is_some_and(
+                    |trace| trace.len() == 32 && trace != "4bf92f3577b34da6a3ce929d0e0e4736"
+                ),
+                "{refused_line}"
+            );
+            assert!(refused_line["parent_span_id"].is_null(), "{refused_line}");
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::error::{ApiError, ErrorCause, ErrorCode, INTERNAL_ERROR_MESSAGE};
 use crate::observability::metrics;
 use crate::observability::request_id::{RequestId, REQUEST_ID};
 use crate::observability::request_log::{record, Outcome};
+use crate::observability::trace_context::TraceContext;
 use crate::security::auth::{KeyClaims, PresentedKeyId};
 use crate::security::client_limit::client_address;
 use crate::security::headers::{insert_security_headers, SECURITY_HEADERS};
@@ -47,7 +48,13 @@ pub(crate) async fn log_and_contain_failures(
     let method = req.method().clone();
     let path = req.path().to_owned();
     let request_id = RequestId::for_request(req.headers());
-    let span = tracing::debug_span!("request", request_id = request_id.as_str());
+    let trace = TraceContext::for_request(req.headers());
+    let span = tracing::debug_span!(
+        "request",
+        request_id = request_id.as_str(),
+        trace_id = %trace.trace_id,
+        span_id = %trace.span_id,
+    );
     let client = req
         .app_data::<Data<HttpState>>()
         .and_then(|state| client_address(req.request(), state.trusted_proxies()));
@@ -69,6 +76,7 @@ pub(crate) async fn log_and_contain_failures(
         cause,
         client,
         user_agent: user_agent.as_ref(),
+        trace,
     };
     match outcome {
         Ok(Ok(response)) => {

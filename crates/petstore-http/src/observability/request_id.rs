@@ -93,7 +93,7 @@ fn seed() -> u64 {
     u64::from_le_bytes(bytes)
 }
 
-fn next_random() -> u64 {
+pub(crate) fn next_random() -> u64 {
     RANDOM_STATE.with(|state| {
         let next = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
         state.set(next);

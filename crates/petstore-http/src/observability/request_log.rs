@@ -15,6 +15,7 @@ use actix_web::http::{Method, StatusCode};
 
 use crate::observability::metrics;
 use crate::observability::request_id::RequestId;
+use crate::observability::trace_context::TraceContext;
 
 /// What one request's log line and metrics record say about it.
 pub(crate) struct Outcome<'a> {
@@ -33,6 +34,7 @@ pub(crate) struct Outcome<'a> {
     /// trusted proxy (`security::client_limit`).
     pub(crate) client: Option<IpAddr>,
     pub(crate) user_agent: Option<&'a HeaderValue>,
+    pub(crate) trace: TraceContext,
 }
 
 /// The service's name and version, on every request line, for a log store that mixes services.
@@ -100,6 +102,9 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
         .and_then(|value| value.to_str().ok())
         .map(|agent| bounded(agent, LOGGED_USER_AGENT_MAX));
     let user_agent = user_agent.as_deref();
+    let trace_id = tracing::field::display(outcome.trace.trace_id);
+    let span_id = tracing::field::display(outcome.trace.span_id);
+    let parent_span_id = outcome.trace.parent_span_id.map(tracing::field::display);
     macro_rules! line {
         ($level:ident) => {
             tracing::$level!(
@@ -111,6 +116,9 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
                 status,
                 latency_us,
                 request_id,
+                trace_id,
+                span_id,
+                parent_span_id,
                 operation,
                 key_id,
                 presented_key_id,
