@@ -13,7 +13,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::web::Data;
-use actix_web::HttpMessage;
+use actix_web::{HttpMessage, HttpRequest};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::security::auth::KeyClaims;
@@ -31,22 +31,23 @@ pub(crate) async fn limit_by_client(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let Some(state) = req.app_data::<Data<HttpState>>().cloned() else {
+    let state = req.app_data::<Data<HttpState>>().cloned();
+    let Some((state, limiter)) = state
+        .as_ref()
+        .and_then(|state| Some((state, state.client_rate_limiter()?)))
+    else {
         return next
             .call(req)
             .await
             .map(ServiceResponse::map_into_boxed_body);
     };
-    let Some(limiter) = state.client_rate_limiter() else {
-        return next
-            .call(req)
-            .await
-            .map(ServiceResponse::map_into_boxed_body);
+    // Only what is counted needs its client's address: requests with a key never do.
+    let bucket = |req: &HttpRequest| {
+        client_address(req, state.trusted_proxies())
+            .map_or_else(|| "unknown".to_owned(), |address| address.to_string())
     };
-    let address = client_address(req.request(), state.trusted_proxies());
-    let bucket = address.map_or_else(|| "unknown".to_owned(), |address| address.to_string());
     if !needs_a_key(req.path()) {
-        return match limiter.check(&bucket) {
+        return match limiter.check(&bucket(req.request())) {
             Decision::Allowed(headers) => {
                 req.extensions_mut().insert(headers);
                 next.call(req)
@@ -56,14 +57,7 @@ pub(crate) async fn limit_by_client(
             Decision::Limited {
                 headers,
                 retry_after_secs,
-            } => {
-                actix_web::rt::time::sleep(TARPIT).await;
-                let (req, _) = req.into_parts();
-                Ok(ServiceResponse::new(
-                    req,
-                    too_many(&headers, retry_after_secs),
-                ))
-            }
+            } => Ok(turned_away(req.into_parts().0, &headers, retry_after_secs).await),
         };
     }
     let response = next.call(req).await?.map_into_boxed_body();
@@ -71,7 +65,7 @@ pub(crate) async fn limit_by_client(
     if !(keyless && response.status() == StatusCode::UNAUTHORIZED) {
         return Ok(response);
     }
-    Ok(match limiter.check(&bucket) {
+    Ok(match limiter.check(&bucket(response.request())) {
         Decision::Allowed(headers) => {
             response.request().extensions_mut().insert(headers);
             response
@@ -79,12 +73,18 @@ pub(crate) async fn limit_by_client(
         Decision::Limited {
             headers,
             retry_after_secs,
-        } => {
-            actix_web::rt::time::sleep(TARPIT).await;
-            let (req, _) = response.into_parts();
-            ServiceResponse::new(req, too_many(&headers, retry_after_secs))
-        }
+        } => turned_away(response.into_parts().0, &headers, retry_after_secs).await,
     })
+}
+
+/// The 429 of a client over its limit, after [`TARPIT`].
+async fn turned_away(
+    req: HttpRequest,
+    headers: &RateLimitHeaders,
+    retry_after_secs: u64,
+) -> ServiceResponse<BoxBody> {
+    actix_web::rt::time::sleep(TARPIT).await;
+    ServiceResponse::new(req, too_many(headers, retry_after_secs))
 }
 
 fn too_many(headers: &RateLimitHeaders, retry_after_secs: u64) -> actix_web::HttpResponse {
