@@ -232,14 +232,21 @@ fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// What [`authenticate`] found.
+/// What the key directory's answer makes of a usable, correctly signed key.
 #[derive(Debug)]
-pub(crate) enum KeyCheck {
+pub(crate) enum Verdict {
     /// The key may do what was asked; its scope, which may allow more, says what else.
     Accepted(KeyClaims, KeyScope),
     /// A usable key whose scope does not cover the operation: the 403 to answer, once the
     /// refusal has been taken from the key's rate bucket (probing scopes is not free).
     OutOfScope(KeyClaims, KeyScope, ApiError),
+}
+
+/// What [`authenticate`] found.
+#[derive(Debug)]
+pub(crate) enum KeyCheck {
+    /// The directory knew the key.
+    Judged(Verdict),
     /// Correctly signed, but its key is not in this instance's directory: issued a moment ago
     /// by another process, or never. [`look_up`] says which.
     NotKnownHere(VerifiedToken),
@@ -268,9 +275,9 @@ pub(crate) fn authenticate(
             if let Some(presented) = PresentedKeyId::from_id(&verified.claims.jti) {
                 req.extensions_mut().insert(presented);
             }
-            judge(verified.claims, Err(refusal), needed)
+            judge(verified.claims, Err(refusal), needed).map(KeyCheck::Judged)
         }
-        answer => judge(verified.claims, answer, needed),
+        answer => judge(verified.claims, answer, needed).map(KeyCheck::Judged),
     }
 }
 
@@ -281,7 +288,7 @@ pub(crate) async fn look_up(
     verified: VerifiedToken,
     directory: KeyDirectory,
     needed: KeyScope,
-) -> Result<KeyCheck, ApiError> {
+) -> Result<Verdict, ApiError> {
     let VerifiedToken { claims, digest } = verified;
     let id = claims.jti.clone();
     let answer = actix_web::web::block(move || directory.look_up(&id, &digest))
@@ -314,7 +321,7 @@ fn judge(
     claims: KeyClaims,
     answer: Result<KeyScope, KeyRefusal>,
     needed: KeyScope,
-) -> Result<KeyCheck, ApiError> {
+) -> Result<Verdict, ApiError> {
     let scope = answer.map_err(|refusal| {
         tracing::debug!(key = %claims.jti, reason = %refusal, "rejected an API key");
         metrics::key_refused(match refusal {
@@ -327,13 +334,13 @@ fn judge(
     })?;
     if !scope.allows(needed) {
         metrics::key_refused(Refusal::Scope);
-        return Ok(KeyCheck::OutOfScope(
+        return Ok(Verdict::OutOfScope(
             claims,
             scope,
             insufficient_scope(needed),
         ));
     }
-    Ok(KeyCheck::Accepted(claims, scope))
+    Ok(Verdict::Accepted(claims, scope))
 }
 
 /// The claims of the request's bearer token, or the 401 for its absence or invalidity (with the

@@ -22,7 +22,7 @@ use petstore_domain::{KeyId, KeyScope, OrderCaller};
 use super::HttpState;
 use crate::error::{ApiError, ErrorCode};
 use crate::observability::metrics;
-use crate::security::auth::{authenticate, look_up, KeyCheck, KeyClaims};
+use crate::security::auth::{authenticate, look_up, KeyCheck, KeyClaims, Verdict};
 use crate::security::rate_limit::{Decision, RATE_LIMIT, RATE_LIMIT_POLICY};
 
 /// The scope an operation needs, as a type: `Authorized<Read>`, `Authorized<Write>` or
@@ -89,11 +89,11 @@ impl<S: Scope> Authorized<S> {
                 let req = req.clone();
                 Either::Right(Box::pin(async move {
                     let directory = state.key_directory.clone();
-                    let check = look_up(verified, directory, S::NEEDED).await?;
-                    Self::decide(&req, state, check)
+                    let verdict = look_up(verified, directory, S::NEEDED).await?;
+                    Self::decide(&req, state, verdict)
                 }))
             }
-            Ok(check) => Either::Left(ready(Self::decide(req, state, check))),
+            Ok(KeyCheck::Judged(verdict)) => Either::Left(ready(Self::decide(req, state, verdict))),
             Err(refused) => Either::Left(ready(Err(refused))),
         }
     }
@@ -103,19 +103,14 @@ impl<S: Scope> Authorized<S> {
     fn decide(
         req: &HttpRequest,
         state: Data<HttpState>,
-        check: KeyCheck,
+        verdict: Verdict,
     ) -> Result<Self, ApiError> {
-        match check {
-            KeyCheck::Accepted(claims, scope) => Self::admit(req, state, claims, scope),
-            KeyCheck::OutOfScope(claims, scope, refusal) => {
+        match verdict {
+            Verdict::Accepted(claims, scope) => Self::admit(req, state, claims, scope),
+            Verdict::OutOfScope(claims, scope, refusal) => {
                 Self::admit(req, state, claims, scope)?;
                 Err(refusal)
             }
-            // `look_up` answers for the key it looked up; it never hands the lookup on again.
-            KeyCheck::NotKnownHere(_) => Err(ApiError::new(
-                ErrorCode::InternalError,
-                crate::error::INTERNAL_ERROR_MESSAGE,
-            )),
         }
     }
 

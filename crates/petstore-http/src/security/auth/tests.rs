@@ -221,9 +221,9 @@ fn a_read_key_may_read_but_not_write() {
     let directory = test_directory(KeyScope::Read);
     assert!(matches!(
         authenticate(&req, &keys(), &directory, KeyScope::Read),
-        Ok(KeyCheck::Accepted(_, KeyScope::Read))
+        Ok(KeyCheck::Judged(Verdict::Accepted(_, KeyScope::Read)))
     ));
-    let Ok(KeyCheck::OutOfScope(_, _, err)) =
+    let Ok(KeyCheck::Judged(Verdict::OutOfScope(_, _, err))) =
         authenticate(&req, &keys(), &directory, KeyScope::Write)
     else {
         panic!("a read key is out of scope for a write");
@@ -243,7 +243,7 @@ fn only_a_store_key_may_do_the_staffs_work() {
             format!("Bearer {}", test_key(SECRET, "w")),
         ))
         .to_http_request();
-    let Ok(KeyCheck::OutOfScope(_, KeyScope::Write, err)) = authenticate(
+    let Ok(KeyCheck::Judged(Verdict::OutOfScope(_, KeyScope::Write, err))) = authenticate(
         &req,
         &keys(),
         &test_directory(KeyScope::Write),
@@ -259,7 +259,7 @@ fn only_a_store_key_may_do_the_staffs_work() {
     for needed in KeyScope::ALL {
         assert!(matches!(
             authenticate(&req, &keys(), &test_directory(KeyScope::Store), needed),
-            Ok(KeyCheck::Accepted(_, KeyScope::Store))
+            Ok(KeyCheck::Judged(Verdict::Accepted(_, KeyScope::Store)))
         ));
     }
 }
@@ -276,7 +276,7 @@ fn challenge(err: &ApiError) -> String {
 fn scheme_word_is_case_insensitive() {
     let token = test_key(SECRET, "alice");
     for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
-        let Ok(KeyCheck::Accepted(claims, _)) =
+        let Ok(KeyCheck::Judged(Verdict::Accepted(claims, _))) =
             authenticate_with(Some(&format!("{scheme} {token}")))
         else {
             panic!("{scheme}: refused");
