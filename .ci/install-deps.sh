@@ -5,7 +5,8 @@
 #          (Debian's prometheus package) to check what /metrics exposes
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
-#   node:  Node.js and npm, for the OpenAPI linters of `make lint` (the machine's own when it has them)
+#   node:  Node.js and npm, for the OpenAPI linters of `make lint` and the TypeScript client of
+#          `make contract` (the machine's own when it has them)
 #   python: python3 with venv support, for the virtualenv of the contract and browser tests
 #   image: podman with Debian's runc (crun refuses this machine's cgroup layout) to build and run
 #          the container image; haproxy for the rolling-restart test; systemd-analyze for the unit

@@ -1,0 +1,453 @@
+/**
+ * The README's walk-through, run with a TypeScript client against a live server: types that
+ * openapi-typescript generates from the committed docs/openapi.json, and openapi-fetch, the
+ * runtime client that takes them (tests/clients/typescript/build.sh generates and compiles):
+ *
+ *     PETSTORE_URL=http://127.0.0.1:PORT/v1 PETSTORE_KEY=<write key> \
+ *         node target/clients/typescript/dist/walkthrough.js
+ *
+ * Every call goes through the typed `client.GET` / `client.POST` of openapi-fetch: a success must
+ * be the documented status and have the documented shape, and every error must reach this code
+ * as openapi-fetch's `error`, typed as the generated `Error` (checked by tsc: an error answer that
+ * the document types otherwise does not compile) and shaped like it (checked here), with the
+ * expected `code` and `status`. Any mismatch prints what was expected and what came, and exits 1.
+ * tests/clients/run.sh builds and runs it; one summary line on success.
+ */
+
+import createClient from "openapi-fetch";
+import type { Client } from "openapi-fetch";
+
+import type { components, operations, paths } from "./petstore-api.js";
+
+type Pet = components["schemas"]["Pet"];
+type PetStatus = components["schemas"]["PetStatus"];
+type Order = components["schemas"]["Order"];
+type OrderStatus = components["schemas"]["OrderStatus"];
+type ApiError = components["schemas"]["Error"];
+type ListPetsQuery = NonNullable<operations["listPets"]["parameters"]["query"]>;
+type Api = Client<paths>;
+
+const PAGED_PETS = 45;
+const PAGE_LIMIT = 10;
+
+class Mismatch extends Error {}
+
+function ensure(condition: boolean, message: string): asserts condition {
+  if (!condition) {
+    throw new Mismatch(message);
+  }
+}
+
+const show = (value: unknown): string => JSON.stringify(value) ?? String(value);
+
+// Run-time checks of the documented shapes (the generated types exist at compile time only),
+// keyed by the generated types: a property or enum value the document drops or renames is a
+// compile error here; one it adds is not (nor is it for a client).
+type Check = (value: unknown) => boolean;
+const isInteger: Check = (value) => Number.isSafeInteger(value);
+const isString: Check = (value) => typeof value === "string";
+const isBoolean: Check = (value) => typeof value === "boolean";
+const PET_STATUSES: { [S in PetStatus]?: true } = { available: true, pending: true, sold: true };
+const ORDER_STATUSES: { [S in OrderStatus]?: true } = {
+  placed: true,
+  approved: true,
+  delivered: true,
+  cancelled: true,
+};
+const oneOf =
+  (values: { [value: string]: true | undefined }): Check =>
+  (value) =>
+    typeof value === "string" && Object.hasOwn(values, value);
+
+function shaped<T>(checks: { [K in keyof T]?: Check }): (value: unknown) => value is T {
+  return (value: unknown): value is T =>
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.entries<Check | undefined>(checks).every(
+      ([name, check]) => check === undefined || check((value as Record<string, unknown>)[name]),
+    );
+}
+
+const isPet = shaped<Pet>({
+  id: isInteger,
+  name: isString,
+  categoryId: isInteger,
+  status: oneOf(PET_STATUSES),
+});
+const isPets = (value: unknown): value is Pet[] => Array.isArray(value) && value.every(isPet);
+const isOrder = shaped<Order>({
+  id: isInteger,
+  petId: isInteger,
+  quantity: isInteger,
+  status: oneOf(ORDER_STATUSES),
+  complete: isBoolean,
+  shipDate: (value) => value === undefined || value === null || isString(value),
+});
+const isApiError = shaped<ApiError>({ code: isString, message: isString, status: isInteger });
+
+/** What openapi-fetch answers: `data` on a success, `error` (the generated `Error`) on an error. */
+interface Answer<T> {
+  data?: T;
+  error?: ApiError;
+  response: Response;
+}
+
+/** A success with this status, shaped as the documented type. */
+function expect<T>(what: string, answer: Answer<T>, status: number, is: (v: unknown) => v is T): T {
+  const { data, error, response } = answer;
+  ensure(
+    response.status === status,
+    `${what}: expected ${status}, got ${response.status}: ${show(data ?? error)}`,
+  );
+  ensure(is(data), `${what}: expected the documented type, got ${show(data)}`);
+  return data;
+}
+
+/** An error that reached the caller typed: openapi-fetch's `error`, the generated `Error` with
+ * this code and status. */
+function expectError(
+  what: string,
+  answer: Answer<unknown>,
+  status: number,
+  code: string,
+): ApiError {
+  const { data, error, response } = answer;
+  ensure(
+    data === undefined && isApiError(error),
+    `${what}: expected ${status} \`${code}\` as the generated Error, got HTTP ${response.status} ` +
+      `with ${data === undefined ? `error ${show(error)}` : `data ${show(data)}`}`,
+  );
+  ensure(
+    response.status === status && error.code === code && error.status === status,
+    `${what}: expected ${status} \`${code}\`, got HTTP ${response.status} with ${show(error)}`,
+  );
+  return error;
+}
+
+/** A client whose every request carries `Authorization: Bearer <key>` (none without a key),
+ * each request given 15 s. */
+function client(base: string, key?: string): Api {
+  return createClient<paths>({
+    baseUrl: base,
+    headers: key === undefined ? {} : { Authorization: `Bearer ${key}` },
+    fetch: (request: Request) => fetch(request, { signal: AbortSignal.timeout(15_000) }),
+  });
+}
+
+// docs/generated-clients.md shows the lines between the markers; tests/clients/run.sh checks
+// that it shows them as they are here.
+// begin: every_pet
+/** The target of the `rel="next"` link of a `Link` header value (RFC 8288). */
+function nextLink(value: string | null): string | undefined {
+  for (const link of (value ?? "").split(",")) {
+    const [target = "", ...params] = link.trim().split(";");
+    if (params.some((param) => ['rel="next"', "rel=next"].includes(param.trim()))) {
+      return target.trim().replace(/^</, "").replace(/>$/, "");
+    }
+  }
+  return undefined;
+}
+
+/** Every pet listPets answers for `filters`, page after page, by `Link: rel="next"`. */
+async function* everyPet(
+  client: Client<paths>,
+  filters: Omit<ListPetsQuery, "cursor"> = {},
+): AsyncGenerator<Pet> {
+  let cursor: string | undefined;
+  while (true) {
+    const { data, error, response } = await client.GET("/pets", {
+      params: { query: { ...filters, cursor } },
+    });
+    if (data === undefined) {
+      throw new Error(`listPets: ${response.status} ${JSON.stringify(error)}`);
+    }
+    yield* data;
+    const target = nextLink(response.headers.get("link"));
+    if (target === undefined) {
+      return;
+    }
+    const next = new URL(target, response.url).searchParams.get("cursor");
+    if (next === null) {
+      throw new Error(`listPets: a next link without a cursor: ${target}`);
+    }
+    cursor = next;
+  }
+}
+// end: every_pet
+
+/** Follows listPets' `Link: rel="next"` from the first page until a page has none; returns the
+ * ids seen, in order, and the number of pages. */
+async function pageThrough(api: Api, base: string, ids: number[]): Promise<[number[], number]> {
+  const seen: number[] = [];
+  let cursor: string | undefined;
+  for (let page = 1; page <= PAGED_PETS + 1; page++) {
+    const answer = await api.GET("/pets", {
+      params: { query: { id: ids, limit: PAGE_LIMIT, cursor } },
+    });
+    const pets = expect(`listPets page ${page}`, answer, 200, isPets);
+    ensure(pets.length <= PAGE_LIMIT, `listPets page ${page} holds ${pets.length} pets`);
+    seen.push(...pets.map((pet) => pet.id));
+    const link = answer.response.headers.get("link");
+    if (link === null) {
+      return [seen, page];
+    }
+    const target = nextLink(link);
+    ensure(target !== undefined, `listPets page ${page}: no rel="next" in Link ${show(link)}`);
+    const url = new URL(target, base);
+    ensure(url.pathname === "/v1/pets", `listPets page ${page}: Link points at ${target}`);
+    ensure(
+      show(url.searchParams.getAll("id").map(Number)) === show(ids),
+      `listPets page ${page}: the next link lost the id filter: ${target}`,
+    );
+    const cursors = url.searchParams.getAll("cursor");
+    ensure(cursors.length === 1, `listPets page ${page}: no cursor in ${target}`);
+    cursor = cursors[0];
+  }
+  throw new Mismatch(`listPets: still a next link after ${PAGED_PETS + 1} pages`);
+}
+
+async function expectPetStatus(api: Api, petId: number, status: PetStatus, when: string) {
+  // listPets by id, getPet's documented replacement.
+  const pets = expect(
+    `listPets?id=${petId} ${when}`,
+    await api.GET("/pets", { params: { query: { id: [petId] } } }),
+    200,
+    isPets,
+  );
+  ensure(
+    pets.length === 1 && pets[0]?.id === petId && pets[0].status === status,
+    `listPets?id=${petId} ${when} answered ${show(pets)}, expected the pet ${status}`,
+  );
+}
+
+async function walkthrough(base: string, key: string): Promise<string> {
+  const api = client(base, key);
+
+  // createPet: 201, the typed pet and its Location.
+  const createdRex = await api.POST("/pets", { body: { name: "Rex", categoryId: 3 } });
+  const rex = expect("createPet Rex", createdRex, 201, isPet);
+  ensure(
+    rex.name === "Rex" && rex.categoryId === 3 && rex.status === "available",
+    `createPet Rex answered ${show(rex)}`,
+  );
+  let location = createdRex.response.headers.get("location");
+  ensure(location === `/v1/pets/${rex.id}`, `createPet Rex: Location ${show(location)}`);
+
+  // createPet with an Idempotency-Key, sent twice as a client retrying would: the second answer
+  // is the first again, marked as replayed, and only one pet is stored.
+  const tom = {
+    params: { header: { "Idempotency-Key": '"walk-through-tom-1"' } },
+    body: { name: "Tom", categoryId: 2 },
+  };
+  const first = expect(
+    "createPet Tom with Idempotency-Key",
+    await api.POST("/pets", tom),
+    201,
+    isPet,
+  );
+  const retried = await api.POST("/pets", tom);
+  const retry = expect("createPet Tom retried", retried, 201, isPet);
+  const replayed = retried.response.headers.get("idempotent-replayed");
+  ensure(
+    replayed === "true" && retry.id === first.id,
+    `the retry was not replayed: ${show(retry)} (Idempotent-Replayed ${show(replayed)}) after ` +
+      show(first),
+  );
+
+  // 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
+  const created: number[] = [];
+  for (let n = 1; n <= PAGED_PETS; n++) {
+    const name = `Chien nº ${n} 🐕`;
+    const pet = expect(
+      `createPet ${name}`,
+      await api.POST("/pets", { body: { name, categoryId: 1 + (n % 5) } }),
+      201,
+      isPet,
+    );
+    ensure(pet.name === name, `createPet ${name} answered ${show(pet)}`);
+    created.push(pet.id);
+  }
+  const [seen, pages] = await pageThrough(api, base, created);
+  ensure(
+    show(seen) === show(created),
+    `paging listPets?id=<the ${PAGED_PETS} pets>&limit=${PAGE_LIMIT} by Link saw ${show(seen)}, ` +
+      `expected ${show(created)} (each once, in id order)`,
+  );
+  const expectedPages = Math.ceil(PAGED_PETS / PAGE_LIMIT);
+  ensure(pages === expectedPages, `paging took ${pages} pages, expected ${expectedPages}`);
+  const walked: number[] = [];
+  for await (const pet of everyPet(api, { id: created, limit: PAGE_LIMIT })) {
+    walked.push(pet.id);
+  }
+  ensure(
+    show(walked) === show(created),
+    `everyPet (docs/generated-clients.md) gave ${walked.length} pets, ${show(walked)}; ` +
+      `expected the ${created.length} created, ${show(created)}`,
+  );
+
+  // getPet: deprecated, still 200 with the pet and the deprecation headers.
+  const gotten = await api.GET("/pets/{petId}", { params: { path: { petId: rex.id } } });
+  const got = expect("getPet", gotten, 200, isPet);
+  ensure(got.id === rex.id && got.name === "Rex", `getPet answered ${show(got)}`);
+  const headers = gotten.response.headers;
+  ensure(
+    headers.has("deprecation") && headers.has("sunset"),
+    `getPet answered without Deprecation and Sunset: ${show(Object.fromEntries(headers))}`,
+  );
+
+  // placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
+  const placed = await api.POST("/store/orders", { body: { petId: rex.id } });
+  const order = expect("placeOrder", placed, 201, isOrder);
+  ensure(
+    order.petId === rex.id &&
+      order.status === "placed" &&
+      !order.complete &&
+      order.shipDate == null &&
+      order.quantity === 1,
+    `placeOrder answered ${show(order)}`,
+  );
+  location = placed.response.headers.get("location");
+  ensure(location === `/v1/store/orders/${order.id}`, `placeOrder: Location ${show(location)}`);
+  await expectPetStatus(api, rex.id, "pending", "after placeOrder");
+
+  const orderPath = { params: { path: { orderId: order.id } } };
+  const approved = expect(
+    "approveOrder",
+    await api.POST("/store/orders/{orderId}/approve", orderPath),
+    200,
+    isOrder,
+  );
+  ensure(
+    approved.id === order.id && approved.status === "approved" && !approved.complete,
+    `approveOrder answered ${show(approved)}`,
+  );
+  const delivered = expect(
+    "deliverOrder",
+    await api.POST("/store/orders/{orderId}/deliver", orderPath),
+    200,
+    isOrder,
+  );
+  ensure(
+    delivered.id === order.id &&
+      delivered.status === "delivered" &&
+      delivered.complete &&
+      typeof delivered.shipDate === "string" &&
+      /(Z|[+-]\d\d:\d\d)$/.test(delivered.shipDate) &&
+      !Number.isNaN(Date.parse(delivered.shipDate)),
+    `deliverOrder answered ${show(delivered)}`,
+  );
+  const fetched = expect(
+    "getOrder",
+    await api.GET("/store/orders/{orderId}", orderPath),
+    200,
+    isOrder,
+  );
+  ensure(
+    fetched.status === "delivered" && fetched.complete,
+    `getOrder after deliverOrder answered ${show(fetched)}`,
+  );
+  await expectPetStatus(api, rex.id, "sold", "after deliverOrder");
+  // The README's own listing, by status: on this fresh server only Rex was sold.
+  const soldAnswer = await api.GET("/pets", { params: { query: { status: "sold", limit: 10 } } });
+  const sold = expect("listPets?status=sold&limit=10", soldAnswer, 200, isPets);
+  ensure(!soldAnswer.response.headers.has("link"), "listPets?status=sold has a next page");
+  ensure(
+    show(sold.map((pet) => pet.id)) === show([rex.id]),
+    `listPets?status=sold answered ${show(sold)}, expected only Rex (${rex.id})`,
+  );
+
+  // Errors, each openapi-fetch's `error` typed as the generated `Error`, with its code and status.
+  const errors: number[] = [];
+  const error = expectError(
+    "createPet categoryId 0",
+    await api.POST("/pets", { body: { name: "Zero", categoryId: 0 } }),
+    400,
+    "validation_failed",
+  );
+  ensure(
+    error.message.includes("categoryId"),
+    `the message does not name categoryId: ${show(error.message)}`,
+  );
+  errors.push(400);
+  expectError(
+    "listPets limit=0",
+    await api.GET("/pets", { params: { query: { limit: 0 } } }),
+    400,
+    "invalid_parameter",
+  );
+  errors.push(400);
+  expectError("listPets without a key", await client(base).GET("/pets"), 401, "unauthorized");
+  errors.push(401);
+  expectError(
+    "createPet with a bogus key",
+    await client(base, "not-a-key").POST("/pets", { body: { name: "Nobody", categoryId: 1 } }),
+    401,
+    "unauthorized",
+  );
+  errors.push(401);
+  const missing = Math.max(...created) + 1_000_000;
+  expectError(
+    "getPet of a missing pet",
+    await api.GET("/pets/{petId}", { params: { path: { petId: missing } } }),
+    404,
+    "not_found",
+  );
+  errors.push(404);
+  expectError(
+    "getOrder of a missing order",
+    await api.GET("/store/orders/{orderId}", {
+      params: { path: { orderId: order.id + 1_000_000 } },
+    }),
+    404,
+    "not_found",
+  );
+  errors.push(404);
+  expectError(
+    "placeOrder for a sold pet",
+    await api.POST("/store/orders", { body: { petId: rex.id } }),
+    409,
+    "conflict",
+  );
+  errors.push(409);
+  expectError(
+    "deliverOrder of a delivered order",
+    await api.POST("/store/orders/{orderId}/deliver", orderPath),
+    409,
+    "conflict",
+  );
+  errors.push(409);
+
+  return (
+    `createPet x${PAGED_PETS + 1}, listPets ${PAGED_PETS} pets in ${pages} pages by Link, ` +
+    `getPet, order ${order.id} placed/approved/delivered (pet sold), ${errors.length} typed ` +
+    `errors (${errors.join(", ")})`
+  );
+}
+
+async function main(): Promise<number> {
+  const base = process.env["PETSTORE_URL"];
+  const key = process.env["PETSTORE_KEY"];
+  if (!base || !key) {
+    console.error("typescript: set PETSTORE_URL (http://HOST:PORT/v1) and PETSTORE_KEY");
+    return 2;
+  }
+  const start = performance.now();
+  try {
+    const summary = await walkthrough(base.replace(/\/+$/, ""), key);
+    const seconds = ((performance.now() - start) / 1000).toFixed(1);
+    console.log(`openapi-fetch client: walk-through passed in ${seconds} s: ${summary}`);
+    return 0;
+  } catch (failure) {
+    // A mismatch says what was expected and what came; anything else (a refused connection, a
+    // body that is not JSON) is a failure too, with its stack.
+    const message = failure instanceof Mismatch ? failure.message : String(failure);
+    console.error(`openapi-fetch client: walk-through FAILED: ${message}`);
+    if (!(failure instanceof Mismatch) && failure instanceof Error && failure.stack) {
+      console.error(failure.stack);
+    }
+    return 1;
+  }
+}
+
+process.exitCode = await main();
