@@ -4,6 +4,7 @@
 
 mod auth;
 mod cli;
+mod compression;
 mod create_pet;
 mod drain;
 mod durability;

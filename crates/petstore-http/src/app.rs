@@ -5,6 +5,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
+use crate::edge::compression::compress_when_asked;
 use crate::routing::not_found;
 use crate::security::cors;
 use crate::service::{self, swagger_ui_config};
@@ -23,6 +24,7 @@ mod request_middleware;
 ///   3.0.3), `GET /docs` (Swagger UI): no key.
 /// - The pets (`/v1/pets`, `/v1/pets/{petId}`) and, when the state has them, the orders
 ///   (`/v1/store/orders...`): bearer key first (`state::Authorized`).
+/// - Bodies of 1 KiB or more go out gzip-encoded to clients that accept it (`edge::compression`).
 /// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
 pub fn app(
     state: HttpState,
@@ -54,6 +56,9 @@ pub fn app(
         .default_service(web::to(not_found))
         .wrap(middleware::from_fn(client_limit::limit_by_client))
         .wrap(cors)
+        // Inside the log's middleware, so a request's logged duration includes its encoding;
+        // outside CORS, whose `Vary` it adds to.
+        .wrap(middleware::from_fn(compress_when_asked))
         // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
         // id): one middleware instead of a `DefaultHeaders` layer of its own.
         .wrap(middleware::from_fn(log_and_contain_failures))
@@ -76,6 +81,8 @@ pub fn metrics_app(
         .app_data(web::Data::new(state))
         .configure(service::metrics_routes)
         .default_service(web::to(not_found))
+        // Prometheus asks for gzip.
+        .wrap(middleware::from_fn(compress_when_asked))
 }
 
 #[cfg(test)]

@@ -70,6 +70,7 @@ fn measure_ceiling(duration: Duration) -> Vec<Row> {
         bearer: None,
         json_body: None,
         idempotency_keys: None,
+        accept_encoding: None,
     };
     wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
     let rows = CONNECTIONS
@@ -115,6 +116,7 @@ async fn measure_backend(backend: Backend, duration: Duration) -> (Vec<Row>, Opt
             bearer: Some(&app.api_key),
             json_body,
             idempotency_keys: None,
+            accept_encoding: None,
         };
         let keyed = operation == Operation::CreatePetWithKey;
         // Keys of their own per run: a key repeated from an earlier run would be a replay.
@@ -164,6 +166,7 @@ async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk
         bearer: Some(&app.api_key),
         json_body: None,
         idempotency_keys: None,
+        accept_encoding: None,
     };
     wrk::run(&get_pet, 64, Duration::from_secs(1)); // warm-up, not reported
     let alone = wrk::run(&get_pet, 64, duration);
@@ -176,6 +179,7 @@ async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk
             bearer: None,
             json_body: None,
             idempotency_keys: None,
+            accept_encoding: None,
         };
         // Nearly every answer is a 429: counted, not an error of the run.
         wrk::run_accepting_refusals(&load, 64, flood_duration)
@@ -184,6 +188,59 @@ async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk
     let beside = wrk::run(&get_pet, 64, duration);
     let flood = flood.join().expect("the flood ran");
     (alone, beside, flood)
+}
+
+/// Pets in the page the compression scenario lists: the largest page a client can ask for.
+const LARGE_PAGE: usize = 100;
+
+/// listPets of a full page (100 pets) on the memory backend at 64 connections, by a client
+/// that does not ask for compression and by one that asks for gzip (issue 26), and the bytes of
+/// one page each way.
+async fn measure_compression(duration: Duration) -> report::Compression {
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_RATE_LIMIT", RATE_LIMIT)
+        .in_a_process()
+        .spawn()
+        .await;
+    for n in 0..LARGE_PAGE {
+        app.create_pet(json!({"name": format!("Rex {n}"), "categoryId": 3, "status": "available"}))
+            .await;
+    }
+    let path = format!("/v1/pets?limit={LARGE_PAGE}");
+    let page_bytes = |accept_encoding: Option<&'static str>| {
+        let request = app.get(&path);
+        let request = match accept_encoding {
+            Some(codings) => request.insert_header(("Accept-Encoding", codings)),
+            None => request,
+        };
+        async move {
+            let mut response = request.send().await.expect("listPets answered");
+            assert_eq!(response.status().as_u16(), 200);
+            let encoded = response.headers().get("content-encoding").is_some();
+            assert_eq!(encoded, accept_encoding.is_some(), "{accept_encoding:?}");
+            response.body().limit(1 << 20).await.expect("a page").len()
+        }
+    };
+    let (plain_bytes, gzip_bytes) = (page_bytes(None).await, page_bytes(Some("gzip")).await);
+    let mut load = wrk::Load {
+        method: "GET",
+        url: app.url(&path),
+        bearer: Some(&app.api_key),
+        json_body: None,
+        idempotency_keys: None,
+        accept_encoding: None,
+    };
+    wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
+    let plain = wrk::run(&load, 64, duration);
+    load.accept_encoding = Some("gzip");
+    let gzip = wrk::run(&load, 64, duration);
+    report::Compression {
+        pets: LARGE_PAGE,
+        plain,
+        gzip,
+        plain_bytes,
+        gzip_bytes,
+    }
 }
 
 fn main() {
@@ -226,11 +283,13 @@ fn main() {
     });
 
     let (alone, beside, flood) = actix_web::rt::System::new().block_on(measure_flood(duration));
+    let compression = actix_web::rt::System::new().block_on(measure_compression(duration));
 
     let report = report::Report::new(rows, rss);
     print!("{}", report.table());
     print!("{}", report.targets());
     print!("{}", report::flood(&alone, &beside, &flood));
+    print!("{compression}");
     let picture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/benchmarks.svg");
     match report.draw(std::path::Path::new(picture)) {
         Ok(()) => println!("\npicture: docs/benchmarks.svg"),

@@ -339,3 +339,41 @@ pub fn flood(alone: &Measured, beside: &Measured, flood: &Measured) -> String {
         flood.per_second(),
     )
 }
+
+/// What `Accept-Encoding: gzip` costs on a full page of pets, and what it saves.
+pub struct Compression {
+    pub pets: usize,
+    pub plain: Measured,
+    pub gzip: Measured,
+    pub plain_bytes: usize,
+    pub gzip_bytes: usize,
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (plain, gzip) = (&self.plain, &self.gzip);
+        writeln!(
+            f,
+            "\nmemory listPets limit={} at 64 connections, {} bytes a page as it is, {} gzipped \
+             ({:.1} times smaller):",
+            self.pets,
+            self.plain_bytes,
+            self.gzip_bytes,
+            self.plain_bytes as f64 / self.gzip_bytes as f64
+        )?;
+        writeln!(
+            f,
+            "  not asking {:.0}/s p99 {:.2} ms max {:.2} ms ({:.1} MB/s); asking for gzip {:.0}/s \
+             p99 {:.2} ms max {:.2} ms ({:.1} MB/s): {:.3} of the rate",
+            plain.per_second(),
+            ms(plain.p99),
+            ms(plain.max),
+            plain.per_second() * self.plain_bytes as f64 / 1e6,
+            gzip.per_second(),
+            ms(gzip.p99),
+            ms(gzip.max),
+            gzip.per_second() * self.gzip_bytes as f64 / 1e6,
+            gzip.per_second() / plain.per_second()
+        )
+    }
+}

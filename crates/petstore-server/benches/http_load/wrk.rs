@@ -16,6 +16,8 @@ pub struct Load<'a> {
     pub json_body: Option<&'a str>,
     /// Sends an `Idempotency-Key` of its own with every request: `PREFIX-THREAD-N`.
     pub idempotency_keys: Option<&'a str>,
+    /// Sends `Accept-Encoding` with this value.
+    pub accept_encoding: Option<&'a str>,
 }
 
 /// What one wrk run measured.
@@ -48,6 +50,12 @@ fn script(load: &Load<'_>) -> String {
         lua += &format!(
             "wrk.headers[\"Authorization\"] = {}\n",
             lua_string(&format!("Bearer {token}"))
+        );
+    }
+    if let Some(codings) = load.accept_encoding {
+        lua += &format!(
+            "wrk.headers[\"Accept-Encoding\"] = {}\n",
+            lua_string(codings)
         );
     }
     if let Some(body) = load.json_body {

@@ -1,0 +1,232 @@
+//! Response compression: a body of at least [`MIN_COMPRESSED_BYTES`] of a type that compresses
+//! (JSON, text, scripts) goes out gzip-encoded to a client whose `Accept-Encoding` accepts gzip
+//! (RFC 9110 §12.5.3), and says `Vary: Accept-Encoding` whether it was encoded or not, so a
+//! cache keeps the two apart. Smaller bodies (one pet, an `Error`) go out as they are: below a
+//! kilobyte the bytes saved are less than a packet and the work is not.
+//!
+//! gzip only, at zlib's fastest level: every HTTP client and Prometheus decode it, and the
+//! fastest level keeps nearly all of the gain (a page of 100 pets shrinks about 6 times); brotli
+//! and zstd were measured and are not worth their build here (docs/benchmarks.md, "Compression").
+
+use std::cell::RefCell;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::middleware::Next;
+use flate2::{Compress, Compression, FlushCompress, Status};
+
+/// Smallest body sent compressed, in bytes.
+pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
+
+/// Compresses the response of `req` when its client asks for gzip and the body is worth it.
+pub(crate) async fn compress_when_asked(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let accepts_gzip = accepts_gzip(req.headers());
+    let response = next.call(req).await?.map_into_boxed_body();
+    if !has_compressible_type(response.headers())
+        || response.headers().contains_key(header::CONTENT_ENCODING)
+    {
+        return Ok(response);
+    }
+    let (request, response) = response.into_parts();
+    let (mut response, body) = response.into_parts();
+    let body = match body.try_into_bytes() {
+        Ok(bytes) if bytes.len() >= MIN_COMPRESSED_BYTES => {
+            let headers = response.headers_mut();
+            headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+            match accepts_gzip.then(|| gzip(&bytes)).flatten() {
+                Some(compressed) => {
+                    headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                    BoxBody::new(compressed)
+                }
+                None => BoxBody::new(bytes),
+            }
+        }
+        Ok(bytes) => BoxBody::new(bytes),
+        // A streamed body (none of the API's) goes out as it is.
+        Err(body) => body,
+    };
+    Ok(ServiceResponse::new(request, response.set_body(body)))
+}
+
+/// Whether `Accept-Encoding` accepts gzip: named (or as `x-gzip`) with a weight above 0, or
+/// not named and `*` accepted. No header, or an empty one, accepts only the body as it is.
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let mut gzip = None;
+    let mut any = None;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let accepted = parts.all(|param| weight_above_zero(param.trim()));
+            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+                gzip = Some(accepted);
+            } else if coding == "*" {
+                any = Some(accepted);
+            }
+        }
+    }
+    gzip.or(any).unwrap_or(false)
+}
+
+/// False only for a weight of zero (`q=0`, `q=0.000`) or one that is not a weight; other
+/// parameters do not matter.
+fn weight_above_zero(param: &str) -> bool {
+    match param.split_once('=') {
+        Some((name, weight)) if name.trim().eq_ignore_ascii_case("q") => weight
+            .trim()
+            .parse::<f32>()
+            .is_ok_and(|weight| weight > 0.0),
+        _ => true,
+    }
+}
+
+fn has_compressible_type(headers: &HeaderMap) -> bool {
+    let Some(content_type) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence.starts_with("text/")
+        || essence == "application/json"
+        || essence.ends_with("+json")
+        || essence == "application/javascript"
+}
+
+thread_local! {
+    /// Each worker thread's compressor, reset for every body: a new one allocates and zeroes
+    /// about 300 KiB of state, which cost more than the compression itself (perf, listPets of
+    /// 100 pets: `memset` 8.7 % of the server's time beside `deflate_quick`'s 7.8 %).
+    static GZIP: RefCell<Option<Compress>> = const { RefCell::new(None) };
+}
+
+/// zlib's largest window: bodies are whole JSON documents of a few KiB to a few hundred.
+const WINDOW_BITS: u8 = 15;
+
+/// `bytes` gzip-encoded, or `None` when that would not make it smaller.
+fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
+    GZIP.with_borrow_mut(|compressor| {
+        let compressor =
+            compressor.get_or_insert_with(|| Compress::new_gzip(Compression::fast(), WINDOW_BITS));
+        compressor.reset();
+        // Room for one byte less than the body: an encoding that fills it is not worth sending.
+        let mut encoded = Vec::with_capacity(bytes.len().saturating_sub(1));
+        loop {
+            let consumed = usize::try_from(compressor.total_in()).ok()?;
+            let status = compressor
+                .compress_vec(&bytes[consumed..], &mut encoded, FlushCompress::Finish)
+                .ok()?;
+            match status {
+                Status::StreamEnd => return Some(encoded),
+                _ if encoded.len() < encoded.capacity() => {}
+                _ => return None,
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepts(values: &[&str]) -> bool {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        accepts_gzip(&headers)
+    }
+
+    #[test]
+    fn gzip_is_accepted_when_named_with_a_weight_above_zero() {
+        assert!(accepts(&["gzip"]));
+        assert!(accepts(&["gzip, deflate, br"]));
+        assert!(accepts(&["br;q=1.0, GZIP;q=0.5"]));
+        assert!(accepts(&["x-gzip"]));
+        assert!(accepts(&["deflate", "gzip;q=0.1"]));
+    }
+
+    #[test]
+    fn gzip_is_refused_at_weight_zero_even_when_everything_else_is_accepted() {
+        assert!(!accepts(&["gzip;q=0"]));
+        assert!(!accepts(&["gzip; q=0.000, *"]));
+        assert!(!accepts(&["*;q=1, gzip;q=0"]));
+        assert!(!accepts(&["gzip;q=nonsense"]));
+    }
+
+    #[test]
+    fn a_wildcard_accepts_gzip_unless_it_has_weight_zero() {
+        assert!(accepts(&["*"]));
+        assert!(accepts(&["br, *;q=0.2"]));
+        assert!(!accepts(&["*;q=0"]));
+    }
+
+    #[test]
+    fn no_header_or_other_codings_only_get_the_body_as_it_is() {
+        assert!(!accepts(&[]));
+        assert!(!accepts(&[""]));
+        assert!(!accepts(&["identity"]));
+        assert!(!accepts(&["br, zstd, deflate"]));
+    }
+
+    #[test]
+    fn json_text_and_scripts_compress_images_and_unknown_types_do_not() {
+        let compressible = |content_type: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_str(content_type).unwrap(),
+            );
+            has_compressible_type(&headers)
+        };
+        assert!(compressible("application/json"));
+        assert!(compressible("Application/JSON; charset=utf-8"));
+        assert!(compressible("text/plain; version=0.0.4"));
+        assert!(compressible("text/html"));
+        assert!(compressible("application/javascript"));
+        assert!(compressible("application/problem+json"));
+        assert!(!compressible("image/png"));
+        assert!(!compressible("application/octet-stream"));
+        assert!(!has_compressible_type(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn gzip_round_trips_and_declines_what_it_cannot_shrink() {
+        let page = br#"{"id":1,"name":"Rex","status":"available"},"#.repeat(100);
+        let compressed = gzip(&page).expect("a repetitive page shrinks");
+        assert!(compressed.len() < page.len() / 4, "{}", compressed.len());
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(&compressed[..]),
+            &mut decoded,
+        )
+        .unwrap();
+        assert_eq!(decoded, page);
+
+        // xorshift64: bytes with nothing for gzip to find.
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let noise: Vec<u8> = (0..2048)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state.to_le_bytes()[0]
+            })
+            .collect();
+        assert_eq!(gzip(&noise), None);
+    }
+}
