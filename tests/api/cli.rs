@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use petstore_test_support::{send, Backend, TestApp, TestDatabase};
+use petstore_test_support::{send, Backend, StartupLine, TestApp, TestDatabase};
 
 use petstore_test_support::{issue_key, petstore, poll_list_status, run_petstore, start_server};
 
@@ -519,13 +519,108 @@ fn a_host_name_binds() {
     let stdout = server.stdout.take().expect("piped stdout");
     let listening = std::io::BufRead::lines(std::io::BufReader::new(stdout))
         .map_while(Result::ok)
-        .find(|line| line.starts_with("petstore listening on "));
+        .find_map(|line| match StartupLine::parse(&line) {
+            StartupLine::Listening(address) => Some(address),
+            _ => None,
+        });
     let _ = server.kill();
     let _ = server.wait();
     let listening = listening.expect("the server said where it listens");
+    assert!(listening.starts_with("http://127.0.0.1:"), "{listening}");
+}
+
+/// With JSON logs a log collector reads one stream of JSON objects: stdout's start-up lines
+/// (where it listens, the start-up key) are JSON lines of the log's shape too, and so is the
+/// last word of a server that cannot start.
+#[actix_web::test]
+async fn with_json_logs_every_line_on_stdout_and_stderr_is_a_json_object() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json_logs = [("PETSTORE_LOG_FORMAT".to_owned(), "json".to_owned())];
+    let mut server = petstore(dir.path(), &json_logs)
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "1"])
+        .env("DATABASE_URL", "memory:")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start petstore serve");
+    let stdout = server.stdout.take().expect("piped stdout");
+    let stderr = server.stderr.take().expect("piped stderr");
+    let stderr = std::thread::spawn(move || std::io::read_to_string(stderr).expect("stderr"));
+    let mut stdout_lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let mut printed = Vec::new();
+    let (address, key) = loop {
+        let line = stdout_lines
+            .next()
+            .expect("a start-up line")
+            .expect("UTF-8");
+        printed.push(line.clone());
+        if let StartupLine::Key(key) = StartupLine::parse(&line) {
+            let address = printed
+                .iter()
+                .find_map(|line| match StartupLine::parse(line) {
+                    StartupLine::Listening(address) => Some(address),
+                    _ => None,
+                })
+                .expect("the address before the key");
+            break (address, key);
+        }
+    };
+    let listed = send(
+        petstore_test_support::client()
+            .get(format!("{address}/v1/pets"))
+            .bearer_auth(&key),
+        None,
+    )
+    .await;
+    assert_eq!(listed.status.as_u16(), 200, "{}", listed.body);
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(stopped.success());
+    assert!(server.wait().expect("the server's end").success());
+    printed.extend(stdout_lines.map_while(Result::ok));
+    let logged = stderr.join().expect("the stderr reader");
+
+    let lines: Vec<&str> = printed
+        .iter()
+        .map(String::as_str)
+        .chain(logged.lines())
+        .collect();
+    assert!(lines.len() >= 6, "{lines:#?}");
+    for line in &lines {
+        let object: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|err| panic!("not a JSON line ({err}): {line}"));
+        for field in ["timestamp", "level", "target", "message"] {
+            assert!(object[field].is_string(), "{field} in {line}");
+        }
+    }
+    let listening: serde_json::Value = serde_json::from_str(&printed[0]).expect("JSON");
+    assert_eq!(listening["api_url"], format!("{address}/v1"));
     assert!(
-        listening.starts_with("petstore listening on http://127.0.0.1:"),
-        "{listening}"
+        logged.contains("\"route\":\"/v1/pets\""),
+        "the request's line: {logged}"
+    );
+
+    let refused = run_petstore(
+        dir.path(),
+        &[
+            json_logs[0].clone(),
+            ("DATABASE_URL".to_owned(), "mysql://nowhere".to_owned()),
+        ],
+        &["serve", "--bind", "127.0.0.1:0"],
+    );
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8(refused.stderr).expect("UTF-8");
+    let last: serde_json::Value = serde_json::from_str(stderr.lines().last().unwrap_or_default())
+        .unwrap_or_else(|err| panic!("the last word is a JSON line ({err}): {stderr}"));
+    assert_eq!(last["level"], "ERROR", "{stderr}");
+    assert!(
+        last["message"].as_str().is_some_and(
+            |message| message.starts_with("petstore: error: ") && message.contains("mysql")
+        ),
+        "{stderr}"
     );
 }
 

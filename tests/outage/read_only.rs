@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 
 use crate::storage_faults::{call, poll, Server};
-use petstore_test_support::petstore;
+use petstore_test_support::{petstore, StartupLine};
 
 const NOBODY: u32 = 65534;
 
@@ -61,8 +61,8 @@ fn start(dir: &Path) -> Server {
             .next()
             .expect("petstore serve said where it listens")
             .expect("a line");
-        if let Some(rest) = line.strip_prefix("petstore listening on ") {
-            break rest.trim_end_matches("/v1").to_owned();
+        if let StartupLine::Listening(address) = StartupLine::parse(&line) {
+            break address;
         }
     };
     std::thread::spawn(move || lines.for_each(drop));

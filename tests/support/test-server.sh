@@ -38,10 +38,11 @@ test_server_start() {
     "$bin" serve --bind 127.0.0.1:0 >"$TEST_SERVER_DIR/stdout" 2>"$TEST_SERVER_DIR/server.log" &
     TEST_SERVER_PID=$!
 
-    # The server prints `petstore listening on http://ADDR/v1` once it accepts connections.
+    # Once it accepts connections the server prints `petstore listening on http://ADDR/v1`, as
+    # text or (stderr being a file here, so JSON logs) in a JSON line's `message`.
     local addr= i
     for i in $(seq 1 600); do
-        addr=$(sed -n 's#^petstore listening on http://\([^/]*\)/v1.*#\1#p' "$TEST_SERVER_DIR/stdout")
+        addr=$(sed -n 's#^.*petstore listening on http://\([^/"]*\)/v1.*#\1#p' "$TEST_SERVER_DIR/stdout")
         [[ -n $addr ]] && break
         if ! kill -0 "$TEST_SERVER_PID" 2>/dev/null; then
             echo "petstore serve exited during start-up; its log:" >&2

@@ -3,6 +3,7 @@
 //! in-process through [`Application::build`]; the binary (`main.rs`) only parses the command
 //! line, sets up logging and runs a command.
 
+mod banner;
 pub mod cli;
 pub mod healthcheck;
 mod idempotency_purge;

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     };
     let logs = logging::init(format);
     let result = match cli.command {
-        Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(*args)),
+        Command::Serve(args) => actix_web::rt::System::new().block_on(serve::run(*args, format)),
         Command::Migrate(args) => actix_web::rt::System::new().block_on(migrate::run(args)),
         Command::Keys(KeysCommand::Issue(args)) => keys::issue(args),
         Command::Keys(KeysCommand::List(args)) => keys::list(args),
@@ -27,12 +27,18 @@ fn main() -> ExitCode {
         Command::Openapi(args) => openapi::print(args),
         Command::Healthcheck(args) => healthcheck::run(&args),
     };
+    if let (Err(err), logging::LogFormat::Json) = (&result, format) {
+        // With JSON logs every line of the stream is JSON, the last word too.
+        tracing::error!("petstore: error: {err}");
+    }
     // Every log line is written out before the last word.
     drop(logs);
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("petstore: error: {err}");
+            if format == logging::LogFormat::Text {
+                eprintln!("petstore: error: {err}");
+            }
             ExitCode::FAILURE
         }
     }

@@ -15,8 +15,10 @@ use petstore_http::{
 use petstore_persistence::DatabaseUrl;
 use secrecy::ExposeSecret as _;
 
+use crate::banner::{StartupBanner, StartupKey};
 use crate::cli::{Environment, ServeArgs};
 use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
+use crate::logging::LogFormat;
 use crate::open_files::{self, FileBudget};
 use crate::{key_secret, AppError};
 
@@ -310,26 +312,23 @@ async fn stop_signal() -> &'static str {
     }
 }
 
-/// `petstore serve`.
-pub async fn run(args: ServeArgs) -> Result<(), AppError> {
+/// `petstore serve`, its start-up lines on stdout in the log's `format`.
+pub async fn run(args: ServeArgs, format: LogFormat) -> Result<(), AppError> {
     let application = Application::build(&args).await?;
     let address = application.address();
     // stdout carries exactly what a person (or a test) needs to start using the service.
-    println!("petstore listening on http://{address}/v1");
-    println!("API documentation on http://{address}{DOCS_PATH}");
-    if let Some(metrics_address) = application.metrics_address() {
-        println!("metrics on http://{metrics_address}{METRICS_PATH}");
+    StartupBanner {
+        api_url: format!("http://{address}/v1"),
+        docs_url: format!("http://{address}{DOCS_PATH}"),
+        metrics_url: application
+            .metrics_address()
+            .map(|metrics_address| format!("http://{metrics_address}{METRICS_PATH}")),
+        key: match application.startup_key() {
+            Some(issued) => StartupKey::Issued(issued.token.clone()),
+            None => StartupKey::IssueWith(key_command(&args.storage.data_dir)),
+        },
     }
-    match application.startup_key() {
-        Some(issued) => println!(
-            "API key (store, in-memory registry, valid 90 days): {}",
-            issued.token
-        ),
-        None => println!(
-            "issue an API key with: {}",
-            key_command(&args.storage.data_dir)
-        ),
-    }
+    .print(format);
     application.run_until_stopped().await
 }
 

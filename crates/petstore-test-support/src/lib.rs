@@ -28,6 +28,7 @@ mod keys;
 mod listing;
 mod matrix;
 mod process;
+mod startup_line;
 mod walk_through;
 
 pub use app::builder::TestAppBuilder;
@@ -45,4 +46,5 @@ pub use process::{
     issue_key, petstore, petstore_binary, run_petstore, start_server, start_server_logging_to,
     without_petstore_settings, StartedServer,
 };
+pub use startup_line::StartupLine;
 pub use walk_through::{run_readme_walk_through, WalkThroughTarget};

@@ -8,6 +8,7 @@ use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
 
 use crate::backend::SERVER_WORKERS;
+use crate::startup_line::StartupLine;
 
 /// The `petstore` binary Cargo built beside the running test or benchmark: a test executable
 /// lives in `target/PROFILE/deps/`, the binaries of its package in `target/PROFILE/`. (Only the
@@ -107,15 +108,16 @@ pub fn start_server_logging_to(
         // The key line (or the hint to issue one) is the last of the start-up lines.
         let (mut address, mut metrics) = (None, None);
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.strip_prefix("petstore listening on ") {
-                address = Some(rest.trim_end_matches("/v1").to_owned());
-            } else if let Some(rest) = line.strip_prefix("metrics on ") {
-                metrics = Some(rest.trim_end_matches("/metrics").to_owned());
-            } else if let Some(key) = line.split_once("API key (store").map(|(_, rest)| rest) {
-                let key = key.rsplit(' ').next().unwrap_or_default().to_owned();
-                let _ = sender.send((address.clone(), metrics.clone(), Some(key)));
-            } else if line.starts_with("issue an API key with") {
-                let _ = sender.send((address.clone(), metrics.clone(), None));
+            match StartupLine::parse(&line) {
+                StartupLine::Listening(listening) => address = Some(listening),
+                StartupLine::Metrics(listening) => metrics = Some(listening),
+                StartupLine::Key(key) => {
+                    let _ = sender.send((address.clone(), metrics.clone(), Some(key)));
+                }
+                StartupLine::IssueKeyHint => {
+                    let _ = sender.send((address.clone(), metrics.clone(), None));
+                }
+                StartupLine::Other => {}
             }
         }
     });
