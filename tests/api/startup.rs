@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 
 use petstore_test_support::TestDatabase;
 
-use petstore_test_support::run_petstore;
+use petstore_test_support::{final_error, run_petstore};
 
 /// Far below the start-up timeout the tests configure (30 s), far above a refused connection.
 const AT_ONCE: Duration = Duration::from_secs(5);
 
-/// Runs `petstore serve` on `url` and returns its stderr, checking it failed at once.
-fn serve_refused(url: &str) -> String {
+/// Runs `petstore serve` on `url`, which must refuse at once; returns the error it ended with
+/// and its whole stderr.
+fn serve_refused(url: &str) -> (String, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let env = [
         ("DATABASE_URL".to_owned(), url.to_owned()),
@@ -36,7 +37,8 @@ fn serve_refused(url: &str) -> String {
         !stderr.contains("not reachable yet; retrying"),
         "retried: {stderr}"
     );
-    stderr
+    let error = final_error(&stderr).unwrap_or_else(|| panic!("no final error: {stderr}"));
+    (error, stderr)
 }
 
 /// `database`'s URL with its role and password replaced by `userinfo`.
@@ -53,9 +55,9 @@ fn a_database_that_does_not_exist_ends_start_up_at_once_naming_it() {
     let database = TestDatabase::create();
     let missing = format!("{}_missing", database.name());
     let url = database.url().replace(database.name(), &missing);
-    let stderr = serve_refused(&url);
+    let (error, stderr) = serve_refused(&url);
     assert!(
-        stderr.contains(&format!("database \"{missing}\" does not exist")),
+        error.contains(&format!("database \"{missing}\" does not exist")),
         "{stderr}"
     );
 }
@@ -63,9 +65,9 @@ fn a_database_that_does_not_exist_ends_start_up_at_once_naming_it() {
 #[test]
 fn a_role_that_does_not_exist_ends_start_up_at_once_naming_it() {
     let database = TestDatabase::create();
-    let stderr = serve_refused(&as_user(&database, "ghost_of_petstore"));
+    let (error, stderr) = serve_refused(&as_user(&database, "ghost_of_petstore"));
     assert!(
-        stderr.contains("role \"ghost_of_petstore\" does not exist"),
+        error.contains("role \"ghost_of_petstore\" does not exist"),
         "{stderr}"
     );
 }
@@ -78,11 +80,8 @@ fn a_wrong_password_ends_start_up_at_once_without_showing_it() {
     database.execute(&format!(
         "CREATE ROLE {role} LOGIN PASSWORD 'the-right-one' IN ROLE password_login"
     ));
-    let stderr = serve_refused(&as_user(&database, &format!("{role}:not-the-right-one")));
-    assert!(
-        stderr.contains("password authentication failed"),
-        "{stderr}"
-    );
+    let (error, stderr) = serve_refused(&as_user(&database, &format!("{role}:not-the-right-one")));
+    assert!(error.contains("password authentication failed"), "{stderr}");
     assert!(
         !stderr.contains("not-the-right-one"),
         "the password leaked: {stderr}"

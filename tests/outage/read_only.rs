@@ -43,6 +43,11 @@ fn migrate(dir: &Path) {
 }
 
 fn start(dir: &Path) -> Server {
+    start_logging_to(dir, Stdio::null())
+}
+
+/// [`start`], the server's log (JSON lines) going to `log`.
+fn start_logging_to(dir: &Path, log: Stdio) -> Server {
     migrate(dir);
     let issued = command(dir, &["keys", "issue", "--name", "read-only"])
         .output()
@@ -51,7 +56,7 @@ fn start(dir: &Path) -> Server {
     let key = String::from_utf8(issued.stdout).expect("UTF-8 key");
     let mut child = command(dir, &["serve", "--bind", "127.0.0.1:0"])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("start petstore serve");
     let stdout = child.stdout.take().expect("piped stdout");
@@ -148,6 +153,114 @@ async fn a_database_made_read_only_answers_503_and_writes_resume_within_a_second
         stop.set(true);
     };
     futures_util::future::join(load, scenario).await;
+}
+
+/// Followed by its trace id, the request that met the fault leads to the line that says what
+/// happened, though the storage work was done on another thread (the writer's, a reader's, the
+/// blocking pool's): requests with a `traceparent` of their own each, reads and creates from 16
+/// clients, until the fault is logged; its one ERROR line carries one of those traces, and that
+/// request's own line has the same trace and span.
+#[actix_web::test]
+async fn the_fault_is_logged_in_the_trace_of_the_request_that_met_it() {
+    let dir = tempfile::tempdir().expect("data directory");
+    if is_root() {
+        std::os::unix::fs::chown(dir.path(), Some(NOBODY), Some(NOBODY)).expect("chown");
+    }
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let server = start_logging_to(dir.path(), Stdio::from(log));
+    set_mode(&dir.path().join("petstore.db"), 0o444);
+
+    let fault_line = || {
+        let log = std::fs::read_to_string(&log_path).expect("read the log");
+        let lines: Vec<serde_json::Value> = log
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        let fault = lines.iter().find(|line| {
+            line["level"] == "ERROR"
+                && line["message"]
+                    .as_str()
+                    .is_some_and(|message| message.contains("cannot be written"))
+        });
+        fault.cloned().map(|fault| (fault, lines))
+    };
+    let sent = Cell::new(0_u64);
+    let stop = Cell::new(false);
+    let client = |n: u64| {
+        let (sent, stop, server) = (&sent, &stop, &server);
+        async move {
+            while !stop.get() {
+                sent.set(sent.get() + 1);
+                let trace_id = format!("7e57{n:012x}{:016x}", sent.get());
+                let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
+                let client = petstore_test_support::client();
+                let (request, body) = if n % 2 == 0 {
+                    let request = client
+                        .post(format!("{}/v1/pets", server.address))
+                        .insert_header(("Content-Type", "application/json"));
+                    (request, Some(r#"{"name":"Rex","categoryId":1}"#.to_owned()))
+                } else {
+                    (
+                        client.get(format!("{}/v1/pets?limit=100", server.address)),
+                        None,
+                    )
+                };
+                let request = request
+                    .bearer_auth(&server.key)
+                    .insert_header(("traceparent", traceparent));
+                let status = petstore_test_support::send(request, body).await.status;
+                assert!(
+                    matches!(status.as_u16(), 200 | 201 | 503),
+                    "answered {status}"
+                );
+            }
+        }
+    };
+    let load = join_all((0..16).map(client));
+    let watch = async {
+        let took = poll(
+            "the fault's line in the log",
+            Duration::from_secs(10),
+            async || fault_line().is_some(),
+        )
+        .await;
+        stop.set(true);
+        took
+    };
+    let (_, took) = futures_util::future::join(load, watch).await;
+    eprintln!("the fault was logged {took:?} after the file was made read-only");
+
+    let (fault, lines) = fault_line().expect("the fault's line");
+    // Met by one request, the line is in that request's span; met by a group of creates the
+    // writer stored together, it names every one's trace.
+    let traces: Vec<&str> = match fault["span"]["trace_id"].as_str() {
+        Some(trace_id) => vec![trace_id],
+        None => fault["linked_trace_ids"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the fault's line names no trace: {fault}"))
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect(),
+    };
+    assert!(!traces.is_empty(), "{fault}");
+    for trace_id in &traces {
+        assert!(
+            trace_id.starts_with("7e57"),
+            "not one of the test's traces: {fault}"
+        );
+        let request = lines
+            .iter()
+            .find(|line| line["message"] == "request" && line["trace_id"] == *trace_id)
+            .unwrap_or_else(|| panic!("no request line of trace {trace_id}: {fault}"));
+        assert_eq!(request["status"], 503, "{request}");
+        if traces.len() == 1 {
+            assert_eq!(
+                request["span_id"], fault["span"]["span_id"],
+                "met in that request's own span: {fault} {request}"
+            );
+        }
+    }
 }
 
 #[test]

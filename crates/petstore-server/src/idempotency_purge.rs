@@ -15,7 +15,11 @@ const BATCH: usize = 1_000;
 /// Starts the purge on the current actix runtime; it ends with the runtime.
 pub(crate) fn spawn(idempotency: Idempotency) {
     actix_web::rt::spawn(async move {
-        let mut ticks = actix_web::rt::time::interval(INTERVAL);
+        // The first round a minute after start: a start (every instance's, in a rolling
+        // restart) begins by serving, not by a delete, and a store that is failing is met by
+        // the requests first, whose traces the fault's log line then names.
+        let first = actix_web::rt::time::Instant::now() + INTERVAL;
+        let mut ticks = actix_web::rt::time::interval_at(first, INTERVAL);
         loop {
             ticks.tick().await;
             match idempotency.purge_expired(BATCH).await {

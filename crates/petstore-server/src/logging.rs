@@ -2,6 +2,7 @@
 //! `info`, as text or one JSON object per line (`PETSTORE_LOG_FORMAT`), written by a thread of
 //! its own, without the connection errors any anonymous client can cause.
 
+mod filter;
 mod json;
 
 use std::fmt;
@@ -11,7 +12,6 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::EnvFilter;
 
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,13 +52,14 @@ impl LogFormat {
 /// draining (a stuck log collector), lines beyond a large buffer are dropped rather than
 /// stalling requests. Dropping the returned guard writes out what is buffered.
 pub fn init(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (targets, env_filter) = filter::from_env();
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .thread_name("petstore-log")
         .finish(std::io::BufWriter::new(std::io::stderr()));
     let registry = tracing_subscriber::registry()
         .with(WithoutClientConnectionErrors)
-        .with(filter);
+        .with(targets)
+        .with(env_filter);
     match format {
         LogFormat::Text => registry
             .with(
@@ -68,9 +69,10 @@ pub fn init(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
             )
             .init(),
         LogFormat::Json => registry
+            .with(json::LinkedTraces)
             .with(
                 tracing_subscriber::fmt::layer()
-                    .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+                    .fmt_fields(json::SpanFields)
                     .event_format(json::JsonLines)
                     .with_writer(writer),
             )

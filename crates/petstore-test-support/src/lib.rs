@@ -43,8 +43,8 @@ pub use petstore_test_database::{
     unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase, TestSqliteFile,
 };
 pub use process::{
-    issue_key, petstore, petstore_binary, run_petstore, start_server, start_server_logging_to,
-    without_petstore_settings, StartedServer,
+    final_error, issue_key, petstore, petstore_binary, run_petstore, start_server,
+    start_server_logging_to, without_petstore_settings, StartedServer,
 };
 pub use startup_line::StartupLine;
 pub use walk_through::{run_readme_walk_through, WalkThroughTarget};

@@ -64,6 +64,19 @@ pub fn without_petstore_settings(command: &mut std::process::Command) {
     }
 }
 
+/// The error a failed command ended with, from its stderr in either log format: the last line's
+/// `message` with JSON logs (the default when stderr is not a terminal), or the
+/// `petstore: error: ...` line with text logs.
+pub fn final_error(stderr: &str) -> Option<String> {
+    let last = stderr.lines().rev().find(|line| !line.trim().is_empty())?;
+    let message = match serde_json::from_str::<serde_json::Value>(last) {
+        Ok(line) if line["level"] == "ERROR" => line["message"].as_str()?.to_owned(),
+        Ok(_) => return None,
+        Err(_) => last.to_owned(),
+    };
+    message.starts_with("petstore: error: ").then_some(message)
+}
+
 /// Starts `petstore serve` on a free port and waits until it says where it listens.
 pub fn start_server(
     data_dir: &Path,

@@ -1,12 +1,14 @@
 //! The middleware around the whole app: gives each request its id (`X-Request-Id`, on its log
-//! line, and a debug-level span that puts it on every debug line logged meanwhile), writes its
-//! log line and metrics record, adds the headers every response carries (security, rate limit,
-//! caching), closes connections while the instance drains, turns a panic into a 500, and lets no error leave without the JSON `Error` body.
-//! Each job's rules live with the part they belong to; this module puts them in order.
+//! line) and its trace (W3C Trace Context), writes its log line and metrics record, adds the
+//! headers every response carries (security, rate limit, caching), closes connections while the
+//! instance drains, turns a panic into a 500, and lets no error leave without the JSON `Error`
+//! body. Each job's rules live with the part they belong to; this module puts them in order.
 //!
-//! The span is at debug level because at info (the default) the only lines a request produces
-//! are the request log's, each with the id as a field; an info-level span cost about a tenth
-//! of getPet's throughput for nothing.
+//! Each request runs in an info-level `request` span with its request id and trace: every line
+//! logged while it is handled, on this thread or on a storage thread working for it, carries
+//! them. It costs about 2 % of getPet's throughput, measured once the log's filter stopped
+//! taking a lock per span and the span's fields were written without serde (an info-level span
+//! cost a tenth before, which is why it once was debug-level).
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -49,7 +51,7 @@ pub(crate) async fn log_and_contain_failures(
     let path = req.path().to_owned();
     let request_id = RequestId::for_request(req.headers());
     let trace = TraceContext::for_request(req.headers());
-    let span = tracing::debug_span!(
+    let span = tracing::info_span!(
         "request",
         request_id = request_id.as_str(),
         trace_id = %trace.trace_id,

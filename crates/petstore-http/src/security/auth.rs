@@ -291,7 +291,9 @@ pub(crate) async fn look_up(
 ) -> Result<Verdict, ApiError> {
     let VerifiedToken { claims, digest } = verified;
     let id = claims.jti.clone();
-    let answer = actix_web::web::block(move || directory.look_up(&id, &digest))
+    // In the request's span, so what the registry logs belongs to the request.
+    let span = tracing::Span::current();
+    let answer = actix_web::web::block(move || span.in_scope(|| directory.look_up(&id, &digest)))
         .await
         .map_err(|blocking| ApiError::internal("the key lookup did not run", &blocking))?;
     let answer = match answer {

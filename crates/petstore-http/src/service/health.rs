@@ -69,7 +69,8 @@ pub(crate) async fn readyz(state: Data<HttpState>) -> Result<HttpResponse, ApiEr
         // fault: read it now rather than report "not ready" until the refresher's next turn,
         // which would take an instance that serves requests out of rotation for nothing.
         let directory = state.key_directory().clone();
-        let read = actix_web::web::block(move || directory.catch_up());
+        let span = tracing::Span::current();
+        let read = actix_web::web::block(move || span.in_scope(|| directory.catch_up()));
         let _ = actix_web::rt::time::timeout(CATCH_UP_WAIT, read).await;
         stale_for = state.key_directory().stale_for();
     }

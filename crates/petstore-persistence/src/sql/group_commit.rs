@@ -40,7 +40,7 @@ struct Pending {
 /// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct CreateQueue {
-    sender: mpsc::Sender<Pending>,
+    sender: queue::Sender<Pending>,
 }
 
 impl CreateQueue {
@@ -102,15 +102,17 @@ struct Writer {
 }
 
 impl Writer {
-    fn run(self, mut queue: mpsc::Receiver<Pending>) {
+    fn run(self, mut queue: queue::Receiver<Pending>) {
         while let Some(mut group) = queue::take_group(&mut queue, MAX_GROUP) {
             // A caller that went away (its client hung up) was never told the pet is stored.
-            group.retain(|pending: &Pending| !pending.reply.is_closed());
+            group.retain(|queued| !queued.request.reply.is_closed());
+            let span = queue::span_of(&group);
+            let _in_span = span.enter();
             let entries: Vec<Entry<'_>> = group
                 .iter()
-                .map(|pending| Entry {
-                    new_pet: &pending.new_pet,
-                    plan: pending.plan.as_ref(),
+                .map(|queued| Entry {
+                    new_pet: &queued.request.new_pet,
+                    plan: queued.request.plan.as_ref(),
                 })
                 .collect();
             // A bug in storing one group must not stop every later create.
@@ -123,9 +125,9 @@ impl Writer {
                     })
                 });
             drop(entries);
-            for (pending, outcome) in group.into_iter().zip(outcomes) {
+            for (queued, outcome) in group.into_iter().zip(outcomes) {
                 // The caller may have gone since; its pet is stored all the same.
-                let _ = pending.reply.send(outcome);
+                let _ = queued.request.reply.send(outcome);
             }
         }
     }

@@ -22,7 +22,7 @@ use super::connection::{AnyConnection, Generations};
 use super::errors::Detail;
 use super::health::StoreHealth;
 use super::pet_row::PetRow;
-use super::queue::{self, Reply};
+use super::queue::{self, Queued, Reply};
 use super::read::{from_read, read_with_retry};
 use super::schema::pets;
 use super::Pool;
@@ -57,7 +57,7 @@ enum Read {
 /// The sending end of the readers' queue. The threads end once every clone is dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct ReadQueue {
-    sender: mpsc::Sender<Read>,
+    sender: queue::Sender<Read>,
 }
 
 impl ReadQueue {
@@ -108,7 +108,7 @@ struct Reader {
     generations: Generations,
     health: StoreHealth,
     url: DatabaseUrl,
-    queue: Arc<Mutex<mpsc::Receiver<Read>>>,
+    queue: Arc<Mutex<queue::Receiver<Read>>>,
 }
 
 impl Reader {
@@ -119,16 +119,18 @@ impl Reader {
     }
 
     /// Takes the next group; `None` once the queue closed.
-    fn take_group(&self) -> Option<Vec<Read>> {
+    fn take_group(&self) -> Option<Vec<Queued<Read>>> {
         let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
         queue::take_group(&mut queue, MAX_GROUP)
     }
 
-    fn answer(&self, group: Vec<Read>) {
+    fn answer(&self, group: Vec<Queued<Read>>) {
+        let span = queue::span_of(&group);
+        let _in_span = span.enter();
         let mut finds: HashMap<i64, Vec<Reply<Option<PetRow>>>> = HashMap::new();
         let mut pages: HashMap<Page, Vec<Reply<Vec<PetRow>>>> = HashMap::new();
-        for read in group {
-            match read {
+        for queued in group {
+            match queued.request {
                 Read::Find { id, reply } => finds.entry(id).or_default().push(reply),
                 Read::Page { page, reply } => pages.entry(page).or_default().push(reply),
             }

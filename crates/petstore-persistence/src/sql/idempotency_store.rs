@@ -56,7 +56,7 @@ impl DieselIdempotencyStore {
     {
         self.health.admit_write()?;
         let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
-        tokio::task::spawn_blocking(move || {
+        super::blocking::in_callers_span(move || {
             let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
                 .map_err(|error| errors::from_checkout(&error, &url))?;
             in_write_transaction(&mut conn, no_turn, work)

@@ -4,6 +4,7 @@
 //! written once.
 
 mod batch_insert;
+mod blocking;
 mod checkpointer;
 mod connection;
 mod errors;

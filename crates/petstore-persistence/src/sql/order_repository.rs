@@ -239,7 +239,7 @@ impl DieselOrderRepository {
     ) -> Result<Recorded<Order>, OrderError> {
         self.health.admit_write()?;
         let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
-        tokio::task::spawn_blocking(move || {
+        super::blocking::in_callers_span(move || {
             let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
                 .map_err(|error| errors::from_checkout(&error, &url))?;
             // The work's own refusal (a conflict, a missing pet) must roll back and reach the

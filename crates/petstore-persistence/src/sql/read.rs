@@ -65,7 +65,7 @@ where
         health.clone(),
         url.clone(),
     );
-    tokio::task::spawn_blocking(move || {
+    super::blocking::in_callers_span(move || {
         read_with_retry(&pool, &generations, &health, query)
             .map_err(|failure| from_read(failure, &url))
     })

@@ -1,26 +1,113 @@
 //! One JSON object per log line, written directly: `timestamp`, `level`, `target`, the event's
 //! fields flat (`message` among them), and `span` with the current span's fields (a request's
-//! `request_id`). tracing-subscriber's own JSON format builds each line through serde maps; at
+//! `request_id`), and on the lines of storage work done for several requests at once, their
+//! `linked_trace_ids`. tracing-subscriber's own JSON format builds each line through serde maps; at
 //! one line per request that cost several percent of getPet's throughput (`docs/benchmarks.md`).
 
 use std::fmt::{self, Write as _};
 
 use tracing::field::{Field, Visit};
+use tracing::span::{Id, Record};
 use tracing::{Event, Subscriber};
-use tracing_subscriber::fmt::format::{JsonFields, Writer};
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormattedFields};
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
+use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-/// The event format of `PETSTORE_LOG_FORMAT=json` (span fields come from [`JsonFields`]).
+/// The trace ids of the spans a span follows from: the requests whose storage work one thread did
+/// as a group (`storage_group`). Written on the group's lines as `linked_trace_ids`.
+pub(super) struct LinkedTraceIds(Vec<String>);
+
+/// Records [`LinkedTraceIds`]: when a span is said to follow from another, the other's
+/// `trace_id` (from its JSON fields, or its own links) is added to the span's.
+pub(super) struct LinkedTraces;
+
+impl<S> Layer<S> for LinkedTraces
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_follows_from(&self, span: &Id, follows: &Id, ctx: Context<'_, S>) {
+        let Some(followed) = ctx.span(follows) else {
+            return;
+        };
+        let trace_ids: Vec<String> = {
+            let extensions = followed.extensions();
+            let own = extensions
+                .get::<FormattedFields<SpanFields>>()
+                .and_then(|fields| serde_json::from_str::<serde_json::Value>(fields).ok())
+                .and_then(|fields| fields.get("trace_id")?.as_str().map(str::to_owned));
+            match (own, extensions.get::<LinkedTraceIds>()) {
+                (Some(trace_id), _) => vec![trace_id],
+                (None, Some(LinkedTraceIds(linked))) => linked.clone(),
+                (None, None) => return,
+            }
+        };
+        let Some(span) = ctx.span(span) else { return };
+        let mut extensions = span.extensions_mut();
+        match extensions.get_mut::<LinkedTraceIds>() {
+            Some(LinkedTraceIds(linked)) => linked.extend(trace_ids),
+            None => extensions.insert(LinkedTraceIds(trace_ids)),
+        }
+    }
+}
+
+/// A span's fields as one JSON object, written as [`JsonLines`] writes an event's: directly, not
+/// through serde's maps as tracing-subscriber's `JsonFields` does (with a span per request, that
+/// showed up in the profile beside the request line itself).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct SpanFields;
+
+impl<'writer> FormatFields<'writer> for SpanFields {
+    fn format_fields<R: RecordFields>(
+        &self,
+        mut writer: Writer<'writer>,
+        fields: R,
+    ) -> fmt::Result {
+        writer.write_char('{')?;
+        let mut visitor = FieldWriter {
+            writer: &mut writer,
+            result: Ok(()),
+            needs_comma: false,
+        };
+        fields.record(&mut visitor);
+        visitor.result?;
+        writer.write_char('}')
+    }
+
+    fn add_fields(
+        &self,
+        current: &'writer mut FormattedFields<Self>,
+        fields: &Record<'_>,
+    ) -> fmt::Result {
+        if current.fields.is_empty() {
+            return self.format_fields(current.as_writer(), fields);
+        }
+        // Reopen the object: the new fields join it.
+        current.fields.pop();
+        let needs_comma = current.fields.len() > 1;
+        let mut writer = current.as_writer();
+        let mut visitor = FieldWriter {
+            writer: &mut writer,
+            result: Ok(()),
+            needs_comma,
+        };
+        fields.record(&mut visitor);
+        visitor.result?;
+        writer.write_char('}')
+    }
+}
+
+/// The event format of `PETSTORE_LOG_FORMAT=json` (span fields come from [`SpanFields`]).
 pub(super) struct JsonLines;
 
-impl<S> FormatEvent<S, JsonFields> for JsonLines
+impl<S> FormatEvent<S, SpanFields> for JsonLines
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn format_event(
         &self,
-        ctx: &FmtContext<'_, S, JsonFields>,
+        ctx: &FmtContext<'_, S, SpanFields>,
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
@@ -35,35 +122,45 @@ where
         let mut fields = FieldWriter {
             writer: &mut writer,
             result: Ok(()),
+            needs_comma: true,
         };
         event.record(&mut fields);
         fields.result?;
         if let Some(span) = ctx.lookup_current() {
             let extensions = span.extensions();
-            if let Some(span_fields) = extensions.get::<FormattedFields<JsonFields>>() {
-                // `JsonFields` writes a complete JSON object; nothing when the span has no fields.
-                let object = if span_fields.is_empty() {
-                    "{}"
-                } else {
-                    span_fields.as_str()
-                };
-                write!(writer, ",\"span\":{object}")?;
+            if let Some(span_fields) = extensions.get::<FormattedFields<SpanFields>>() {
+                write!(writer, ",\"span\":{}", span_fields.as_str())?;
+            }
+            if let Some(LinkedTraceIds(trace_ids)) = extensions.get::<LinkedTraceIds>() {
+                writer.write_str(",\"linked_trace_ids\":[")?;
+                for (n, trace_id) in trace_ids.iter().enumerate() {
+                    if n > 0 {
+                        writer.write_char(',')?;
+                    }
+                    write_str(&mut writer, trace_id)?;
+                }
+                writer.write_char(']')?;
             }
         }
         writeln!(writer, "}}")
     }
 }
 
-/// Writes each field as `,"name":value`: numbers and booleans as JSON numbers and booleans,
-/// everything else as a JSON string.
+/// Writes each field as `"name":value` after a comma (but for the first of an object):
+/// numbers and booleans as JSON numbers and booleans, everything else as a JSON string.
 struct FieldWriter<'a, 'w> {
     writer: &'a mut Writer<'w>,
     result: fmt::Result,
+    /// Whether a field was written before the next one, in the same object.
+    needs_comma: bool,
 }
 
 impl FieldWriter<'_, '_> {
     fn key(&mut self, field: &Field) -> fmt::Result {
-        self.writer.write_char(',')?;
+        if self.needs_comma {
+            self.writer.write_char(',')?;
+        }
+        self.needs_comma = true;
         write_str(self.writer, field.name())?;
         self.writer.write_char(':')
     }
@@ -172,9 +269,9 @@ mod tests {
     fn lines(log: impl FnOnce()) -> Vec<serde_json::Value> {
         let buffer = Buffer::default();
         let sink = buffer.clone();
-        let subscriber = tracing_subscriber::registry().with(
+        let subscriber = tracing_subscriber::registry().with(LinkedTraces).with(
             tracing_subscriber::fmt::layer()
-                .fmt_fields(JsonFields::new())
+                .fmt_fields(SpanFields)
                 .event_format(JsonLines)
                 .with_writer(move || sink.clone()),
         );
@@ -224,5 +321,48 @@ mod tests {
         assert_eq!(lines[0]["level"], "WARN");
         assert_eq!(lines[0]["error"], "a \\ b");
         assert!(lines[0].get("span").is_none());
+    }
+
+    #[test]
+    fn fields_recorded_later_join_the_span_object() {
+        let lines = lines(|| {
+            let span = tracing::info_span!(
+                "request",
+                request_id = "r1",
+                key_id = tracing::field::Empty,
+                empty = tracing::field::Empty
+            );
+            span.record("key_id", "k1");
+            let _entered = span.enter();
+            tracing::warn!("inside");
+            let bare = tracing::info_span!("bare");
+            let _bare = bare.enter();
+            tracing::warn!("inside a span without fields");
+        });
+        assert_eq!(
+            lines[0]["span"],
+            serde_json::json!({"request_id": "r1", "key_id": "k1"})
+        );
+        assert_eq!(lines[1]["span"], serde_json::json!({}));
+    }
+
+    #[test]
+    fn a_line_about_a_group_names_the_trace_of_every_request_in_it() {
+        let lines = lines(|| {
+            let first = tracing::info_span!("request", trace_id = "aaaa", span_id = "01");
+            let second = tracing::info_span!("request", trace_id = "bbbb", span_id = "02");
+            let group = tracing::info_span!("storage_group", requests = 2_u64);
+            group.follows_from(&first);
+            group.follows_from(&second);
+            group.in_scope(|| tracing::error!("the group's commit failed"));
+            first.in_scope(|| tracing::warn!("one request's own line"));
+        });
+        assert_eq!(lines[0]["span"], serde_json::json!({"requests": 2}));
+        assert_eq!(
+            lines[0]["linked_trace_ids"],
+            serde_json::json!(["aaaa", "bbbb"])
+        );
+        assert_eq!(lines[1]["span"]["trace_id"], "aaaa");
+        assert!(lines[1].get("linked_trace_ids").is_none());
     }
 }
