@@ -56,11 +56,9 @@ pub fn app(
         .default_service(web::to(not_found))
         .wrap(middleware::from_fn(client_limit::limit_by_client))
         .wrap(cors)
-        // Inside the log's middleware, so a request's logged duration includes its encoding;
-        // outside CORS, whose `Vary` it adds to.
-        .wrap(middleware::from_fn(compress_when_asked))
         // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
-        // id): one middleware instead of a `DefaultHeaders` layer of its own.
+        // id) and compresses large bodies for the clients that ask (`edge::compression`): one
+        // middleware instead of layers of their own, each of which costs a boxed future.
         .wrap(middleware::from_fn(log_and_contain_failures))
 }
 

@@ -1,8 +1,9 @@
 //! The middleware around the whole app: gives each request its id (`X-Request-Id`, on its log
 //! line) and its trace (W3C Trace Context), writes its log line and metrics record, adds the
-//! headers every response carries (security, rate limit, caching), closes connections while the
-//! instance drains, turns a panic into a 500, and lets no error leave without the JSON `Error`
-//! body. Each job's rules live with the part they belong to; this module puts them in order.
+//! headers every response carries (security, rate limit, caching), gzips large bodies for the
+//! clients that ask, closes connections while the instance drains, turns a panic into a 500, and
+//! lets no error leave without the JSON `Error` body. Each job's rules live with the part they
+//! belong to; this module puts them in order.
 //!
 //! Each request runs in an info-level `request` span with its request id and trace: every line
 //! logged while it is handled, on this thread or on a storage thread working for it, carries
@@ -23,6 +24,7 @@ use actix_web::HttpMessage;
 use futures_util::FutureExt as _;
 use tracing::Instrument as _;
 
+use crate::edge::compression;
 use crate::edge::error_body::{ensure_api_error, ensure_json_error};
 use crate::error::{ApiError, ErrorCause, ErrorCode, INTERNAL_ERROR_MESSAGE};
 use crate::observability::metrics;
@@ -61,6 +63,7 @@ pub(crate) async fn log_and_contain_failures(
         .app_data::<Data<HttpState>>()
         .and_then(|state| client_address(req.request(), state.trusted_proxies()));
     let user_agent = req.headers().get(header::USER_AGENT).cloned();
+    let accepts_gzip = compression::accepts_gzip(req.headers());
 
     let outcome = AssertUnwindSafe(next.call(req))
         .catch_unwind()
@@ -82,7 +85,10 @@ pub(crate) async fn log_and_contain_failures(
     };
     match outcome {
         Ok(Ok(response)) => {
-            let mut response = ensure_json_error(response.map_into_boxed_body());
+            let mut response = compression::compress(
+                ensure_json_error(response.map_into_boxed_body()),
+                accepts_gzip,
+            );
             let operation = if response.status() == StatusCode::METHOD_NOT_ALLOWED {
                 "method_not_allowed"
             } else {

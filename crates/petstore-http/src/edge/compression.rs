@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 
-use actix_web::body::{BoxBody, MessageBody};
+use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::middleware::Next;
@@ -19,22 +19,40 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 /// Smallest body sent compressed, in bytes.
 pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
 
-/// Compresses the response of `req` when its client asks for gzip and the body is worth it.
+/// Compresses the response of `req` when its client asks for gzip and the body is worth it: a
+/// middleware of its own for the metrics' address. The API's app calls [`compress`] from the
+/// middleware it already has, since every middleware layer costs a boxed future per request.
 pub(crate) async fn compress_when_asked(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let accepts_gzip = accepts_gzip(req.headers());
     let response = next.call(req).await?.map_into_boxed_body();
-    if !has_compressible_type(response.headers())
+    Ok(compress(response, accepts_gzip))
+}
+
+/// `response` gzip-encoded if `accepts_gzip` (its request's [`accepts_gzip`]) and its body is
+/// worth it, with `Vary: Accept-Encoding` on every body that could have been.
+pub(crate) fn compress(
+    response: ServiceResponse<BoxBody>,
+    accepts_gzip: bool,
+) -> ServiceResponse<BoxBody> {
+    // Most answers (one pet, an error, a health check) stop here, without taking the response
+    // apart.
+    let large = matches!(
+        response.response().body().size(),
+        BodySize::Sized(size) if size >= MIN_COMPRESSED_BYTES as u64
+    );
+    if !large
+        || !has_compressible_type(response.headers())
         || response.headers().contains_key(header::CONTENT_ENCODING)
     {
-        return Ok(response);
+        return response;
     }
     let (request, response) = response.into_parts();
     let (mut response, body) = response.into_parts();
     let body = match body.try_into_bytes() {
-        Ok(bytes) if bytes.len() >= MIN_COMPRESSED_BYTES => {
+        Ok(bytes) => {
             let headers = response.headers_mut();
             headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
             match accepts_gzip.then(|| gzip(&bytes)).flatten() {
@@ -45,16 +63,15 @@ pub(crate) async fn compress_when_asked(
                 None => BoxBody::new(bytes),
             }
         }
-        Ok(bytes) => BoxBody::new(bytes),
         // A streamed body (none of the API's) goes out as it is.
         Err(body) => body,
     };
-    Ok(ServiceResponse::new(request, response.set_body(body)))
+    ServiceResponse::new(request, response.set_body(body))
 }
 
 /// Whether `Accept-Encoding` accepts gzip: named (or as `x-gzip`) with a weight above 0, or
 /// not named and `*` accepted. No header, or an empty one, accepts only the body as it is.
-fn accepts_gzip(headers: &HeaderMap) -> bool {
+pub(crate) fn accepts_gzip(headers: &HeaderMap) -> bool {
     let mut gzip = None;
     let mut any = None;
     for value in headers.get_all(header::ACCEPT_ENCODING) {
@@ -92,16 +109,23 @@ fn has_compressible_type(headers: &HeaderMap) -> bool {
     else {
         return false;
     };
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    essence.starts_with("text/")
-        || essence == "application/json"
-        || essence.ends_with("+json")
-        || essence == "application/javascript"
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    let starts_with = |prefix: &str| {
+        essence
+            .get(..prefix.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+    };
+    let ends_with = |suffix: &str| {
+        essence
+            .len()
+            .checked_sub(suffix.len())
+            .and_then(|at| essence.get(at..))
+            .is_some_and(|end| end.eq_ignore_ascii_case(suffix))
+    };
+    starts_with("text/")
+        || essence.eq_ignore_ascii_case("application/json")
+        || ends_with("+json")
+        || essence.eq_ignore_ascii_case("application/javascript")
 }
 
 thread_local! {
