@@ -5,7 +5,7 @@
 
 use diesel::backend::Backend;
 use diesel::prelude::*;
-use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::query_builder::AstPass;
 use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
@@ -15,6 +15,7 @@ use petstore_domain::{NewPet, Pet};
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
 use super::idempotency_records::{self as records, RecordRow};
+use super::multi_row::{BindValues, MultiRow};
 use super::pet_row::PetRow;
 use super::schema::pets;
 use super::write_transaction::{in_write_transaction, WriteFailure};
@@ -181,56 +182,50 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
     done.into_iter().flatten().collect()
 }
 
-/// One `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch. Written as SQL
-/// because diesel's multi-backend connection cannot build a multi-row insert; the statement
-/// differs only in its placeholders (`$n` on PostgreSQL, `?` on SQLite).
+/// One `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, kept prepared per
+/// batch size (`multi_row`).
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
+    let rows: Vec<PetValues<'_>> = batch
+        .iter()
+        .map(|new_pet| PetValues {
+            name: new_pet.name().as_str(),
+            category_id: new_pet.category_id().get(),
+            status: new_pet.status().as_str(),
+        })
+        .collect();
+    let insert = MultiRow {
+        head: "INSERT INTO pets (name, category_id, status)",
+        rows: &rows,
+        tail: "RETURNING id, name, category_id, status",
+        tail_bind: None,
+        end: "",
+    };
     match conn {
-        AnyConnection::Postgresql(pg) => {
-            let sql = multi_row_insert(batch.len(), |n| format!("${n}"));
-            bind_all(diesel::sql_query(sql).into_boxed(), batch).load(pg)
-        }
-        AnyConnection::Sqlite(sqlite) => {
-            let sql = multi_row_insert(batch.len(), |_| "?".to_owned());
-            bind_all(diesel::sql_query(sql).into_boxed(), batch).load(sqlite)
-        }
+        AnyConnection::Postgresql(pg) => insert.load(pg),
+        AnyConnection::Sqlite(sqlite) => insert.load(sqlite),
     }
 }
 
-fn multi_row_insert(rows: usize, placeholder: impl Fn(usize) -> String) -> String {
-    let mut sql = String::from("INSERT INTO pets (name, category_id, status) VALUES ");
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        let first = row * 3 + 1;
-        sql.push_str(&format!(
-            "({}, {}, {})",
-            placeholder(first),
-            placeholder(first + 1),
-            placeholder(first + 2)
-        ));
-    }
-    sql.push_str(" RETURNING id, name, category_id, status");
-    sql
+/// A new pet's values, in the insert's column order.
+struct PetValues<'a> {
+    name: &'a str,
+    category_id: i64,
+    status: &'a str,
 }
 
-fn bind_all<'a, DB>(
-    mut query: BoxedSqlQuery<'a, DB, SqlQuery>,
-    batch: &'a [&'a NewPet],
-) -> BoxedSqlQuery<'a, DB, SqlQuery>
+impl<DB> BindValues<DB> for PetValues<'_>
 where
     DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
-    &'a str: ToSql<Text, DB>,
+    str: ToSql<Text, DB>,
     i64: ToSql<BigInt, DB>,
 {
-    for new_pet in batch {
-        query = query
-            .bind::<Text, _>(new_pet.name().as_str())
-            .bind::<BigInt, _>(new_pet.category_id().get())
-            .bind::<Text, _>(new_pet.status().as_str());
+    fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_bind_param::<Text, str>(self.name)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, i64>(&self.category_id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, str>(self.status)
     }
-    query
 }
 
 /// Pairs each requested pet with a row that stores it. A multi-row `RETURNING` is not promised

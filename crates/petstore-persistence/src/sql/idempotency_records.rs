@@ -4,7 +4,7 @@
 
 use diesel::backend::Backend;
 use diesel::prelude::*;
-use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::query_builder::AstPass;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, Binary, HasSqlType, Integer, Text};
 use petstore_application::{
@@ -14,6 +14,7 @@ use petstore_domain::IdempotencyKey;
 
 use super::connection::AnyConnection;
 use super::errors::Detail;
+use super::multi_row::{BindValues, MultiRow};
 use super::schema::idempotency_records;
 
 #[derive(Debug, Queryable, QueryableByName)]
@@ -122,21 +123,72 @@ pub(crate) fn insert_many_if_absent(
         .iter()
         .map(|record| encode_headers(&record.response.headers))
         .collect();
-    let rows: Vec<InsertedKey> = match conn {
-        AnyConnection::Postgresql(pg) => {
-            let sql = multi_row_insert(records.len(), |n| format!("${n}"));
-            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers)
-                .bind::<BigInt, _>(expired_before)
-                .load(pg)
-        }
-        AnyConnection::Sqlite(sqlite) => {
-            let sql = multi_row_insert(records.len(), |_| "?".to_owned());
-            bind_records(diesel::sql_query(sql).into_boxed(), records, &headers)
-                .bind::<BigInt, _>(expired_before)
-                .load(sqlite)
-        }
+    let rows: Vec<RecordValues<'_>> = records
+        .iter()
+        .zip(&headers)
+        .map(|(record, headers)| RecordValues {
+            owner: &record.owner.0,
+            key: record.key.as_str(),
+            fingerprint: &record.fingerprint.0,
+            status: i32::from(record.response.status),
+            headers,
+            body: &record.response.body,
+            stored_at: record.stored_at,
+        })
+        .collect();
+    // Kept prepared per number of records (`multi_row`).
+    let insert = MultiRow {
+        head: "INSERT INTO idempotency_records \
+               (owner, key, fingerprint, status, headers, body, stored_at)",
+        rows: &rows,
+        tail: UPSERT,
+        tail_bind: Some(expired_before),
+        end: "RETURNING owner, key",
+    };
+    let inserted: Vec<InsertedKey> = match conn {
+        AnyConnection::Postgresql(pg) => insert.load(pg),
+        AnyConnection::Sqlite(sqlite) => insert.load(sqlite),
     }?;
-    Ok(rows.into_iter().map(|row| (row.owner, row.key)).collect())
+    Ok(inserted
+        .into_iter()
+        .map(|row| (row.owner, row.key))
+        .collect())
+}
+
+/// A record's values, in the insert's column order.
+struct RecordValues<'a> {
+    owner: &'a str,
+    key: &'a str,
+    fingerprint: &'a [u8],
+    status: i32,
+    headers: &'a str,
+    body: &'a [u8],
+    stored_at: i64,
+}
+
+impl<DB> BindValues<DB> for RecordValues<'_>
+where
+    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt> + HasSqlType<Integer> + HasSqlType<Binary>,
+    str: ToSql<Text, DB>,
+    i64: ToSql<BigInt, DB>,
+    i32: ToSql<Integer, DB>,
+    [u8]: ToSql<Binary, DB>,
+{
+    fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_bind_param::<Text, str>(self.owner)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, str>(self.key)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Binary, [u8]>(self.fingerprint)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Integer, i32>(&self.status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, str>(self.headers)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Binary, [u8]>(self.body)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, i64>(&self.stored_at)
+    }
 }
 
 #[derive(QueryableByName)]
@@ -145,52 +197,6 @@ struct InsertedKey {
     owner: String,
     #[diesel(sql_type = Text)]
     key: String,
-}
-
-fn multi_row_insert(rows: usize, placeholder: impl Fn(usize) -> String) -> String {
-    let mut sql = String::from(
-        "INSERT INTO idempotency_records \
-         (owner, key, fingerprint, status, headers, body, stored_at) VALUES ",
-    );
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        let values: Vec<String> = (1..=7)
-            .map(|column| placeholder(row * 7 + column))
-            .collect();
-        sql.push_str(&format!("({})", values.join(", ")));
-    }
-    sql.push_str(&format!(
-        " {UPSERT} {} RETURNING owner, key",
-        placeholder(rows * 7 + 1)
-    ));
-    sql
-}
-
-fn bind_records<'a, DB>(
-    mut query: BoxedSqlQuery<'a, DB, SqlQuery>,
-    records: &'a [IdempotencyRecord],
-    headers: &'a [String],
-) -> BoxedSqlQuery<'a, DB, SqlQuery>
-where
-    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt> + HasSqlType<Integer> + HasSqlType<Binary>,
-    &'a str: ToSql<Text, DB>,
-    i64: ToSql<BigInt, DB>,
-    i32: ToSql<Integer, DB>,
-    &'a [u8]: ToSql<Binary, DB>,
-{
-    for (record, headers) in records.iter().zip(headers) {
-        query = query
-            .bind::<Text, _>(record.owner.0.as_str())
-            .bind::<Text, _>(record.key.as_str())
-            .bind::<Binary, _>(record.fingerprint.0.as_slice())
-            .bind::<Integer, _>(i32::from(record.response.status))
-            .bind::<Text, _>(headers.as_str())
-            .bind::<Binary, _>(record.response.body.as_slice())
-            .bind::<BigInt, _>(record.stored_at);
-    }
-    query
 }
 
 /// What replaces an expired record for the key, and leaves a live one alone.

@@ -16,6 +16,7 @@ mod idempotency_store;
 mod key_registry;
 pub(crate) mod metrics;
 mod migrations;
+mod multi_row;
 mod order_repository;
 mod pet_row;
 mod pool;

@@ -1,0 +1,74 @@
+//! Multi-row statements diesel keeps prepared. `sql_query` is never cached, so a group's
+//! `INSERT ... VALUES (...), (...)` was parsed and planned again for every group (13 % of the
+//! writer thread's time with idempotency records, docs/benchmarks.md). A statement of this type
+//! has the same text for the same number of rows, so diesel's statement cache keeps one
+//! prepared statement per row count (at most a group's size, 256) on each connection.
+
+use diesel::backend::Backend;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{BigInt, HasSqlType, Untyped};
+use diesel::{QueryResult, RunQueryDsl};
+
+/// The values of one row.
+pub(crate) trait BindValues<DB: Backend> {
+    /// Pushes the row's values as bind parameters, separated by `, `.
+    fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()>;
+}
+
+/// `{head} VALUES (row), (row), ... {tail} [tail_bind] {end}`.
+pub(crate) struct MultiRow<'a, R> {
+    pub(crate) head: &'static str,
+    pub(crate) rows: &'a [R],
+    pub(crate) tail: &'static str,
+    /// Bound right after `tail`, which ends where its placeholder goes.
+    pub(crate) tail_bind: Option<i64>,
+    pub(crate) end: &'static str,
+}
+
+impl<DB, R> QueryFragment<DB> for MultiRow<'_, R>
+where
+    DB: Backend + HasSqlType<BigInt>,
+    R: BindValues<DB>,
+    i64: ToSql<BigInt, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql(self.head);
+        out.push_sql(" VALUES ");
+        for (at, row) in self.rows.iter().enumerate() {
+            if at > 0 {
+                out.push_sql(", ");
+            }
+            out.push_sql("(");
+            row.push_binds(&mut out)?;
+            out.push_sql(")");
+        }
+        for (text, bind) in [
+            (self.tail, None),
+            ("", self.tail_bind.as_ref()),
+            (self.end, None),
+        ] {
+            if !text.is_empty() {
+                out.push_sql(" ");
+                out.push_sql(text);
+            }
+            if let Some(value) = bind {
+                out.push_sql(" ");
+                out.push_bind_param::<BigInt, i64>(value)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R> QueryId for MultiRow<'_, R> {
+    type QueryId = ();
+    // The text depends on the row count: diesel keys its cache by the text instead.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<R> Query for MultiRow<'_, R> {
+    type SqlType = Untyped;
+}
+
+impl<R, Conn> RunQueryDsl<Conn> for MultiRow<'_, R> {}
