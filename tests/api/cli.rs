@@ -519,10 +519,7 @@ fn a_host_name_binds() {
     let stdout = server.stdout.take().expect("piped stdout");
     let listening = std::io::BufRead::lines(std::io::BufReader::new(stdout))
         .map_while(Result::ok)
-        .find_map(|line| match StartupLine::parse(&line) {
-            StartupLine::Listening(address) => Some(address),
-            _ => None,
-        });
+        .find_map(|line| StartupLine::listening_address(&line));
     let _ = server.kill();
     let _ = server.wait();
     let listening = listening.expect("the server said where it listens");
@@ -558,10 +555,7 @@ async fn with_json_logs_every_line_on_stdout_and_stderr_is_a_json_object() {
         if let StartupLine::Key(key) = StartupLine::parse(&line) {
             let address = printed
                 .iter()
-                .find_map(|line| match StartupLine::parse(line) {
-                    StartupLine::Listening(address) => Some(address),
-                    _ => None,
-                })
+                .find_map(|line| StartupLine::listening_address(line))
                 .expect("the address before the key");
             break (address, key);
         }

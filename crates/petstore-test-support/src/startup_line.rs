@@ -20,6 +20,14 @@ pub enum StartupLine {
 }
 
 impl StartupLine {
+    /// The address (`http://ADDRESS`) `line` says the server listens on, if it says that.
+    pub fn listening_address(line: &str) -> Option<String> {
+        match Self::parse(line) {
+            Self::Listening(address) => Some(address),
+            _ => None,
+        }
+    }
+
     pub fn parse(line: &str) -> Self {
         match serde_json::from_str::<Value>(line) {
             Ok(object) => Self::from_json(&object),
