@@ -15,7 +15,7 @@ use petstore_domain::{NewPet, Pet};
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
 use super::idempotency_records::{self as records, RecordRow};
-use super::multi_row::{BindValues, MultiRow};
+use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::pet_row::PetRow;
 use super::schema::pets;
 use super::write_transaction::{in_write_transaction, WriteFailure};
@@ -182,8 +182,8 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
     done.into_iter().flatten().collect()
 }
 
-/// One `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, kept prepared per
-/// batch size (`multi_row`).
+/// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of
+/// power-of-two sizes, each kept prepared (`multi_row`).
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
     let rows: Vec<PetValues<'_>> = batch
         .iter()
@@ -193,17 +193,21 @@ fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<Pe
             status: new_pet.status().as_str(),
         })
         .collect();
-    let insert = MultiRow {
-        head: "INSERT INTO pets (name, category_id, status)",
-        rows: &rows,
-        tail: "RETURNING id, name, category_id, status",
-        tail_bind: None,
-        end: "",
-    };
-    match conn {
-        AnyConnection::Postgresql(pg) => insert.load(pg),
-        AnyConnection::Sqlite(sqlite) => insert.load(sqlite),
+    let mut stored = Vec::with_capacity(rows.len());
+    for part in in_parts(&rows) {
+        let insert = MultiRow {
+            head: "INSERT INTO pets (name, category_id, status)",
+            rows: part,
+            tail: "RETURNING id, name, category_id, status",
+            tail_bind: None,
+            end: "",
+        };
+        stored.extend(match conn {
+            AnyConnection::Postgresql(pg) => insert.load::<PetRow>(pg),
+            AnyConnection::Sqlite(sqlite) => insert.load::<PetRow>(sqlite),
+        }?);
     }
+    Ok(stored)
 }
 
 /// A new pet's values, in the insert's column order.

@@ -14,7 +14,7 @@ use petstore_domain::IdempotencyKey;
 
 use super::connection::AnyConnection;
 use super::errors::Detail;
-use super::multi_row::{BindValues, MultiRow};
+use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::schema::idempotency_records;
 
 #[derive(Debug, Queryable, QueryableByName)]
@@ -136,23 +136,24 @@ pub(crate) fn insert_many_if_absent(
             stored_at: record.stored_at,
         })
         .collect();
-    // Kept prepared per number of records (`multi_row`).
-    let insert = MultiRow {
-        head: "INSERT INTO idempotency_records \
-               (owner, key, fingerprint, status, headers, body, stored_at)",
-        rows: &rows,
-        tail: UPSERT,
-        tail_bind: Some(expired_before),
-        end: "RETURNING owner, key",
-    };
-    let inserted: Vec<InsertedKey> = match conn {
-        AnyConnection::Postgresql(pg) => insert.load(pg),
-        AnyConnection::Sqlite(sqlite) => insert.load(sqlite),
-    }?;
-    Ok(inserted
-        .into_iter()
-        .map(|row| (row.owner, row.key))
-        .collect())
+    // In parts of power-of-two sizes, each kept prepared (`multi_row`).
+    let mut inserted = Vec::with_capacity(rows.len());
+    for part in in_parts(&rows) {
+        let insert = MultiRow {
+            head: "INSERT INTO idempotency_records \
+                   (owner, key, fingerprint, status, headers, body, stored_at)",
+            rows: part,
+            tail: UPSERT,
+            tail_bind: Some(expired_before),
+            end: "RETURNING owner, key",
+        };
+        let keys = match conn {
+            AnyConnection::Postgresql(pg) => insert.load::<InsertedKey>(pg),
+            AnyConnection::Sqlite(sqlite) => insert.load::<InsertedKey>(sqlite),
+        }?;
+        inserted.extend(keys.into_iter().map(|row| (row.owner, row.key)));
+    }
+    Ok(inserted)
 }
 
 /// A record's values, in the insert's column order.
