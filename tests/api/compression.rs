@@ -132,8 +132,20 @@ async fn the_openapi_document_comes_gzipped(app: TestApp) {
     assert!(gzipped.body.len() * 4 < plain.body.len());
 }
 
+/// 1.5 MB, compressed off the worker (on the blocking pool).
+async fn the_documentation_script_comes_gzipped(app: TestApp) {
+    let path = "/docs/swagger-ui-bundle.js";
+    let plain = fetch(client().get(app.url(path)), None).await;
+    let gzipped = fetch(client().get(app.url(path)), Some("gzip")).await;
+    assert_eq!((plain.status, gzipped.status), (200, 200));
+    assert!(plain.body.len() > 1_000_000, "{}", plain.body.len());
+    assert_eq!(gzipped.gunzipped(), plain.body);
+    assert!(gzipped.body.len() * 2 < plain.body.len());
+}
+
 on_backends!(
     [memory]
+    the_documentation_script_comes_gzipped,
     a_page_of_100_pets_comes_gzipped_to_a_client_that_asks,
     small_bodies_and_errors_come_as_they_are,
     gzip_refused_by_weight_gets_the_body_as_it_is,

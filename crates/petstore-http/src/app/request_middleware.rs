@@ -88,7 +88,8 @@ pub(crate) async fn log_and_contain_failures(
             let mut response = compression::compress(
                 ensure_json_error(response.map_into_boxed_body()),
                 accepts_gzip,
-            );
+            )
+            .await;
             let operation = if response.status() == StatusCode::METHOD_NOT_ALLOWED {
                 "method_not_allowed"
             } else {

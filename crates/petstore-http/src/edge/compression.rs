@@ -19,6 +19,10 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 /// Smallest body sent compressed, in bytes.
 pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
 
+/// Bodies this large are compressed on the blocking pool: the documentation's script (1.5 MB)
+/// takes about 5 ms, which on the worker would hold up every other connection it serves.
+const ON_THE_BLOCKING_POOL: usize = 64 * 1024;
+
 /// Compresses the response of `req` when its client asks for gzip and the body is worth it: a
 /// middleware of its own for the metrics' address. The API's app calls [`compress`] from the
 /// middleware it already has, since every middleware layer costs a boxed future per request.
@@ -28,12 +32,12 @@ pub(crate) async fn compress_when_asked(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let accepts_gzip = accepts_gzip(req.headers());
     let response = next.call(req).await?.map_into_boxed_body();
-    Ok(compress(response, accepts_gzip))
+    Ok(compress(response, accepts_gzip).await)
 }
 
 /// `response` gzip-encoded if `accepts_gzip` (its request's [`accepts_gzip`]) and its body is
 /// worth it, with `Vary: Accept-Encoding` on every body that could have been.
-pub(crate) fn compress(
+pub(crate) async fn compress(
     response: ServiceResponse<BoxBody>,
     accepts_gzip: bool,
 ) -> ServiceResponse<BoxBody> {
@@ -55,7 +59,18 @@ pub(crate) fn compress(
         Ok(bytes) => {
             let headers = response.headers_mut();
             headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
-            match accepts_gzip.then(|| gzip(&bytes)).flatten() {
+            let compressed = if !accepts_gzip {
+                None
+            } else if bytes.len() >= ON_THE_BLOCKING_POOL {
+                let body = bytes.clone();
+                actix_web::web::block(move || gzip(&body))
+                    .await
+                    .ok()
+                    .flatten()
+            } else {
+                gzip(&bytes)
+            };
+            match compressed {
                 Some(compressed) => {
                     headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
                     BoxBody::new(compressed)
