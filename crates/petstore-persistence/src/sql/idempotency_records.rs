@@ -126,22 +126,13 @@ pub(crate) fn insert_many_if_absent(
     let rows: Vec<RecordValues<'_>> = records
         .iter()
         .zip(&headers)
-        .map(|(record, headers)| RecordValues {
-            owner: &record.owner.0,
-            key: record.key.as_str(),
-            fingerprint: &record.fingerprint.0,
-            status: i32::from(record.response.status),
-            headers,
-            body: &record.response.body,
-            stored_at: record.stored_at,
-        })
+        .map(|(record, headers)| RecordValues::of(record, headers))
         .collect();
     // In parts of power-of-two sizes, each kept prepared (`multi_row`).
     let mut inserted = Vec::with_capacity(rows.len());
     for part in in_parts(&rows) {
         let insert = MultiRow {
-            head: "INSERT INTO idempotency_records \
-                   (owner, key, fingerprint, status, headers, body, stored_at)",
+            head: INSERT,
             rows: part,
             tail: UPSERT,
             tail_bind: Some(expired_before),
@@ -156,6 +147,10 @@ pub(crate) fn insert_many_if_absent(
     Ok(inserted)
 }
 
+/// The head of every insert of records; [`RecordValues`] bind in its column order.
+const INSERT: &str = "INSERT INTO idempotency_records \
+                      (owner, key, fingerprint, status, headers, body, stored_at)";
+
 /// A record's values, in the insert's column order.
 struct RecordValues<'a> {
     owner: &'a str,
@@ -165,6 +160,21 @@ struct RecordValues<'a> {
     headers: &'a str,
     body: &'a [u8],
     stored_at: i64,
+}
+
+impl<'a> RecordValues<'a> {
+    /// `record`'s values, with its headers as [`encode_headers`] wrote them.
+    fn of(record: &'a IdempotencyRecord, headers: &'a str) -> Self {
+        Self {
+            owner: &record.owner.0,
+            key: record.key.as_str(),
+            fingerprint: &record.fingerprint.0,
+            status: i32::from(record.response.status),
+            headers,
+            body: &record.response.body,
+            stored_at: record.stored_at,
+        }
+    }
 }
 
 impl<DB> BindValues<DB> for RecordValues<'_>
@@ -213,29 +223,17 @@ pub(crate) fn insert_if_absent(
     record: &IdempotencyRecord,
     expired_before: i64,
 ) -> QueryResult<bool> {
-    const COLUMNS_SQL: &str =
-        "idempotency_records (owner, key, fingerprint, status, headers, body, stored_at)";
     let headers = encode_headers(&record.response.headers);
-    macro_rules! run {
-        ($conn:expr, $values:literal, $cutoff:literal) => {
-            diesel::sql_query(format!(
-                "INSERT INTO {COLUMNS_SQL} VALUES {} {UPSERT} {}",
-                $values, $cutoff
-            ))
-            .bind::<Text, _>(&record.owner.0)
-            .bind::<Text, _>(record.key.as_str())
-            .bind::<Binary, _>(record.fingerprint.0.as_slice())
-            .bind::<Integer, _>(i32::from(record.response.status))
-            .bind::<Text, _>(&headers)
-            .bind::<Binary, _>(record.response.body.as_slice())
-            .bind::<BigInt, _>(record.stored_at)
-            .bind::<BigInt, _>(expired_before)
-            .execute($conn)
-        };
-    }
+    let insert = MultiRow {
+        head: INSERT,
+        rows: &[RecordValues::of(record, &headers)],
+        tail: UPSERT,
+        tail_bind: Some(expired_before),
+        end: "",
+    };
     let inserted = match conn {
-        AnyConnection::Postgresql(pg) => run!(pg, "($1, $2, $3, $4, $5, $6, $7)", "$8"),
-        AnyConnection::Sqlite(sqlite) => run!(sqlite, "(?, ?, ?, ?, ?, ?, ?)", "?"),
+        AnyConnection::Postgresql(pg) => insert.execute(pg),
+        AnyConnection::Sqlite(sqlite) => insert.execute(sqlite),
     }?;
     Ok(inserted == 1)
 }
