@@ -25,6 +25,7 @@ petstore_test_database::on_backends!(
     a_recorded_order_is_placed_once,
     refusals_are_stored_once_and_records_expire,
     an_expired_record_is_replaced_by_the_next_create,
+    a_retry_among_new_keys_is_answered_and_the_new_ones_stored,
 );
 
 fn key(text: &str) -> IdempotencyKey {
@@ -272,4 +273,68 @@ async fn an_expired_record_is_replaced_by_the_next_create(fixture: Fixture) {
         stored.response.body,
         format!("{{\"id\":{}}}", pet.id().get()).into_bytes()
     );
+}
+
+/// A retry in a group of first requests: the retry is answered from its record and stores no
+/// pet; each first request stores its pet with its own record, whichever group it lands in.
+async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fixture) {
+    let repo = fixture.repo_arc();
+    let first = repo
+        .create_recorded(new_pet("First", 1, None), pet_plan("k1", "retried"))
+        .await
+        .expect("create");
+    let Recorded::Done(first_pet) = first else {
+        panic!("a first request answered from a record: {first:?}")
+    };
+    let keys = ["new-1", "retried", "new-2", "new-3", "retried", "new-4"];
+    let outcomes = join_all(keys.map(|key_text| {
+        let repo = Arc::clone(&repo);
+        async move {
+            let outcome = repo
+                .create_recorded(new_pet(key_text, 1, None), pet_plan("k1", key_text))
+                .await
+                .expect("create");
+            (key_text, outcome)
+        }
+    }))
+    .await;
+    for (key_text, outcome) in outcomes {
+        let stored = fixture
+            .idempotency()
+            .find(&KeyOwner("k1".to_owned()), &key(key_text))
+            .await
+            .expect("find")
+            .expect("a record for every key");
+        match outcome {
+            Recorded::Done(pet) => {
+                assert_ne!(key_text, "retried", "a retry stored another pet");
+                assert_eq!(
+                    stored.response.body,
+                    format!("{{\"id\":{}}}", pet.id().get()).into_bytes(),
+                    "{key_text}: the stored record is not this create's"
+                );
+            }
+            Recorded::Earlier(record) => {
+                assert_eq!(
+                    key_text, "retried",
+                    "a first request was answered: {record:?}"
+                );
+                assert_eq!(record, stored);
+                assert_eq!(
+                    record.response.body,
+                    format!("{{\"id\":{}}}", first_pet.id().get()).into_bytes()
+                );
+            }
+        }
+    }
+    let mut names: Vec<String> = fixture
+        .repo()
+        .list(None, None, 100)
+        .await
+        .expect("list")
+        .iter()
+        .map(|pet| pet.name().as_str().to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["First", "new-1", "new-2", "new-3", "new-4"]);
 }

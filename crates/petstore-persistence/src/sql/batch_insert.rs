@@ -129,20 +129,18 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
         .map(|(_, plan)| plan.expired_before)
         .min()
         .unwrap_or(i64::MIN);
-    let inserted = records::insert_many_if_absent(conn, &records, expired_before)?;
-    if inserted.len() < records.len() {
-        for (at, plan) in first_of_key {
-            let stored = inserted
-                .iter()
-                .any(|(owner, key)| *owner == plan.owner.0 && key == plan.key.as_str());
-            if stored {
+    let stored = records::insert_many_if_absent(conn, &records, expired_before)?;
+    if stored < records.len() {
+        // Each plan's record, in the order `records` was made: batch order.
+        for ((at, plan), record) in first_of_key.into_iter().zip(&records) {
+            let row = records::find(conn, &plan.owner, &plan.key)?
+                .ok_or_else(|| deserialization("a record in the way is gone"))?;
+            if records::is_stored(&row, record) {
                 continue;
             }
             if let Some(Slot::Stored(pet)) = &slots[at] {
                 diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
             }
-            let row = records::find(conn, &plan.owner, &plan.key)?
-                .ok_or_else(|| deserialization("a record in the way is gone"))?;
             slots[at] = Some(Slot::Earlier(row));
         }
     }

@@ -109,15 +109,17 @@ pub(crate) fn find(
         .optional()
 }
 
-/// [`insert_if_absent`] for each of `records`, in one statement; the keys (owner, key) it
-/// stored.
+/// [`insert_if_absent`] for each of `records`, in one statement; how many it stored. Fewer
+/// than `records` means a live record was there first for some key: which ones, the caller
+/// finds out ([`is_stored`]). Not `RETURNING` the keys it stored: the usual group stores every
+/// record, and reading back a row per record cost the writer thread more than the rare lookup.
 pub(crate) fn insert_many_if_absent(
     conn: &mut AnyConnection,
     records: &[IdempotencyRecord],
     expired_before: i64,
-) -> QueryResult<Vec<(String, String)>> {
+) -> QueryResult<usize> {
     if records.is_empty() {
-        return Ok(Vec::new());
+        return Ok(0);
     }
     let headers: Vec<String> = records
         .iter()
@@ -129,22 +131,32 @@ pub(crate) fn insert_many_if_absent(
         .map(|(record, headers)| RecordValues::of(record, headers))
         .collect();
     // In parts of power-of-two sizes, each kept prepared (`multi_row`).
-    let mut inserted = Vec::with_capacity(rows.len());
+    let mut stored = 0;
     for part in in_parts(&rows) {
         let insert = MultiRow {
             head: INSERT,
             rows: part,
             tail: UPSERT,
             tail_bind: Some(expired_before),
-            end: "RETURNING owner, key",
+            end: "",
         };
-        let keys = match conn {
-            AnyConnection::Postgresql(pg) => insert.load::<InsertedKey>(pg),
-            AnyConnection::Sqlite(sqlite) => insert.load::<InsertedKey>(sqlite),
+        stored += match conn {
+            AnyConnection::Postgresql(pg) => insert.execute(pg),
+            AnyConnection::Sqlite(sqlite) => insert.execute(sqlite),
         }?;
-        inserted.extend(keys.into_iter().map(|row| (row.owner, row.key)));
     }
-    Ok(inserted)
+    Ok(stored)
+}
+
+/// Whether `row`, found for `record`'s key, is `record` itself: stored by this transaction, not
+/// there before it. The response names what the write made (the new pet's `Location`), which no
+/// other write made, so equal responses are the same record.
+pub(crate) fn is_stored(row: &RecordRow, record: &IdempotencyRecord) -> bool {
+    row.fingerprint == record.fingerprint.0
+        && row.stored_at == record.stored_at
+        && i32::from(record.response.status) == row.status
+        && row.body == record.response.body
+        && row.headers == encode_headers(&record.response.headers)
 }
 
 /// The head of every insert of records; [`RecordValues`] bind in its column order.
@@ -200,14 +212,6 @@ where
         out.push_sql(", ");
         out.push_bind_param::<BigInt, i64>(&self.stored_at)
     }
-}
-
-#[derive(QueryableByName)]
-struct InsertedKey {
-    #[diesel(sql_type = Text)]
-    owner: String,
-    #[diesel(sql_type = Text)]
-    key: String,
 }
 
 /// What replaces an expired record for the key, and leaves a live one alone.

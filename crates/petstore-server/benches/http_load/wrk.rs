@@ -64,18 +64,28 @@ fn script(load: &Load<'_>) -> String {
     }
     if let Some(prefix) = load.idempotency_keys {
         // Each wrk thread has a Lua state of its own: `setup` numbers them, and every request
-        // gets a key no other request of the run has.
+        // gets a key no other request of the run has. The request is formatted once, around a
+        // placeholder for the key, and each request joins the key in: formatting it anew per
+        // request (`wrk.format()`) cost wrk 3-4 µs of CPU per request, on the cores the server
+        // shares, which the keyed scenario paid and the plain one did not.
         lua += &format!(
             r#"local threads = 0
 setup = function(thread)
   thread:set("tid", threads)
   threads = threads + 1
 end
+local before_key, after_key
+init = function(args)
+  wrk.headers["Idempotency-Key"] = "\0"
+  local whole = wrk.format()
+  local at = string.find(whole, "\0", 1, true)
+  before_key = string.sub(whole, 1, at - 1) .. {} .. "-" .. tid .. "-"
+  after_key = string.sub(whole, at + 1)
+end
 local sent = 0
 request = function()
   sent = sent + 1
-  wrk.headers["Idempotency-Key"] = {} .. "-" .. tostring(tid) .. "-" .. tostring(sent)
-  return wrk.format()
+  return before_key .. sent .. after_key
 end
 "#,
             lua_string(prefix)
