@@ -133,19 +133,59 @@ pub(crate) fn insert_many_if_absent(
     // In parts of power-of-two sizes, each kept prepared (`multi_row`).
     let mut stored = 0;
     for part in in_parts(&rows) {
-        let insert = MultiRow {
-            head: INSERT,
-            rows: part,
-            tail: UPSERT,
-            tail_bind: Some(expired_before),
-            end: "",
-        };
         stored += match conn {
-            AnyConnection::Postgresql(pg) => insert.execute(pg),
-            AnyConnection::Sqlite(sqlite) => insert.execute(sqlite),
-        }?;
+            AnyConnection::Postgresql(pg) => MultiRow {
+                head: INSERT,
+                rows: part,
+                tail: UPSERT,
+                tail_bind: Some(expired_before),
+                end: "",
+            }
+            .execute(pg)?,
+            AnyConnection::Sqlite(sqlite) => {
+                insert_or_replace_expired(sqlite, part, expired_before)?
+            }
+        };
     }
     Ok(stored)
+}
+
+/// SQLite's way to [`insert_many_if_absent`]: `INSERT OR IGNORE`, and only when some key was
+/// there already, its expired record deleted and the insert run again. An upsert (`ON
+/// CONFLICT ... DO UPDATE`) can abort halfway through its rows (its update and every `NOT
+/// NULL` resolve conflicts by `ABORT`), so SQLite kept a statement journal for it, a copy of
+/// every page the statement changed: about a fifth of the insert's time (docs/benchmarks.md).
+/// `OR IGNORE` cannot abort. A replaced record is a new row, so rows stay in arrival order.
+fn insert_or_replace_expired(
+    conn: &mut SqliteConnection,
+    rows: &[RecordValues<'_>],
+    expired_before: i64,
+) -> QueryResult<usize> {
+    let insert = || MultiRow {
+        head: INSERT_OR_IGNORE,
+        rows,
+        tail: "",
+        tail_bind: None,
+        end: "",
+    };
+    let stored = insert().execute(conn)?;
+    if stored == rows.len() {
+        return Ok(stored);
+    }
+    let mut expired = 0;
+    for row in rows {
+        expired += diesel::delete(
+            idempotency_records::table
+                .filter(idempotency_records::owner.eq(row.owner))
+                .filter(idempotency_records::key.eq(row.key))
+                .filter(idempotency_records::stored_at.lt(expired_before)),
+        )
+        .execute(conn)?;
+    }
+    if expired == 0 {
+        return Ok(stored);
+    }
+    Ok(stored + insert().execute(conn)?)
 }
 
 /// Whether `row`, found for `record`'s key, is `record` itself: stored by this transaction, not
@@ -159,9 +199,14 @@ pub(crate) fn is_stored(row: &RecordRow, record: &IdempotencyRecord) -> bool {
         && row.headers == encode_headers(&record.response.headers)
 }
 
-/// The head of every insert of records; [`RecordValues`] bind in its column order.
+/// The head of every insert of records on PostgreSQL; [`RecordValues`] bind in its column
+/// order.
 const INSERT: &str = "INSERT INTO idempotency_records \
                       (owner, key, fingerprint, status, headers, body, stored_at)";
+
+/// [`INSERT`] on SQLite ([`insert_or_replace_expired`]).
+const INSERT_OR_IGNORE: &str = "INSERT OR IGNORE INTO idempotency_records \
+                                (owner, key, fingerprint, status, headers, body, stored_at)";
 
 /// A record's values, in the insert's column order.
 struct RecordValues<'a> {
@@ -214,7 +259,7 @@ where
     }
 }
 
-/// What replaces an expired record for the key, and leaves a live one alone.
+/// What replaces an expired record for the key on PostgreSQL, and leaves a live one alone.
 const UPSERT: &str = "ON CONFLICT (owner, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
      status = excluded.status, headers = excluded.headers, body = excluded.body, \
      stored_at = excluded.stored_at WHERE idempotency_records.stored_at <";
@@ -227,19 +272,7 @@ pub(crate) fn insert_if_absent(
     record: &IdempotencyRecord,
     expired_before: i64,
 ) -> QueryResult<bool> {
-    let headers = encode_headers(&record.response.headers);
-    let insert = MultiRow {
-        head: INSERT,
-        rows: &[RecordValues::of(record, &headers)],
-        tail: UPSERT,
-        tail_bind: Some(expired_before),
-        end: "",
-    };
-    let inserted = match conn {
-        AnyConnection::Postgresql(pg) => insert.execute(pg),
-        AnyConnection::Sqlite(sqlite) => insert.execute(sqlite),
-    }?;
-    Ok(inserted == 1)
+    Ok(insert_many_if_absent(conn, std::slice::from_ref(record), expired_before)? == 1)
 }
 
 /// Removes up to `max` records stored before `cutoff`, oldest first; how many.
