@@ -183,8 +183,9 @@ async fn the_checkpointer_folds_the_wal_into_the_database_file_in_the_background
     assert_eq!(repo.list(None, None, 100).await.expect("list").len(), 100);
 }
 
-/// The migration that turns the idempotency table into a rowid table (2026-11-26) keeps every
-/// record a server stored before it: a retry sent across the upgrade is still replayed.
+/// The migrations that turn the idempotency table into a rowid table purged by arrival
+/// (2026-11-26) keep every record a server stored before them: a retry sent across the upgrade
+/// is still replayed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
     use diesel::connection::SimpleConnection;
@@ -199,11 +200,15 @@ async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
         let mut conn = diesel::SqliteConnection::establish(file.path().to_str().expect("utf-8"))
             .expect("connect");
         conn.batch_execute(include_str!(
+            "../../../migrations/sqlite/2026-11-26-000001_purge_idempotency_records_in_arrival_order/down.sql"
+        ))
+        .expect("revert");
+        conn.batch_execute(include_str!(
             "../../../migrations/sqlite/2026-11-26-000000_idempotency_records_in_arrival_order/down.sql"
         ))
         .expect("revert");
         conn.batch_execute(
-            "DELETE FROM __diesel_schema_migrations WHERE version = '20261126000000';
+            "DELETE FROM __diesel_schema_migrations WHERE version IN ('20261126000000', '20261126000001');
              INSERT INTO idempotency_records (owner, key, fingerprint, status, headers, body, stored_at)
              VALUES ('k1', 'before-the-upgrade', zeroblob(32), 201, 'location: /v1/pets/1', '{\"id\":1}', 1900000000);",
         )
@@ -211,7 +216,7 @@ async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
     }
     assert_eq!(
         migrate(&parse(&file.url()), &PoolSettings::default()).expect("migrate again"),
-        ["20261126000000"]
+        ["20261126000000", "20261126000001"]
     );
     let storage = common::open_storage(&file.url());
     let key = IdempotencyKey::parse("before-the-upgrade").expect("key");

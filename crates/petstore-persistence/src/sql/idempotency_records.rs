@@ -275,22 +275,30 @@ pub(crate) fn insert_if_absent(
     Ok(insert_many_if_absent(conn, std::slice::from_ref(record), expired_before)? == 1)
 }
 
-/// Removes up to `max` records stored before `cutoff`, oldest first; how many.
+/// Removes up to `max` records stored before `cutoff`, the oldest first; how many.
+///
+/// On SQLite "the oldest" is the earliest to arrive: its records are kept in arrival order
+/// (migrations/sqlite, 2026-11-26-000001) and not indexed by `stored_at`. Of the `2 * max`
+/// records that arrived first, the expired ones go: the statement reads a bounded number of
+/// rows, and a live record among the first (its clock a moment behind, or one a release before
+/// this updated in place) holds up none behind it.
 pub(crate) fn purge(conn: &mut AnyConnection, cutoff: i64, max: i64) -> QueryResult<usize> {
-    macro_rules! run {
-        ($conn:expr, $cutoff:literal, $max:literal) => {
-            diesel::sql_query(format!(
-                "DELETE FROM idempotency_records WHERE (owner, key) IN (SELECT owner, key FROM \
-                 idempotency_records WHERE stored_at < {} ORDER BY stored_at LIMIT {})",
-                $cutoff, $max
-            ))
-            .bind::<BigInt, _>(cutoff)
-            .bind::<BigInt, _>(max)
-            .execute($conn)
-        };
-    }
     match conn {
-        AnyConnection::Postgresql(pg) => run!(pg, "$1", "$2"),
-        AnyConnection::Sqlite(sqlite) => run!(sqlite, "?", "?"),
+        AnyConnection::Postgresql(pg) => diesel::sql_query(
+            "DELETE FROM idempotency_records WHERE (owner, key) IN (SELECT owner, key FROM \
+             idempotency_records WHERE stored_at < $1 ORDER BY stored_at LIMIT $2)",
+        )
+        .bind::<BigInt, _>(cutoff)
+        .bind::<BigInt, _>(max)
+        .execute(pg),
+        AnyConnection::Sqlite(sqlite) => diesel::sql_query(
+            "DELETE FROM idempotency_records WHERE rowid IN (SELECT rowid FROM (SELECT rowid, \
+             stored_at FROM idempotency_records ORDER BY rowid LIMIT ?) WHERE stored_at < ? \
+             LIMIT ?)",
+        )
+        .bind::<BigInt, _>(max.saturating_mul(2))
+        .bind::<BigInt, _>(cutoff)
+        .bind::<BigInt, _>(max)
+        .execute(sqlite),
     }
 }

@@ -99,6 +99,7 @@ pub fn migration_versions() -> Vec<String> {
         "20261125000002",
         "20261125000003",
         "20261126000000",
+        "20261126000001",
     ]
     .map(str::to_owned)
     .to_vec()

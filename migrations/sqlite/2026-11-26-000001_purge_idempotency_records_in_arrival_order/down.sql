@@ -1,0 +1,1 @@
+CREATE INDEX idempotency_records_stored_at ON idempotency_records (stored_at);
