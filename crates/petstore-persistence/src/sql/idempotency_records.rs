@@ -5,6 +5,7 @@
 use diesel::backend::Backend;
 use diesel::prelude::*;
 use diesel::query_builder::AstPass;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, Binary, HasSqlType, Integer, Text};
 use petstore_application::{
@@ -109,14 +110,31 @@ pub(crate) fn find(
         .optional()
 }
 
+/// Whether a write expects the keys of its records to be recorded already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeysSeen {
+    /// Not expected: the keys were looked up before the write and none was found. On
+    /// PostgreSQL a key recorded meanwhile (another instance's write) or expired and not yet
+    /// purged fails the insert, and with it the transaction ([`is_key_recorded`]): the caller
+    /// runs it again with [`KeysSeen::Maybe`]. An upsert checks each key before inserting it, a
+    /// second descent of the key's B-tree (9 % of PostgreSQL's time per keyed create,
+    /// docs/benchmarks.md), which the plain insert spares.
+    No,
+    /// Possible: a key already recorded is left alone while its record is live and replaced
+    /// once it expired.
+    Maybe,
+}
+
 /// [`insert_if_absent`] for each of `records`, in one statement; how many it stored. Fewer
 /// than `records` means a live record was there first for some key: which ones, the caller
 /// finds out ([`is_stored`]). Not `RETURNING` the keys it stored: the usual group stores every
 /// record, and reading back a row per record cost the writer thread more than the rare lookup.
+/// SQLite's way never fails for a key, whatever `seen` says.
 pub(crate) fn insert_many_if_absent(
     conn: &mut AnyConnection,
     records: &[IdempotencyRecord],
     expired_before: i64,
+    seen: KeysSeen,
 ) -> QueryResult<usize> {
     if records.is_empty() {
         return Ok(0);
@@ -134,14 +152,20 @@ pub(crate) fn insert_many_if_absent(
     let mut stored = 0;
     for part in in_parts(&rows) {
         stored += match conn {
-            AnyConnection::Postgresql(pg) => MultiRow {
-                head: INSERT,
-                rows: part,
-                tail: UPSERT,
-                tail_bind: Some(expired_before),
-                end: "",
+            AnyConnection::Postgresql(pg) => {
+                let (tail, tail_bind) = match seen {
+                    KeysSeen::No => ("", None),
+                    KeysSeen::Maybe => (UPSERT, Some(expired_before)),
+                };
+                MultiRow {
+                    head: INSERT,
+                    rows: part,
+                    tail,
+                    tail_bind,
+                    end: "",
+                }
+                .execute(pg)?
             }
-            .execute(pg)?,
             AnyConnection::Sqlite(sqlite) => {
                 insert_or_replace_expired(sqlite, part, expired_before)?
             }
@@ -272,7 +296,18 @@ pub(crate) fn insert_if_absent(
     record: &IdempotencyRecord,
     expired_before: i64,
 ) -> QueryResult<bool> {
-    Ok(insert_many_if_absent(conn, std::slice::from_ref(record), expired_before)? == 1)
+    let records = std::slice::from_ref(record);
+    Ok(insert_many_if_absent(conn, records, expired_before, KeysSeen::Maybe)? == 1)
+}
+
+/// Whether `error` is an insert of [`KeysSeen::No`] that found its key recorded already.
+pub(crate) fn is_key_recorded(error: &DieselError) -> bool {
+    matches!(
+        error,
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
+            if info.table_name() == Some("idempotency_records")
+                || info.constraint_name() == Some("idempotency_records_pkey")
+    )
 }
 
 /// Removes up to `max` records stored before `cutoff`, the oldest first; how many.
