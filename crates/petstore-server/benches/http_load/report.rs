@@ -46,7 +46,7 @@ struct Target {
     create_max: Option<Duration>,
 }
 
-const TARGET_CONNECTIONS: usize = 64;
+pub const TARGET_CONNECTIONS: usize = 64;
 const RSS_TARGET_KIB: u64 = 40 * 1024;
 
 const TARGETS: [Target; 3] = [
@@ -82,8 +82,21 @@ const TARGETS: [Target; 3] = [
     },
 ];
 
+/// createPet at [`TARGET_CONNECTIONS`] without and then with an `Idempotency-Key`, back to back.
+pub struct KeyedPair {
+    pub plain: Measured,
+    pub keyed: Measured,
+}
+
+impl KeyedPair {
+    fn share(&self) -> f64 {
+        self.keyed.per_second() / self.plain.per_second()
+    }
+}
+
 pub struct Report {
     rows: Vec<Row>,
+    keyed_pairs: Vec<(Backend, Vec<KeyedPair>)>,
     rss_kib: Vec<(Backend, Option<u64>)>,
 }
 
@@ -92,8 +105,26 @@ fn ms(duration: Duration) -> f64 {
 }
 
 impl Report {
-    pub fn new(rows: Vec<Row>, rss_kib: Vec<(Backend, Option<u64>)>) -> Self {
-        Self { rows, rss_kib }
+    pub fn new(
+        rows: Vec<Row>,
+        keyed_pairs: Vec<(Backend, Vec<KeyedPair>)>,
+        rss_kib: Vec<(Backend, Option<u64>)>,
+    ) -> Self {
+        Self {
+            rows,
+            keyed_pairs,
+            rss_kib,
+        }
+    }
+
+    /// The keyed share of each pair measured on `backend`, and their median.
+    fn keyed_shares(&self, backend: Backend) -> Option<(Vec<f64>, f64)> {
+        let (_, pairs) = self.keyed_pairs.iter().find(|(of, _)| *of == backend)?;
+        let shares: Vec<f64> = pairs.iter().map(KeyedPair::share).collect();
+        let mut sorted = shares.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = *sorted.get(sorted.len() / 2)?;
+        Some((shares, median))
     }
 
     fn find(&self, subject: Subject, operation: Operation, connections: usize) -> Option<&Row> {
@@ -169,16 +200,17 @@ impl Report {
                 continue;
             };
             // Issue 24: a create with an Idempotency-Key costs at most 15 % of the rate.
-            if let Some(keyed) = self.find(subject, Operation::CreatePetWithKey, TARGET_CONNECTIONS)
-            {
-                let share = keyed.measured.per_second() / create.measured.per_second();
+            if let Some((shares, median)) = self.keyed_shares(target.backend) {
+                let each: Vec<String> = shares.iter().map(|share| format!("{share:.3}")).collect();
                 verdict(
                     format!(
-                        "{} createPet + Idempotency-Key at {:.3} of createPet's rate >= 0.85",
+                        "{} createPet + Idempotency-Key at {median:.3} of createPet's rate >= 0.85 \
+                         (median of {} back-to-back pairs: {})",
                         subject.label(),
-                        share
+                        shares.len(),
+                        each.join(", ")
                     ),
-                    share >= 0.85,
+                    median >= 0.85,
                 );
             }
             if let Some(bound) = target.create_p99 {
