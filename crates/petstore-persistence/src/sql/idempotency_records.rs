@@ -3,11 +3,12 @@
 //! for both backends.
 
 use diesel::backend::Backend;
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::AstPass;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, Binary, HasSqlType, Integer, Text};
+use diesel::sql_types::{Array, BigInt, Binary, HasSqlType, Integer, Text};
 use petstore_application::{
     Fingerprint, IdempotencyRecord, KeyOwner, RepositoryError, StoredResponse,
 };
@@ -148,30 +149,17 @@ pub(crate) fn insert_many_if_absent(
         .zip(&headers)
         .map(|(record, headers)| RecordValues::of(record, headers))
         .collect();
-    // In parts of power-of-two sizes, each kept prepared (`multi_row`).
-    let mut stored = 0;
-    for part in in_parts(&rows) {
-        stored += match conn {
-            AnyConnection::Postgresql(pg) => {
-                let (tail, tail_bind) = match seen {
-                    KeysSeen::No => ("", None),
-                    KeysSeen::Maybe => (UPSERT, Some(expired_before)),
-                };
-                MultiRow {
-                    head: INSERT,
-                    rows: part,
-                    tail,
-                    tail_bind,
-                    end: "",
-                }
-                .execute(pg)?
+    match conn {
+        AnyConnection::Postgresql(pg) => RecordColumns::of(&rows, seen, expired_before).execute(pg),
+        AnyConnection::Sqlite(sqlite) => {
+            // In parts of power-of-two sizes, each kept prepared (`multi_row`).
+            let mut stored = 0;
+            for part in in_parts(&rows) {
+                stored += insert_or_replace_expired(sqlite, part, expired_before)?;
             }
-            AnyConnection::Sqlite(sqlite) => {
-                insert_or_replace_expired(sqlite, part, expired_before)?
-            }
-        };
+            Ok(stored)
+        }
     }
-    Ok(stored)
 }
 
 /// SQLite's way to [`insert_many_if_absent`]: `INSERT OR IGNORE`, and only when some key was
@@ -223,7 +211,7 @@ pub(crate) fn is_stored(row: &RecordRow, record: &IdempotencyRecord) -> bool {
         && row.headers == encode_headers(&record.response.headers)
 }
 
-/// The head of every insert of records on PostgreSQL; [`RecordValues`] bind in its column
+/// The head of every insert of records on PostgreSQL; [`RecordColumns`] bind in its column
 /// order.
 const INSERT: &str = "INSERT INTO idempotency_records \
                       (owner, key, fingerprint, status, headers, body, stored_at)";
@@ -282,6 +270,76 @@ where
         out.push_bind_param::<BigInt, i64>(&self.stored_at)
     }
 }
+
+/// A group's records on PostgreSQL as one array per column, inserted from `unnest`: one
+/// statement of one shape for any number of records. A `VALUES` list took one statement per
+/// power-of-two part of the group (`multi_row`; three or four round trips for a usual group of
+/// 20-30) and an expression per value for the executor to set up at every execution
+/// (docs/benchmarks.md).
+struct RecordColumns<'a> {
+    owners: Vec<&'a str>,
+    keys: Vec<&'a str>,
+    fingerprints: Vec<&'a [u8]>,
+    statuses: Vec<i32>,
+    headers: Vec<&'a str>,
+    bodies: Vec<&'a [u8]>,
+    stored_at: Vec<i64>,
+    /// With [`UPSERT`] and its cutoff, for [`KeysSeen::Maybe`].
+    upsert_before: Option<i64>,
+}
+
+impl<'a> RecordColumns<'a> {
+    fn of(rows: &[RecordValues<'a>], seen: KeysSeen, expired_before: i64) -> Self {
+        Self {
+            owners: rows.iter().map(|row| row.owner).collect(),
+            keys: rows.iter().map(|row| row.key).collect(),
+            fingerprints: rows.iter().map(|row| row.fingerprint).collect(),
+            statuses: rows.iter().map(|row| row.status).collect(),
+            headers: rows.iter().map(|row| row.headers).collect(),
+            bodies: rows.iter().map(|row| row.body).collect(),
+            stored_at: rows.iter().map(|row| row.stored_at).collect(),
+            upsert_before: (seen == KeysSeen::Maybe).then_some(expired_before),
+        }
+    }
+}
+
+impl QueryFragment<Pg> for RecordColumns<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        // `unnest` in the select list, not in `FROM`: the arrays are read in step, row by row,
+        // where `FROM unnest(...)` first copied every row into a tuplestore.
+        out.push_sql(INSERT);
+        out.push_sql(" SELECT unnest(");
+        out.push_bind_param::<Array<Text>, _>(&self.owners)?;
+        out.push_sql("), unnest(");
+        out.push_bind_param::<Array<Text>, _>(&self.keys)?;
+        out.push_sql("), unnest(");
+        out.push_bind_param::<Array<Binary>, _>(&self.fingerprints)?;
+        out.push_sql("), unnest(");
+        out.push_bind_param::<Array<Integer>, _>(&self.statuses)?;
+        out.push_sql("), unnest(");
+        out.push_bind_param::<Array<Text>, _>(&self.headers)?;
+        out.push_sql("), unnest(");
+        out.push_bind_param::<Array<Binary>, _>(&self.bodies)?;
+        out.push_sql("), unnest(");
+        out.push_bind_param::<Array<BigInt>, _>(&self.stored_at)?;
+        out.push_sql(")");
+        if let Some(before) = &self.upsert_before {
+            out.push_sql(" ");
+            out.push_sql(UPSERT);
+            out.push_sql(" ");
+            out.push_bind_param::<BigInt, i64>(before)?;
+        }
+        Ok(())
+    }
+}
+
+impl QueryId for RecordColumns<'_> {
+    type QueryId = ();
+    // Two texts (with and without the upsert): diesel keys its cache by the text instead.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl RunQueryDsl<PgConnection> for RecordColumns<'_> {}
 
 /// What replaces an expired record for the key on PostgreSQL, and leaves a live one alone.
 const UPSERT: &str = "ON CONFLICT (owner, key) DO UPDATE SET fingerprint = excluded.fingerprint, \
