@@ -14,7 +14,7 @@ use petstore_domain::{NewPet, Pet};
 
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
-use super::idempotency_records::{self as records, KeysSeen, RecordRow};
+use super::idempotency_records::{self as records, RecordRow};
 use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::pet_row::PetRow;
 use super::schema::pets;
@@ -53,20 +53,7 @@ pub(crate) fn insert_batch(
     conn: &mut AnyConnection,
     batch: &[Entry<'_>],
 ) -> Result<Outcomes, WriteFailure> {
-    let first = in_write_transaction(conn, take_turn_to_insert, |conn| {
-        store(conn, batch, KeysSeen::No)
-    });
-    let stored = match first {
-        // A key was recorded after the request looked (another instance's write) or has an
-        // expired record still there: the batch again, ready for recorded keys.
-        Err(WriteFailure::Statement(error)) if records::is_key_recorded(&error) => {
-            in_write_transaction(conn, take_turn_to_insert, |conn| {
-                store(conn, batch, KeysSeen::Maybe)
-            })
-        }
-        other => other,
-    };
-    match stored {
+    match in_write_transaction(conn, take_turn_to_insert, |conn| store(conn, batch)) {
         Ok(slots) => Ok(outcomes(batch, slots)),
         // A full disk or a read-only file fails every row alike: the whole batch fails.
         Err(WriteFailure::Statement(error))
@@ -82,7 +69,7 @@ pub(crate) fn insert_batch(
                     .iter()
                     .map(|entry| {
                         let one = std::slice::from_ref(entry);
-                        conn.transaction(|conn| store(conn, one, KeysSeen::Maybe))
+                        conn.transaction(|conn| store(conn, one))
                             .map_err(errors::from_query)
                             .and_then(|slots| {
                                 outcomes(one, slots).pop().unwrap_or_else(|| {
@@ -105,7 +92,7 @@ fn unexpected(what: &str) -> RepositoryError {
 /// inserts the other pets in one statement, and their records in one more. A key whose record
 /// is stored already and live (a retry, or another instance's write) stores no record: its pet
 /// is deleted again before the commit and it is answered from that record.
-fn store(conn: &mut AnyConnection, batch: &[Entry<'_>], seen: KeysSeen) -> QueryResult<Vec<Slot>> {
+fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>> {
     let mut slots: Vec<Option<Slot>> = batch.iter().map(|_| None).collect();
     let mut first_of_key: Vec<(usize, &RecordPlan<Pet>)> = Vec::new();
     for (at, entry) in batch.iter().enumerate() {
@@ -142,7 +129,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>], seen: KeysSeen) -> Query
         .map(|(_, plan)| plan.expired_before)
         .min()
         .unwrap_or(i64::MIN);
-    let stored = records::insert_many_if_absent(conn, &records, expired_before, seen)?;
+    let stored = records::insert_many_if_absent(conn, &records, expired_before)?;
     if stored < records.len() {
         // Each plan's record, in the order `records` was made: batch order.
         for ((at, plan), record) in first_of_key.into_iter().zip(&records) {

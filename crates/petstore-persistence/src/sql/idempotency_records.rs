@@ -6,7 +6,6 @@ use diesel::backend::Backend;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{Array, BigInt, Binary, HasSqlType, Integer, Text};
 use petstore_application::{
@@ -120,31 +119,14 @@ pub(crate) fn find(
         .optional()
 }
 
-/// Whether a write expects the keys of its records to be recorded already.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum KeysSeen {
-    /// Not expected: the keys were looked up before the write and none was found. On
-    /// PostgreSQL a key recorded meanwhile (another instance's write) or expired and not yet
-    /// purged fails the insert, and with it the transaction ([`is_key_recorded`]): the caller
-    /// runs it again with [`KeysSeen::Maybe`]. An upsert checks each key before inserting it, a
-    /// second descent of the key's B-tree (9 % of PostgreSQL's time per keyed create,
-    /// docs/benchmarks.md), which the plain insert spares.
-    No,
-    /// Possible: a key already recorded is left alone while its record is live and replaced
-    /// once it expired.
-    Maybe,
-}
-
 /// [`insert_if_absent`] for each of `records`, in one statement; how many it stored. Fewer
 /// than `records` means a live record was there first for some key: which ones, the caller
 /// finds out ([`is_stored`]). Not `RETURNING` the keys it stored: the usual group stores every
 /// record, and reading back a row per record cost the writer thread more than the rare lookup.
-/// SQLite's way never fails for a key, whatever `seen` says.
 pub(crate) fn insert_many_if_absent(
     conn: &mut AnyConnection,
     records: &[IdempotencyRecord],
     expired_before: i64,
-    seen: KeysSeen,
 ) -> QueryResult<usize> {
     if records.is_empty() {
         return Ok(0);
@@ -159,7 +141,7 @@ pub(crate) fn insert_many_if_absent(
         .map(|(record, headers)| RecordValues::of(record, headers))
         .collect();
     match conn {
-        AnyConnection::Postgresql(pg) => RecordColumns::of(&rows, seen, expired_before).execute(pg),
+        AnyConnection::Postgresql(pg) => RecordColumns::of(&rows, expired_before).execute(pg),
         AnyConnection::Sqlite(sqlite) => {
             // In parts of power-of-two sizes, each kept prepared (`multi_row`).
             let mut stored = 0;
@@ -293,12 +275,12 @@ struct RecordColumns<'a> {
     headers: Vec<&'a str>,
     bodies: Vec<&'a [u8]>,
     stored_at: Vec<i64>,
-    /// With [`UPSERT`] and its cutoff, for [`KeysSeen::Maybe`].
-    upsert_before: Option<i64>,
+    /// [`UPSERT`]'s cutoff.
+    expired_before: i64,
 }
 
 impl<'a> RecordColumns<'a> {
-    fn of(rows: &[RecordValues<'a>], seen: KeysSeen, expired_before: i64) -> Self {
+    fn of(rows: &[RecordValues<'a>], expired_before: i64) -> Self {
         Self {
             owners: rows.iter().map(|row| row.owner).collect(),
             keys: rows.iter().map(|row| row.key).collect(),
@@ -307,7 +289,7 @@ impl<'a> RecordColumns<'a> {
             headers: rows.iter().map(|row| row.headers).collect(),
             bodies: rows.iter().map(|row| row.body).collect(),
             stored_at: rows.iter().map(|row| row.stored_at).collect(),
-            upsert_before: (seen == KeysSeen::Maybe).then_some(expired_before),
+            expired_before,
         }
     }
 }
@@ -331,20 +313,16 @@ impl QueryFragment<Pg> for RecordColumns<'_> {
         out.push_bind_param::<Array<Binary>, _>(&self.bodies)?;
         out.push_sql("), unnest(");
         out.push_bind_param::<Array<BigInt>, _>(&self.stored_at)?;
-        out.push_sql(")");
-        if let Some(before) = &self.upsert_before {
-            out.push_sql(" ");
-            out.push_sql(UPSERT);
-            out.push_sql(" ");
-            out.push_bind_param::<BigInt, i64>(before)?;
-        }
-        Ok(())
+        out.push_sql(") ");
+        out.push_sql(UPSERT);
+        out.push_sql(" ");
+        out.push_bind_param::<BigInt, i64>(&self.expired_before)
     }
 }
 
 impl QueryId for RecordColumns<'_> {
     type QueryId = ();
-    // Two texts (with and without the upsert): diesel keys its cache by the text instead.
+    // One text; diesel keys its cache by it.
     const HAS_STATIC_QUERY_ID: bool = false;
 }
 
@@ -363,18 +341,7 @@ pub(crate) fn insert_if_absent(
     record: &IdempotencyRecord,
     expired_before: i64,
 ) -> QueryResult<bool> {
-    let records = std::slice::from_ref(record);
-    Ok(insert_many_if_absent(conn, records, expired_before, KeysSeen::Maybe)? == 1)
-}
-
-/// Whether `error` is an insert of [`KeysSeen::No`] that found its key recorded already.
-pub(crate) fn is_key_recorded(error: &DieselError) -> bool {
-    matches!(
-        error,
-        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
-            if info.table_name() == Some("idempotency_records")
-                || info.constraint_name() == Some("idempotency_records_pkey")
-    )
+    Ok(insert_many_if_absent(conn, std::slice::from_ref(record), expired_before)? == 1)
 }
 
 /// Removes up to `max` records stored before `cutoff`, the oldest first; how many.
