@@ -1,6 +1,7 @@
 //! The `idempotency_records` table: rows to records and back, and the statements the writes
-//! (group commit, order transactions) and the idempotency store run on it, each written once
-//! for both backends.
+//! (group commit, order transactions) and the idempotency store run on it. Each is written once
+//! for both backends, except the insert and the purge, which take each backend's cheapest form
+//! (measured in docs/benchmarks.md).
 
 use diesel::backend::Backend;
 use diesel::pg::Pg;
