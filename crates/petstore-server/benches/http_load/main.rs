@@ -144,19 +144,22 @@ async fn measure_backend(backend: Backend, duration: Duration) -> BackendRuns {
     // Issue 24's share, keyed over plain: single runs minutes apart moved it by 10-15 % on one
     // binary (the machine drifts), so plain and keyed run back to back, in pairs, at 64
     // connections, with keys no earlier run sent.
+    let prefixes: Vec<String> = (0..KEYED_PAIRS)
+        .map(|pair| format!("bench-pair-{pair}"))
+        .collect();
+    let mut create = wrk::Load {
+        method: "POST",
+        url: app.url("/v1/pets"),
+        bearer: Some(&app.api_key),
+        json_body: Some(&body),
+        idempotency_keys: None,
+        accept_encoding: None,
+    };
     let mut keyed_pairs = Vec::new();
-    for pair in 0..KEYED_PAIRS {
-        let prefix = format!("bench-pair-{pair}");
-        let mut create = wrk::Load {
-            method: "POST",
-            url: app.url("/v1/pets"),
-            bearer: Some(&app.api_key),
-            json_body: Some(&body),
-            idempotency_keys: None,
-            accept_encoding: None,
-        };
+    for prefix in &prefixes {
+        create.idempotency_keys = None;
         let plain = wrk::run(&create, report::TARGET_CONNECTIONS, duration);
-        create.idempotency_keys = Some(&prefix);
+        create.idempotency_keys = Some(prefix);
         let keyed = wrk::run(&create, report::TARGET_CONNECTIONS, duration);
         keyed_pairs.push(report::KeyedPair { plain, keyed });
     }
