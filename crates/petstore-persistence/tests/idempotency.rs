@@ -69,7 +69,7 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
         .create_recorded(new_pet("Rex", 1, None), pet_plan("k1", "retry-1"))
         .await
         .expect("create");
-    let Recorded::Done(pet) = first else {
+    let Recorded::Done(pet, sent) = first else {
         panic!("{first:?}")
     };
     let stored = fixture
@@ -78,6 +78,10 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
         .await
         .expect("find")
         .expect("the record was stored with the pet");
+    assert_eq!(
+        sent, stored.response,
+        "the response to send is the one stored"
+    );
     assert_eq!(
         stored.response.body,
         format!("{{\"id\":{}}}", pet.id().get()).into_bytes()
@@ -106,7 +110,7 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
         .create_recorded(new_pet("Rex", 1, None), pet_plan("k2", "retry-1"))
         .await
         .expect("create");
-    assert!(matches!(other_owner, Recorded::Done(_)), "{other_owner:?}");
+    assert!(matches!(other_owner, Recorded::Done(..)), "{other_owner:?}");
     let pets = fixture.repo().list(None, None, 100).await.expect("list");
     assert_eq!(pets.len(), 2, "{pets:?}");
 }
@@ -128,7 +132,7 @@ async fn creates_with_one_key_at_once_store_one_pet(fixture: Fixture) {
     let done: Vec<&Pet> = outcomes
         .iter()
         .filter_map(|outcome| match outcome {
-            Recorded::Done(pet) => Some(pet),
+            Recorded::Done(pet, _) => Some(pet),
             Recorded::Earlier(_) => None,
         })
         .collect();
@@ -165,7 +169,7 @@ async fn a_recorded_order_is_placed_once(fixture: Fixture) {
         .place_recorded(&caller, order(), plan("k1", "order-1", 1_900_000_000))
         .await
         .expect("place");
-    assert!(matches!(first, Recorded::Done(_)), "{first:?}");
+    assert!(matches!(first, Recorded::Done(..)), "{first:?}");
     let retry = orders
         .place_recorded(&caller, order(), plan("k1", "order-1", 1_900_000_000))
         .await
@@ -252,14 +256,14 @@ async fn an_expired_record_is_replaced_by_the_next_create(fixture: Fixture) {
         .create_recorded(new_pet("Old", 1, None), old)
         .await
         .expect("create");
-    assert!(matches!(first, Recorded::Done(_)), "{first:?}");
+    assert!(matches!(first, Recorded::Done(..)), "{first:?}");
     let later = pet_plan("k1", "reused-later");
     let second = fixture
         .repo()
         .create_recorded(new_pet("New", 1, None), later)
         .await
         .expect("create");
-    let Recorded::Done(pet) = second else {
+    let Recorded::Done(pet, _) = second else {
         panic!("answered from an expired record: {second:?}")
     };
     let stored = fixture
@@ -283,7 +287,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
         .create_recorded(new_pet("First", 1, None), pet_plan("k1", "retried"))
         .await
         .expect("create");
-    let Recorded::Done(first_pet) = first else {
+    let Recorded::Done(first_pet, _) = first else {
         panic!("a first request answered from a record: {first:?}")
     };
     let keys = ["new-1", "retried", "new-2", "new-3", "retried", "new-4"];
@@ -306,7 +310,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
             .expect("find")
             .expect("a record for every key");
         match outcome {
-            Recorded::Done(pet) => {
+            Recorded::Done(pet, _) => {
                 assert_ne!(key_text, "retried", "a retry stored another pet");
                 assert_eq!(
                     stored.response.body,

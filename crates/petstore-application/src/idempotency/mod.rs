@@ -49,13 +49,18 @@ pub enum Answer {
     Reused,
 }
 
-type InFlightKeys = Arc<Mutex<HashSet<(KeyOwner, IdempotencyKey)>>>;
+/// One owner's key.
+type Slot = (KeyOwner, IdempotencyKey);
+
+/// The keys being carried out here. A claim and the set share its slot, so neither taking nor
+/// giving back a key copies it, and the lock is held for the set's own work only (copying the
+/// strings under it made the two workers queue for it).
+type InFlightKeys = Arc<Mutex<HashSet<Arc<Slot>>>>;
 
 /// The right to carry out the request of one key on this instance, until dropped.
 #[derive(Debug)]
 pub struct Claim {
-    owner: KeyOwner,
-    key: IdempotencyKey,
+    slot: Arc<Slot>,
     fingerprint: Fingerprint,
     stored_at: i64,
     expired_before: i64,
@@ -66,8 +71,8 @@ impl Claim {
     /// The plan for the write's repository: store the record of its result with it.
     pub fn plan<T>(&self, render: Render<T>) -> RecordPlan<T> {
         RecordPlan {
-            owner: self.owner.clone(),
-            key: self.key.clone(),
+            owner: self.slot.0.clone(),
+            key: self.slot.1.clone(),
             fingerprint: self.fingerprint,
             stored_at: self.stored_at,
             expired_before: self.expired_before,
@@ -85,7 +90,7 @@ impl Drop for Claim {
         self.in_flight
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&(self.owner.clone(), self.key.clone()));
+            .remove(&*self.slot);
     }
 }
 
@@ -144,20 +149,19 @@ impl Idempotency {
         key: IdempotencyKey,
         fingerprint: Fingerprint,
     ) -> Admission {
-        let entry = (owner, key);
+        let slot = Arc::new((owner, key));
+        let shared = Arc::clone(&slot);
         if !self
             .in_flight
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(entry.clone())
+            .insert(shared)
         {
             return Admission::InFlight;
         }
         let now = self.now();
-        let (owner, key) = entry;
         Admission::Proceed(Claim {
-            owner,
-            key,
+            slot,
             fingerprint,
             stored_at: now,
             expired_before: self.cutoff(now),
@@ -183,8 +187,8 @@ impl Idempotency {
         response: StoredResponse,
     ) -> Result<Option<Answer>, RepositoryError> {
         let record = IdempotencyRecord {
-            owner: claim.owner.clone(),
-            key: claim.key.clone(),
+            owner: claim.slot.0.clone(),
+            key: claim.slot.1.clone(),
             fingerprint: claim.fingerprint,
             response,
             stored_at: claim.stored_at,

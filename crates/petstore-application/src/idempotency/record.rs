@@ -86,8 +86,10 @@ impl<T> RecordPlan<T> {
 /// What a recorded write came to.
 #[derive(Debug)]
 pub enum Recorded<T> {
-    /// Carried out, its record stored with it.
-    Done(T),
+    /// Carried out, its record stored with it: the result and the response stored in the
+    /// record, which is what the client is sent, so the first answer and every replay are the
+    /// same bytes by construction (and the response is rendered once).
+    Done(T, StoredResponse),
     /// Not carried out: a record for the key was there first (another instance, or a request
     /// of the same batch, got there before). The caller answers from it.
     Earlier(IdempotencyRecord),

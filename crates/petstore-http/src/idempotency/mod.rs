@@ -9,7 +9,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, ResponseError};
 use petstore_application::{
-    Admission, Answer, Claim, Fingerprint, KeyOwner, Recorded, Render, StoredResponse,
+    Admission, Answer, Claim, Fingerprint, KeyOwner, Recorded, StoredResponse,
 };
 use petstore_domain::{IdempotencyKey, IdempotencyKeyError};
 use sha2::{Digest, Sha256};
@@ -173,18 +173,17 @@ fn stored_error(error: &ApiError) -> StoredResponse {
     }
 }
 
-/// Answers a request carried out under `claim`: with the response `render` made of its result
-/// (stored with it), from the record another request stored first, or with its refusal, which
-/// is stored for the retry when it is the client's (4xx): a retry of a failure of ours (5xx)
-/// is carried out again.
+/// Answers a request carried out under `claim`: with the response stored with its write (the
+/// one its plan rendered), from the record another request stored first, or with its refusal,
+/// which is stored for the retry when it is the client's (4xx): a retry of a failure of ours
+/// (5xx) is carried out again.
 pub(crate) async fn finish<T>(
     state: &HttpState,
     claim: Claim,
-    render: &Render<T>,
     outcome: Result<Recorded<T>, ApiError>,
 ) -> Result<HttpResponse, ApiError> {
     match outcome {
-        Ok(Recorded::Done(result)) => Ok(sent(render(&result))),
+        Ok(Recorded::Done(_, response)) => Ok(sent(response)),
         Ok(Recorded::Earlier(record)) => answer(petstore_application::Idempotency::answer(
             &record,
             claim.fingerprint(),

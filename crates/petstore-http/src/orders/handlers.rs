@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix_web::http::{header, StatusCode};
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
-use petstore_application::{Render, StoredResponse};
+use petstore_application::StoredResponse;
 use petstore_domain::{Order, OrderAction};
 
 use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
@@ -61,17 +61,16 @@ pub(crate) async fn place_order(
             return Ok(idempotency::sent(placed(&order)));
         }
     };
-    let render: Render<Order> = Arc::new(placed);
     let outcome = async {
         let new = NewOrderDto::parse(&json_object(&body)?)?;
-        let plan = claim.plan(Arc::clone(&render));
+        let plan = claim.plan(Arc::new(placed));
         Ok(caller
             .orders()
             .place_recorded(caller.caller(), new, plan)
             .await?)
     }
     .await;
-    idempotency::finish(&caller, claim, &render, outcome).await
+    idempotency::finish(&caller, claim, outcome).await
 }
 
 /// placeOrder's 201, as sent and as stored for a retry with the same `Idempotency-Key`.
@@ -188,17 +187,16 @@ async fn act<S: Scope>(
             return Ok(HttpResponse::Ok().json(OrderDto::from(order)));
         }
     };
-    let render: Render<Order> = Arc::new(moved);
     let outcome = async {
         let id = order_id(&req)?;
-        let plan = claim.plan(Arc::clone(&render));
+        let plan = claim.plan(Arc::new(moved));
         Ok(caller
             .orders()
             .act_recorded(caller.caller(), id, action, plan)
             .await?)
     }
     .await;
-    idempotency::finish(&caller, claim, &render, outcome).await
+    idempotency::finish(&caller, claim, outcome).await
 }
 
 /// `placed -> approved`; the pet stays `pending`. The staff's: needs a `store` key.

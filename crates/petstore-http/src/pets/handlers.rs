@@ -10,7 +10,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
 
-use petstore_application::{Render, StoredResponse};
+use petstore_application::StoredResponse;
 use petstore_domain::Pet;
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
@@ -139,14 +139,13 @@ pub(crate) async fn create_pet(
                 .json(PetDto::from(pet)));
         }
     };
-    let render: Render<Pet> = Arc::new(created);
     let outcome = async {
         let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
-        let plan = claim.plan(Arc::clone(&render));
+        let plan = claim.plan(Arc::new(created));
         Ok(caller.pets().create_pet_recorded(new_pet, plan).await?)
     }
     .await;
-    idempotency::finish(&caller, claim, &render, outcome).await
+    idempotency::finish(&caller, claim, outcome).await
 }
 
 /// createPet's 201, as sent and as stored for a retry with the same `Idempotency-Key`.

@@ -137,8 +137,10 @@ impl OrderRepository for InMemoryOrderRepository {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
         let order = Self::apply(&mut state, &work)?;
-        state.insert_record_if_absent(plan.record_for(&order), plan.expired_before);
-        Ok(Recorded::Done(order))
+        let record = plan.record_for(&order);
+        let response = record.response.clone();
+        state.insert_record_if_absent(record, plan.expired_before);
+        Ok(Recorded::Done(order, response))
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {

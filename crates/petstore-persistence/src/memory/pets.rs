@@ -61,8 +61,10 @@ impl PetRepository for InMemoryPetRepository {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
         let pet = Self::insert(&mut state, new_pet)?;
-        state.insert_record_if_absent(plan.record_for(&pet), plan.expired_before);
-        Ok(Recorded::Done(pet))
+        let record = plan.record_for(&pet);
+        let response = record.response.clone();
+        state.insert_record_if_absent(record, plan.expired_before);
+        Ok(Recorded::Done(pet, response))
     }
 
     async fn list(

@@ -9,7 +9,7 @@ use diesel::query_builder::AstPass;
 use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
-use petstore_application::{RecordPlan, Recorded, RepositoryError};
+use petstore_application::{RecordPlan, RepositoryError, StoredResponse};
 use petstore_domain::{NewPet, Pet};
 
 use super::connection::AnyConnection;
@@ -19,13 +19,14 @@ use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::pet_row::PetRow;
 use super::schema::pets;
 use super::write_transaction::{in_write_transaction, WriteFailure};
+use super::written::Written;
 
 /// Key of the PostgreSQL advisory lock inserts take turns on: "pets_ids" in ASCII, distinct from
 /// the migration lock's key.
 const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
 
 /// What each create of a batch became, in the batch's order.
-pub(crate) type Outcomes = Vec<Result<Recorded<Pet>, RepositoryError>>;
+pub(crate) type Outcomes = Vec<Result<Written<Pet>, RepositoryError>>;
 
 /// One create of a batch, with the record to store with it when it came with an idempotency
 /// key.
@@ -38,8 +39,8 @@ pub(crate) struct Entry<'a> {
 /// What the transaction did with one entry.
 #[derive(Debug)]
 enum Slot {
-    /// Stored (with its record, if it had a plan).
-    Stored(Pet),
+    /// Stored; with the response stored in its record, if it had a plan.
+    Stored(Pet, Option<StoredResponse>),
     /// Not stored: a record for its key was there first.
     Earlier(RecordRow),
     /// Not stored: an earlier entry of the batch has its key; it gets that entry's answer.
@@ -120,7 +121,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
         if let Some(plan) = batch[at].plan {
             records.push(plan.record_for(&pet));
         }
-        slots[at] = Some(Slot::Stored(pet));
+        slots[at] = Some(Slot::Stored(pet, None));
     }
     // The plans of one group were made within moments of each other: the earliest cutoff
     // replaces no record that any of them would still count as live.
@@ -132,16 +133,22 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
     let stored = records::insert_many_if_absent(conn, &records, expired_before)?;
     if stored < records.len() {
         // Each plan's record, in the order `records` was made: batch order.
-        for ((at, plan), record) in first_of_key.into_iter().zip(&records) {
+        for ((at, plan), record) in first_of_key.iter().zip(&records) {
             let row = records::find(conn, &plan.owner, &plan.key)?
                 .ok_or_else(|| deserialization("a record in the way is gone"))?;
             if records::is_stored(&row, record) {
                 continue;
             }
-            if let Some(Slot::Stored(pet)) = &slots[at] {
+            if let Some(Slot::Stored(pet, _)) = &slots[*at] {
                 diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
             }
-            slots[at] = Some(Slot::Earlier(row));
+            slots[*at] = Some(Slot::Earlier(row));
+        }
+    }
+    // The responses stored go back with their pets, to be sent as they were stored.
+    for ((at, _), record) in first_of_key.into_iter().zip(records) {
+        if let Some(Slot::Stored(_, response)) = &mut slots[at] {
+            *response = Some(record.response);
         }
     }
     collect(slots)
@@ -165,14 +172,14 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
     let mut done: Outcomes = Vec::with_capacity(slots.len());
     for slot in slots {
         let outcome = match slot {
-            Slot::Stored(pet) => Ok(Recorded::Done(pet)),
-            Slot::Earlier(row) => row.into_record().map(Recorded::Earlier),
+            Slot::Stored(pet, response) => Ok(Written::Stored(pet, response)),
+            Slot::Earlier(row) => row.into_record().map(Written::Earlier),
             // The first of the key comes earlier in the batch, so its outcome is known.
             Slot::SameKeyAs(first) => match (&done[first], batch[first].plan) {
-                (Ok(Recorded::Done(pet)), Some(plan)) => {
-                    Ok(Recorded::Earlier(plan.record_for(pet)))
+                (Ok(Written::Stored(pet, _)), Some(plan)) => {
+                    Ok(Written::Earlier(plan.record_for(pet)))
                 }
-                (Ok(Recorded::Earlier(record)), _) => Ok(Recorded::Earlier(record.clone())),
+                (Ok(Written::Earlier(record)), _) => Ok(Written::Earlier(record.clone())),
                 _ => Err(unexpected("the first create of a key failed")),
             },
         };

@@ -12,7 +12,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use petstore_application::{RecordPlan, Recorded, RepositoryError};
+use petstore_application::{RecordPlan, RepositoryError};
 use petstore_domain::{NewPet, Pet};
 use tokio::sync::mpsc;
 
@@ -23,6 +23,7 @@ use super::errors::{self, Detail};
 use super::health::StoreHealth;
 use super::queue::{self, Reply};
 use super::write_transaction::WriteFailure;
+use super::written::Written;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -34,7 +35,7 @@ const MAX_GROUP: usize = 256;
 struct Pending {
     new_pet: NewPet,
     plan: Option<RecordPlan<Pet>>,
-    reply: Reply<Recorded<Pet>>,
+    reply: Reply<Written<Pet>>,
 }
 
 /// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
@@ -78,7 +79,7 @@ impl CreateQueue {
         &self,
         new_pet: NewPet,
         plan: Option<RecordPlan<Pet>>,
-    ) -> Result<Recorded<Pet>, RepositoryError> {
+    ) -> Result<Written<Pet>, RepositoryError> {
         queue::ask(&self.sender, "writer thread", |reply| Pending {
             new_pet,
             plan,

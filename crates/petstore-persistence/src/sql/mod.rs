@@ -27,6 +27,7 @@ mod repository;
 mod schema;
 mod store;
 mod write_transaction;
+mod written;
 
 pub use idempotency_store::DieselIdempotencyStore;
 pub use key_registry::DieselKeyRegistry;

@@ -27,6 +27,7 @@ use super::pet_row::PetRow;
 use super::read::read_off_the_workers;
 use super::schema::{orders, pets};
 use super::write_transaction::{in_write_transaction, no_turn};
+use super::written::Written;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -236,7 +237,7 @@ impl DieselOrderRepository {
         &self,
         work: OrderWork,
         plan: Option<RecordPlan<Order>>,
-    ) -> Result<Recorded<Order>, OrderError> {
+    ) -> Result<Written<Order>, OrderError> {
         self.health.admit_write()?;
         let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
         super::blocking::in_callers_span(move || {
@@ -263,24 +264,22 @@ impl DieselOrderRepository {
                         return Err(DieselError::RollbackTransaction);
                     }
                 };
-                if let Some(plan) = &plan {
-                    // Absent a moment ago, stored now: a transaction of another instance
-                    // stored it meanwhile (the insert waited for its commit). Its write wins.
-                    if !records::insert_if_absent(
-                        conn,
-                        &plan.record_for(&order),
-                        plan.expired_before,
-                    )? {
-                        earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
-                        return Err(DieselError::RollbackTransaction);
-                    }
+                let Some(plan) = &plan else {
+                    return Ok((order, None));
+                };
+                let record = plan.record_for(&order);
+                // Absent a moment ago, stored now: a transaction of another instance stored it
+                // meanwhile (the insert waited for its commit). Its write wins.
+                if !records::insert_if_absent(conn, &record, plan.expired_before)? {
+                    earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
+                    return Err(DieselError::RollbackTransaction);
                 }
-                Ok(order)
+                Ok((order, Some(record.response)))
             });
             match (outcome, refused.into_inner(), earlier.into_inner()) {
-                (Ok(order), _, _) => Ok(Recorded::Done(order)),
+                (Ok((order, response)), _, _) => Ok(Written::Stored(order, response)),
                 (Err(_), Some(refusal), _) => Err(refusal),
-                (Err(_), None, Some(row)) => Ok(Recorded::Earlier(row.into_record()?)),
+                (Err(_), None, Some(row)) => Ok(Written::Earlier(row.into_record()?)),
                 (Err(failure), None, None) => Err(OrderError::Repository(
                     failure.into_repository_error(&health),
                 )),
@@ -294,14 +293,7 @@ impl DieselOrderRepository {
 #[async_trait]
 impl OrderRepository for DieselOrderRepository {
     async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
-        match self.transact(work, None).await? {
-            Recorded::Done(order) => Ok(order),
-            Recorded::Earlier(_) => Err(OrderError::Repository(RepositoryError::Unexpected(
-                Box::new(Detail(
-                    "a record came back for a write without one".to_owned(),
-                )),
-            ))),
-        }
+        Ok(self.transact(work, None).await?.into_unrecorded()?)
     }
 
     async fn in_transaction_recorded(
@@ -309,7 +301,7 @@ impl OrderRepository for DieselOrderRepository {
         work: OrderWork,
         plan: RecordPlan<Order>,
     ) -> Result<Recorded<Order>, OrderError> {
-        self.transact(work, Some(plan)).await
+        Ok(self.transact(work, Some(plan)).await?.into_recorded()?)
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {

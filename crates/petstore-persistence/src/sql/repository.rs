@@ -105,12 +105,7 @@ impl DieselPetRepository {
 impl PetRepository for DieselPetRepository {
     async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
         self.health.admit_write()?;
-        match self.creates.create(new_pet, None).await? {
-            Recorded::Done(pet) => Ok(pet),
-            Recorded::Earlier(_) => Err(RepositoryError::Unexpected(Box::new(errors::Detail(
-                "a record came back for a create without one".to_owned(),
-            )))),
-        }
+        self.creates.create(new_pet, None).await?.into_unrecorded()
     }
 
     async fn create_recorded(
@@ -119,7 +114,10 @@ impl PetRepository for DieselPetRepository {
         plan: RecordPlan<Pet>,
     ) -> Result<Recorded<Pet>, RepositoryError> {
         self.health.admit_write()?;
-        self.creates.create(new_pet, Some(plan)).await
+        self.creates
+            .create(new_pet, Some(plan))
+            .await?
+            .into_recorded()
     }
 
     async fn list(
