@@ -28,12 +28,34 @@ pub struct Measured {
     pub p50: Duration,
     pub p99: Duration,
     pub max: Duration,
+    /// The whole machine's busy CPU time (every process: server, wrk, PostgreSQL, the kernel)
+    /// per request, when `/proc/stat` could be read.
+    pub machine_cpu: Option<Duration>,
 }
 
 impl Measured {
     pub fn per_second(&self) -> f64 {
         self.requests as f64 / self.seconds
     }
+}
+
+/// The machine's busy CPU time so far (user, nice, system, irq, softirq of every core), from
+/// `/proc/stat` in USER_HZ ticks, which Linux fixes at 100 a second for userspace.
+fn machine_busy() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .map(|field| field.parse().ok())
+        .collect::<Option<_>>()?;
+    let [user, nice, system, _idle, _iowait, irq, softirq, ..] = ticks[..] else {
+        return None;
+    };
+    Some(Duration::from_millis(
+        (user + nice + system + irq + softirq) * 10,
+    ))
 }
 
 const RESULT_PREFIX: &str = "WRK_RESULT";
@@ -129,6 +151,7 @@ fn run_checked(
     // Two client threads, as the server has two cores to itself at most; wrk needs at least
     // one connection per thread.
     let threads = connections.clamp(1, 2);
+    let busy_before = machine_busy();
     let output = Command::new("wrk")
         .arg(format!("--threads={threads}"))
         .arg(format!("--connections={connections}"))
@@ -138,6 +161,9 @@ fn run_checked(
         .arg(&load.url)
         .output()
         .expect("run wrk (install it with `make deps-bench` or apt-get install wrk)");
+    let busy = busy_before
+        .zip(machine_busy())
+        .map(|(before, after)| after - before);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "wrk failed: {output:?}");
     let line = stdout
@@ -168,5 +194,8 @@ fn run_checked(
         p50: Duration::from_micros(p50),
         p99: Duration::from_micros(p99),
         max: Duration::from_micros(max),
+        machine_cpu: busy
+            .filter(|_| requests > 0)
+            .map(|busy| busy / u32::try_from(requests).unwrap_or(u32::MAX)),
     }
 }
