@@ -331,3 +331,65 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
         assert_eq!(page.await.expect("task").expect("list"), expected);
     }
 }
+
+/// The purge reads the idempotency table a slice per round (no index on `stored_at` for every
+/// keyed write to pay for): a round removes the expired records of its slice only, later rounds
+/// reach the rest, and no live record goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_purge_sweeps_the_records_a_slice_per_round_and_reaches_them_all() {
+    use diesel::connection::SimpleConnection;
+    use diesel::dsl::sql;
+    use diesel::sql_types::BigInt;
+    use diesel::{Connection, PgConnection, RunQueryDsl};
+
+    let database = TestDatabase::create();
+    let storage = common::open_storage(database.url());
+    let mut conn = PgConnection::establish(database.url()).expect("connect");
+    // About 700 blocks of 8 KiB: several rounds' slices. Every tenth record is live.
+    conn.batch_execute(
+        "INSERT INTO idempotency_records (owner, key, fingerprint, status, headers, body, stored_at)
+         SELECT 'k1', 'key-' || n, '\\x00'::bytea, 201, 'location: /v1/pets/1',
+                convert_to(repeat('x', 250), 'UTF8'),
+                CASE WHEN n % 10 = 0 THEN 2000000000 ELSE 1000 END
+         FROM generate_series(1, 20000) AS n;",
+    )
+    .expect("fill the table");
+    let count = |conn: &mut PgConnection, which: &str| -> i64 {
+        diesel::select(sql::<BigInt>(&format!(
+            "(SELECT count(*) FROM idempotency_records WHERE {which})"
+        )))
+        .get_result(conn)
+        .expect("count")
+    };
+    let expired = count(&mut conn, "stored_at < 1000000");
+    assert_eq!(expired, 18_000);
+
+    // A round as the server's purge runs it: batches of 1,000 until one comes back short.
+    let mut rounds = Vec::new();
+    while count(&mut conn, "stored_at < 1000000") > 0 {
+        assert!(rounds.len() < 12, "still expired records after {rounds:?}");
+        let mut removed = 0;
+        loop {
+            let batch = storage
+                .idempotency
+                .purge(1_000_000, 1_000)
+                .await
+                .expect("purge");
+            removed += batch;
+            if batch < 1_000 {
+                break;
+            }
+        }
+        rounds.push(removed);
+    }
+    assert!(
+        rounds.len() > 1 && rounds[0] < 18_000,
+        "one round swept the whole table: {rounds:?}"
+    );
+    assert_eq!(rounds.iter().sum::<usize>(), 18_000, "{rounds:?}");
+    assert_eq!(
+        count(&mut conn, "stored_at >= 1000000"),
+        2_000,
+        "live records stay"
+    );
+}

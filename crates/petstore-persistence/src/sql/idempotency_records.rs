@@ -17,6 +17,7 @@ use petstore_domain::IdempotencyKey;
 use super::connection::AnyConnection;
 use super::errors::Detail;
 use super::multi_row::{in_parts, BindValues, MultiRow};
+use super::record_sweep::RecordSweep;
 use super::schema::idempotency_records;
 
 #[derive(Debug, Queryable, QueryableByName)]
@@ -345,22 +346,23 @@ pub(crate) fn insert_if_absent(
     Ok(insert_many_if_absent(conn, std::slice::from_ref(record), expired_before)? == 1)
 }
 
-/// Removes up to `max` records stored before `cutoff`, the oldest first; how many.
+/// Removes up to `max` records stored before `cutoff`; how many. Neither backend indexes
+/// `stored_at`: an index every keyed write would pay for, for a purge once a minute.
 ///
-/// On SQLite "the oldest" is the earliest to arrive: its records are kept in arrival order
-/// (migrations/sqlite, 2026-11-26-000001) and not indexed by `stored_at`. Of the `2 * max`
-/// records that arrived first, the expired ones go: the statement reads a bounded number of
-/// rows, and a live record among the first (its clock a moment behind, or one a release before
-/// this updated in place) holds up none behind it.
-pub(crate) fn purge(conn: &mut AnyConnection, cutoff: i64, max: i64) -> QueryResult<usize> {
+/// On SQLite the earliest to arrive go first: its records are kept in arrival order
+/// (migrations/sqlite, 2026-11-26-000001). Of the `2 * max` records that arrived first, the
+/// expired ones go: the statement reads a bounded number of rows, and a live record among the
+/// first (its clock a moment behind, or one a release before this updated in place) holds up
+/// none behind it. On PostgreSQL, whose heap is not in arrival order, `sweep` reads the table a
+/// slice per round ([`RecordSweep`]).
+pub(crate) fn purge(
+    conn: &mut AnyConnection,
+    sweep: &RecordSweep,
+    cutoff: i64,
+    max: i64,
+) -> QueryResult<usize> {
     match conn {
-        AnyConnection::Postgresql(pg) => diesel::sql_query(
-            "DELETE FROM idempotency_records WHERE (owner, key) IN (SELECT owner, key FROM \
-             idempotency_records WHERE stored_at < $1 ORDER BY stored_at LIMIT $2)",
-        )
-        .bind::<BigInt, _>(cutoff)
-        .bind::<BigInt, _>(max)
-        .execute(pg),
+        AnyConnection::Postgresql(pg) => sweep.purge(pg, cutoff, max),
         AnyConnection::Sqlite(sqlite) => diesel::sql_query(
             "DELETE FROM idempotency_records WHERE rowid IN (SELECT rowid FROM (SELECT rowid, \
              stored_at FROM idempotency_records ORDER BY rowid LIMIT ?) WHERE stored_at < ? \

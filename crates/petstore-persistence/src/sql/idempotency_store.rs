@@ -12,6 +12,7 @@ use super::errors;
 use super::health::StoreHealth;
 use super::idempotency_records::{self as records, RecordRow};
 use super::read::read_off_the_workers;
+use super::record_sweep::RecordSweep;
 use super::write_transaction::{in_write_transaction, no_turn};
 use super::Pool;
 use crate::DatabaseUrl;
@@ -23,6 +24,7 @@ pub struct DieselIdempotencyStore {
     generations: Generations,
     health: StoreHealth,
     url: DatabaseUrl,
+    sweep: RecordSweep,
 }
 
 impl std::fmt::Debug for DieselIdempotencyStore {
@@ -45,6 +47,7 @@ impl DieselIdempotencyStore {
             generations,
             health,
             url,
+            sweep: RecordSweep::default(),
         }
     }
 
@@ -106,7 +109,8 @@ impl IdempotencyStore for DieselIdempotencyStore {
 
     async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError> {
         let max = i64::try_from(max).unwrap_or(i64::MAX);
-        self.write(move |conn| records::purge(conn, cutoff, max))
+        let sweep = self.sweep.clone();
+        self.write(move |conn| records::purge(conn, &sweep, cutoff, max))
             .await
     }
 }

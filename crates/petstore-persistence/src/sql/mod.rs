@@ -23,6 +23,7 @@ mod pool;
 mod probe;
 mod queue;
 mod read;
+mod record_sweep;
 mod repository;
 mod schema;
 mod store;

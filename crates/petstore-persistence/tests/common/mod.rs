@@ -100,6 +100,7 @@ pub fn migration_versions() -> Vec<String> {
         "20261125000003",
         "20261126000000",
         "20261126000001",
+        "20261126000002",
     ]
     .map(str::to_owned)
     .to_vec()
