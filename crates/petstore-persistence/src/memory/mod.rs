@@ -9,7 +9,7 @@ mod pets;
 
 use std::collections::BTreeMap;
 
-use petstore_application::{IdempotencyRecord, KeyOwner};
+use petstore_application::{IdempotencyRecord, KeyOwner, RecordPlan, Recorded};
 use petstore_domain::{IdempotencyKey, Order, Pet};
 
 pub use idempotency::InMemoryIdempotencyStore;
@@ -55,5 +55,14 @@ impl State {
         self.records
             .insert((record.owner.clone(), record.key.clone()), record);
         None
+    }
+
+    /// Stores the record `plan` makes of a write's `result`, once the write found no live
+    /// record in its way: the result, with the response stored for it.
+    fn record<T>(&mut self, plan: &RecordPlan<T>, result: T) -> Recorded<T> {
+        let record = plan.record_for(&result);
+        let response = record.response.clone();
+        self.insert_record_if_absent(record, plan.expired_before);
+        Recorded::Done(result, response)
     }
 }

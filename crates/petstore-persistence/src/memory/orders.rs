@@ -137,10 +137,7 @@ impl OrderRepository for InMemoryOrderRepository {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
         let order = Self::apply(&mut state, &work)?;
-        let record = plan.record_for(&order);
-        let response = record.response.clone();
-        state.insert_record_if_absent(record, plan.expired_before);
-        Ok(Recorded::Done(order, response))
+        Ok(state.record(&plan, order))
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {

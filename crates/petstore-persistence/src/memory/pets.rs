@@ -61,10 +61,7 @@ impl PetRepository for InMemoryPetRepository {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
         let pet = Self::insert(&mut state, new_pet)?;
-        let record = plan.record_for(&pet);
-        let response = record.response.clone();
-        state.insert_record_if_absent(record, plan.expired_before);
-        Ok(Recorded::Done(pet, response))
+        Ok(state.record(&plan, pet))
     }
 
     async fn list(

@@ -265,7 +265,7 @@ impl DieselOrderRepository {
                     }
                 };
                 let Some(plan) = &plan else {
-                    return Ok((order, None));
+                    return Ok(Written::Stored(order, None));
                 };
                 let record = plan.record_for(&order);
                 // Absent a moment ago, stored now: a transaction of another instance stored it
@@ -274,10 +274,10 @@ impl DieselOrderRepository {
                     earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
                     return Err(DieselError::RollbackTransaction);
                 }
-                Ok((order, Some(record.response)))
+                Ok(Written::Stored(order, Some(record.response)))
             });
             match (outcome, refused.into_inner(), earlier.into_inner()) {
-                (Ok((order, response)), _, _) => Ok(Written::Stored(order, response)),
+                (Ok(written), _, _) => Ok(written),
                 (Err(_), Some(refusal), _) => Err(refusal),
                 (Err(_), None, Some(row)) => Ok(Written::Earlier(row.into_record()?)),
                 (Err(failure), None, None) => Err(OrderError::Repository(
