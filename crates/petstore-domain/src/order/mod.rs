@@ -26,7 +26,7 @@ use crate::{KeyId, Pet, PetId, PetStatus, StatusTransitionError};
 pub enum OrderConflict {
     #[error("pet {pet} is `{status}`: only an `available` pet can be ordered")]
     PetNotAvailable { pet: PetId, status: PetStatus },
-    #[error("an order that is `{from}` cannot be {action}d", action = .action.as_str())]
+    #[error("an order that is `{from}` cannot be {done}", done = .action.past_participle())]
     Order {
         from: OrderStatus,
         action: OrderAction,
@@ -288,6 +288,72 @@ mod tests {
             (order.status, sold.status()),
             (OrderStatus::Approved, PetStatus::Sold)
         );
+    }
+
+    /// Clients show these messages to their users: each refused move, in plain English.
+    #[test]
+    fn every_refused_move_says_so_in_plain_english() {
+        use OrderAction::{Approve, Cancel, Deliver};
+        use OrderStatus::{Approved, Cancelled, Delivered, Placed};
+        let expected = [
+            (
+                Placed,
+                Deliver,
+                "an order that is `placed` cannot be delivered",
+            ),
+            (
+                Approved,
+                Approve,
+                "an order that is `approved` cannot be approved",
+            ),
+            (
+                Delivered,
+                Approve,
+                "an order that is `delivered` cannot be approved",
+            ),
+            (
+                Delivered,
+                Deliver,
+                "an order that is `delivered` cannot be delivered",
+            ),
+            (
+                Delivered,
+                Cancel,
+                "an order that is `delivered` cannot be cancelled",
+            ),
+            (
+                Cancelled,
+                Approve,
+                "an order that is `cancelled` cannot be approved",
+            ),
+            (
+                Cancelled,
+                Deliver,
+                "an order that is `cancelled` cannot be delivered",
+            ),
+            (
+                Cancelled,
+                Cancel,
+                "an order that is `cancelled` cannot be cancelled",
+            ),
+        ];
+        let mut refused = Vec::new();
+        for from in OrderStatus::ALL {
+            for action in [Approve, Deliver, Cancel] {
+                let mut order = Order {
+                    status: from,
+                    ..placed()
+                };
+                if let Err(conflict) = order.apply(action, &mut pet(PetStatus::Pending), 5) {
+                    refused.push((from, action, conflict.to_string()));
+                }
+            }
+        }
+        let expected: Vec<_> = expected
+            .into_iter()
+            .map(|(from, action, message)| (from, action, message.to_owned()))
+            .collect();
+        assert_eq!(refused, expected);
     }
 
     #[test]

@@ -76,6 +76,16 @@ impl OrderAction {
         }
     }
 
+    /// The action's past participle, for messages ("cannot be cancelled"): written out, since
+    /// no suffix makes all three (`cancelled` doubles its `l`, as the status does).
+    pub const fn past_participle(self) -> &'static str {
+        match self {
+            Self::Approve => "approved",
+            Self::Deliver => "delivered",
+            Self::Cancel => "cancelled",
+        }
+    }
+
     /// The scope a key needs for this action: approving and delivering are the store's staff's
     /// (`store`); a customer (`write`) may cancel an order of its own.
     pub const fn scope_needed(self) -> KeyScope {
