@@ -3,10 +3,19 @@
 //! checked here, from Unicode's properties rather than hand-kept ranges.
 //!
 //! A name is a run of *visible* characters and spaces (general category Zs), with at least one
-//! visible character. After a visible character may come combining marks (M) and variation
-//! selectors, and a zero width joiner (U+200D) directly followed by an Extended_Pictographic
-//! character, so emoji sequences work: service dog (U+1F415 U+200D U+1F9BA), red heart (U+2764
-//! U+FE0F). Never allowed (and not visible):
+//! visible character. After a visible character may come combining marks (M), and a zero width
+//! joiner (U+200D) directly followed by an Extended_Pictographic character, so emoji sequences
+//! work: service dog (U+1F415 U+200D U+1F9BA). A variation selector draws nothing and, where it
+//! selects no form of the character before it, only carries hidden bytes; so at most one may
+//! follow a visible character, directly, and only one that has such forms: VS15 or VS16
+//! (U+FE0E, U+FE0F: text or emoji presentation) after an Emoji character (red heart, U+2764
+//! U+FE0F), VS1 to VS3 (U+FE00 to U+FE02: the shapes of the compatibility ideographs) after a
+//! Unified_Ideograph, a Mongolian free variation selector (U+180B to U+180D, U+180F) after a
+//! Mongolian letter. Every other selector is refused: the standardized sequences left select
+//! forms of math symbols and of a few scripts' letters that no name needs, and VS17 to VS256
+//! (U+E0100 to U+E01EF, ideographic variation sequences) are a registry of their own, tens of
+//! thousands of sequences, not carried here; without them an ideograph carries no hidden byte,
+//! and reads the same. Never allowed (and not visible):
 //! controls (Cc: C0, C1, ESC, newlines), format characters (Cf: U+200F, U+061C, U+202E, zero
 //! width spaces), private use and unassigned code points (Co, Cn), line and paragraph
 //! separators (Zl, Zp), Default_Ignorable_Code_Point (tag characters U+E0000 to U+E007F, the
@@ -19,8 +28,9 @@
 //! The property tables are `regex-syntax`'s (Unicode 16.0, the crate `regex` is built on, which
 //! the workspace already depends on): a maintained, MIT/Apache source that has every property
 //! the rule needs (general category, Default_Ignorable_Code_Point, Bidi_Control,
-//! Variation_Selector, Extended_Pictographic) as sorted range lists, which also let
-//! the tests write the rule as a regular expression to check it against itself. `icu_*` has
+//! Variation_Selector, Extended_Pictographic, Emoji, Unified_Ideograph, Script) as sorted range
+//! lists, which also let the tests write the rule as a regular expression to check it against
+//! itself. `icu_*` has
 //! them too but is Unicode-3.0 licensed; `unicode-properties` lacks the ignorables.
 
 use std::cmp::Ordering;
@@ -65,6 +75,8 @@ pub enum HiddenKind {
     /// A zero width joiner not followed by an emoji.
     Joiner,
     BrailleBlank,
+    /// A variation selector that selects no form of the character before it.
+    VariationSelector,
     Invisible,
 }
 
@@ -79,6 +91,10 @@ impl fmt::Display for HiddenKind {
             Self::Unassigned => "unassigned or for private use",
             Self::Joiner => "a zero width joiner, allowed only before an emoji",
             Self::BrailleBlank => "the blank braille pattern, which draws nothing",
+            Self::VariationSelector => {
+                "a variation selector that selects no form of the character before it (one may \
+                 follow an emoji, a CJK ideograph or a Mongolian letter)"
+            }
             Self::Invisible => "invisible (a format character or default-ignorable code point)",
         })
     }
@@ -93,17 +109,30 @@ pub fn check(name: &str) -> Result<(), HumanNameError> {
     // Whether a mark, a variation selector or a joiner may come next: only right after a
     // visible character or what is attached to one.
     let mut attached = false;
+    // The visible character right before, when nothing came between: the only one a variation
+    // selector may select a form of, so there is at most one selector per character.
+    let mut base = None;
     let mut visible = false;
     let mut chars = name.chars().enumerate().peekable();
     while let Some((index, c)) = chars.next() {
         let at = index + 1;
+        let before = base.take();
         if contains(&classes.visible, c) {
-            (attached, visible) = (true, true);
+            (attached, visible, base) = (true, true, Some(c));
         } else if contains(&classes.space, c) {
             attached = false;
         } else if contains(&classes.mark, c) || contains(&classes.selector, c) {
             if !attached {
                 return Err(HumanNameError::LoneMark { found: c, at });
+            }
+            if contains(&classes.selector, c)
+                && !before.is_some_and(|before| classes.selects(before, c))
+            {
+                return Err(HumanNameError::Hidden {
+                    found: c,
+                    at,
+                    kind: HiddenKind::VariationSelector,
+                });
             }
         } else if c == ZWJ
             && attached
@@ -141,17 +170,30 @@ pub(crate) fn pattern() -> &'static str {
 #[cfg(test)]
 static PATTERN: LazyLock<String> = LazyLock::new(|| {
     let classes = &*CLASSES;
-    let mut attachable = classes.mark.clone();
-    attachable.union(&classes.selector);
     let space = render(&classes.space);
     format!(
-        "^{space}*(?:{visible}(?:{attachable}|\\u{zwj:04x}{emoji})*{space}*)+$",
-        visible = render(&classes.visible),
-        attachable = render(&attachable),
+        "^{space}*(?:{visible}(?:{mark}|\\u{zwj:04x}{joined})*{space}*)+$",
+        visible = with_selector(&classes.visible),
+        mark = render(&classes.mark),
         zwj = u32::from(ZWJ),
-        emoji = render(&classes.emoji),
+        joined = with_selector(&classes.emoji),
     )
 });
+
+/// One character of `class`, with the one variation selector that may follow it, if any.
+#[cfg(test)]
+fn with_selector(class: &ClassUnicode) -> String {
+    let mut alternatives = vec![render(class)];
+    for variants in &CLASSES.variants {
+        let mut bases = variants.bases.clone();
+        bases.intersect(class);
+        if bases.ranges().is_empty() {
+            continue;
+        }
+        alternatives.push(format!("{}{}", render(&bases), render(&variants.selectors)));
+    }
+    format!("(?:{})", alternatives.join("|"))
+}
 
 #[cfg(test)]
 fn render(class: &ClassUnicode) -> String {
@@ -184,13 +226,21 @@ struct Classes {
     /// Combining marks that are not default-ignorable (CGJ U+034F and the variation selectors
     /// are marks too).
     mark: ClassUnicode,
+    /// Every variation selector; each may follow only the characters of one of `variants`.
     selector: ClassUnicode,
+    variants: [Variants; 3],
     /// Extended_Pictographic and visible: what a zero width joiner may join on to.
     emoji: ClassUnicode,
     control: ClassUnicode,
     bidi: ClassUnicode,
     separator: ClassUnicode,
     unassigned: ClassUnicode,
+}
+
+/// Variation selectors and the characters they select forms of.
+struct Variants {
+    bases: ClassUnicode,
+    selectors: ClassUnicode,
 }
 
 static CLASSES: LazyLock<Classes> = LazyLock::new(|| {
@@ -209,11 +259,32 @@ static CLASSES: LazyLock<Classes> = LazyLock::new(|| {
     let visible = difference(class(r"\p{Any}"), &invisible);
     let mut emoji = class(r"\p{Extended_Pictographic}");
     emoji.intersect(&visible);
+    let variants = |bases: &str, selectors: &str| {
+        let mut bases = class(bases);
+        bases.intersect(&visible);
+        Variants {
+            bases,
+            selectors: class(selectors),
+        }
+    };
+    let variants = [
+        // Text (VS15) or emoji (VS16) presentation, which only characters that are emoji have.
+        variants(r"\p{Emoji}", r"[\x{FE0E}\x{FE0F}]"),
+        // VS1-VS3 give a unified ideograph the shape of one of its compatibility ideographs, as
+        // Korean and Japanese names may need; no ideograph has more than three.
+        variants(r"\p{Unified_Ideograph}", r"[\x{FE00}-\x{FE02}]"),
+        // Mongolian's free variation selectors pick a letter's written form.
+        variants(
+            r"[\p{Script=Mongolian}&&\p{L}]",
+            r"[\x{180B}-\x{180D}\x{180F}]",
+        ),
+    ];
     Classes {
         visible,
         space,
         mark,
         selector: class(r"\p{Variation_Selector}"),
+        variants,
         emoji,
         control: class(r"\p{Cc}"),
         bidi: class(r"\p{Bidi_Control}"),
@@ -223,6 +294,13 @@ static CLASSES: LazyLock<Classes> = LazyLock::new(|| {
 });
 
 impl Classes {
+    /// Whether the variation selector `selector` may follow `base` directly.
+    fn selects(&self, base: char, selector: char) -> bool {
+        self.variants.iter().any(|variants| {
+            contains(&variants.selectors, selector) && contains(&variants.bases, base)
+        })
+    }
+
     fn kind(&self, c: char) -> HiddenKind {
         if contains(&self.control, c) {
             HiddenKind::Control
