@@ -248,6 +248,7 @@ async fn create_refuses_other_content_types_with_415() {
         Some("application/x-www-form-urlencoded"),
         Some("application/merge-patch+json"),
         Some("application/json; charset=latin1"),
+        Some("application/json; charset=utf-8; charset=latin1"),
         None,
     ] {
         let mut req = TestRequest::post()

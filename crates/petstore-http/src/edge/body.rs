@@ -13,8 +13,9 @@ use actix_web::{HttpMessage, HttpRequest};
 
 use crate::error::{ApiError, ErrorCode};
 
-/// Checks that the request declares `application/json` (a `charset=utf-8` parameter is fine;
-/// JSON is UTF-8 by definition, so any other charset is refused rather than misread).
+/// Checks that the request declares `application/json` (one `charset=utf-8` parameter is fine;
+/// JSON is UTF-8 by definition, so any other charset, or a second one, is refused rather than
+/// misread).
 pub(crate) fn require_json_content_type(req: &HttpRequest) -> Result<(), ApiError> {
     const EXPECTED: &str = "send `Content-Type: application/json`";
     let mime = match req.mime_type() {
@@ -41,13 +42,21 @@ pub(crate) fn require_json_content_type(req: &HttpRequest) -> Result<(), ApiErro
             format!("unsupported `Content-Type` `{mime}`: {EXPECTED}"),
         ));
     }
-    if let Some(charset) = mime.get_param(mime::CHARSET) {
+    let mut charsets = mime.params().filter(|(name, _)| *name == mime::CHARSET);
+    if let Some((_, charset)) = charsets.next() {
         if !charset.as_str().eq_ignore_ascii_case("utf-8") {
             return Err(ApiError::new(
                 ErrorCode::UnsupportedMediaType,
                 format!("unsupported charset `{charset}`: JSON must be UTF-8"),
             ));
         }
+    }
+    // Another reader of the header may take the last one: which was meant is not known.
+    if charsets.next().is_some() {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!("`Content-Type` gives `charset` more than once: {EXPECTED}"),
+        ));
     }
     Ok(())
 }
@@ -89,5 +98,52 @@ pub(crate) async fn read_limited(
             "could not read the request body: {err}"
         ))),
         Err(_) => Err(too_large()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    fn checked(content_type: &str) -> Result<(), ApiError> {
+        require_json_content_type(
+            &TestRequest::default()
+                .insert_header((header::CONTENT_TYPE, content_type))
+                .to_http_request(),
+        )
+    }
+
+    #[test]
+    fn json_with_at_most_one_utf8_charset_is_accepted() {
+        for content_type in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "Application/JSON; Charset=UTF-8",
+            "application/json; charset=\"utf-8\"",
+        ] {
+            assert!(checked(content_type).is_ok(), "{content_type}");
+        }
+    }
+
+    /// Two charsets are ambiguous (which one did the client mean?), and a parser that reads the
+    /// last one would decode what this one checked as UTF-8 otherwise.
+    #[test]
+    fn a_charset_given_twice_or_other_than_utf8_is_refused_naming_it() {
+        for (content_type, named) in [
+            ("application/json; charset=utf-8; charset=latin1", "charset"),
+            ("application/json; charset=latin1; charset=utf-8", "charset"),
+            ("application/json; charset=utf-8; CHARSET=utf-8", "charset"),
+            ("application/json; charset=latin1", "latin1"),
+        ] {
+            let error = checked(content_type).unwrap_err();
+            assert_eq!(
+                error.code(),
+                ErrorCode::UnsupportedMediaType,
+                "{content_type}"
+            );
+            assert!(error.message().contains(named), "{}", error.message());
+        }
     }
 }
