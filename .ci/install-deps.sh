@@ -9,7 +9,9 @@
 #          `make contract` (the machine's own when it has them)
 #   python: python3 with venv support, for the virtualenv of the contract and browser tests
 #   image: podman with Debian's runc (crun refuses this machine's cgroup layout) to build and run
-#          the container image; haproxy for the rolling-restart test; systemd-analyze for the unit
+#          the container image; podman-compose (Debian's, the one an operator on Debian installs)
+#          to run the compose file; haproxy for the rolling-restart test; systemd-analyze for
+#          the unit
 # SQLite needs nothing: it is compiled into the binary.
 set -euo pipefail
 
@@ -48,6 +50,7 @@ case "${1:-}" in
   image)
     command -v podman >/dev/null || need+=(podman)
     command -v runc >/dev/null || need+=(runc)
+    command -v podman-compose >/dev/null || need+=(podman-compose)
     command -v haproxy >/dev/null || need+=(haproxy)
     command -v systemd-analyze >/dev/null || need+=(systemd)
     ;;
