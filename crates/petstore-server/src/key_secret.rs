@@ -9,6 +9,7 @@
 mod strength;
 
 use secrecy::SecretSlice;
+use std::fmt;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 #[cfg(unix)]
@@ -33,29 +34,60 @@ pub enum KeySecretError {
     )]
     MissingInProduction,
     #[error(
-        "the API key secret is {actual} bytes long; production needs at least \
+        "the API key secret in {origin} is {actual} bytes long; production needs at least \
          {MIN_PRODUCTION_SECRET_BYTES}"
     )]
-    TooShortForProduction { actual: usize },
+    TooShortForProduction { origin: SecretOrigin, actual: usize },
     #[error(
-        "the API key secret is too guessable: its bytes carry about {estimated_bits:.0} bits \
-         (at least {MIN_ESTIMATED_BITS:.0} are needed); use random bytes, e.g. the output of \
-         `petstore keys secret` or `openssl rand -hex 32`"
+        "the API key secret in {origin} is too guessable: its bytes carry about \
+         {estimated_bits} bits (at least {MIN_ESTIMATED_BITS:.0} are needed); use random \
+         bytes, e.g. the output of `petstore keys secret` or `openssl rand -hex 32`"
     )]
-    Weak { estimated_bits: f64 },
+    Weak {
+        origin: SecretOrigin,
+        /// Rounded down ([`strength::estimated_whole_bits`]).
+        estimated_bits: u64,
+    },
     #[error(
         "the key secret file {} can be read or written by other users (mode {mode:o}); \
          `chmod 600` it (or 640 with a group of the service's own)", path.display()
     )]
     ExposedFile { path: PathBuf, mode: u32 },
-    #[error("the API key secret is empty")]
-    Empty,
+    #[error("the API key secret in {origin} is empty")]
+    Empty { origin: SecretOrigin },
     #[error("cannot read the key secret file {path}: {source}")]
     ReadFile { path: PathBuf, source: io::Error },
     #[error("cannot keep the development key secret in {path}: {source}")]
     DevSecret { path: PathBuf, source: io::Error },
     #[error("cannot generate a key secret: {0}")]
     Random(String),
+}
+
+/// Where a configured secret came from, for an error that names it: the operator may have set
+/// several. A file is named by its path; a secret's value never appears.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretOrigin {
+    /// `PETSTORE_KEY_SECRET` (`--key-secret`).
+    Variable,
+    /// `PETSTORE_KEY_SECRET_FILE` (`--key-secret-file`).
+    File(PathBuf),
+    /// The entry of `PETSTORE_KEY_SECRET_PREVIOUS` at this place in the list, from 1.
+    Previous(usize),
+    /// One of the files of `PETSTORE_KEY_SECRET_PREVIOUS_FILE`.
+    PreviousFile(PathBuf),
+}
+
+impl fmt::Display for SecretOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Variable => f.write_str("PETSTORE_KEY_SECRET"),
+            Self::File(path) => write!(f, "PETSTORE_KEY_SECRET_FILE ({})", path.display()),
+            Self::Previous(place) => write!(f, "entry {place} of PETSTORE_KEY_SECRET_PREVIOUS"),
+            Self::PreviousFile(path) => {
+                write!(f, "PETSTORE_KEY_SECRET_PREVIOUS_FILE ({})", path.display())
+            }
+        }
+    }
 }
 
 /// The secret new keys are signed with, and the previous ones still accepted during a rotation;
@@ -70,15 +102,20 @@ pub struct KeySecrets {
 pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<KeySecrets, KeySecretError> {
     let current = resolve_bytes(args, data_dir).map(SecretSlice::from)?;
     let mut previous = Vec::new();
-    for secret in &args.key_secret_previous {
+    for (index, secret) in args.key_secret_previous.iter().enumerate() {
         previous.push(check_explicit(
             secret.clone().into_bytes(),
+            SecretOrigin::Previous(index + 1),
             args.environment,
         )?);
     }
     for path in &args.key_secret_previous_file {
         check_file_is_private(path, args.environment)?;
-        previous.push(check_explicit(read_secret_file(path)?, args.environment)?);
+        previous.push(check_explicit(
+            read_secret_file(path)?,
+            SecretOrigin::PreviousFile(path.clone()),
+            args.environment,
+        )?);
     }
     Ok(KeySecrets {
         current,
@@ -89,36 +126,42 @@ pub fn resolve(args: &KeySecretArgs, data_dir: &Path) -> Result<KeySecrets, KeyS
 fn resolve_bytes(args: &KeySecretArgs, data_dir: &Path) -> Result<Vec<u8>, KeySecretError> {
     let environment = args.environment;
     let explicit = match (&args.key_secret, &args.key_secret_file) {
-        (Some(secret), _) => Some(secret.clone().into_bytes()),
+        (Some(secret), _) => Some((secret.clone().into_bytes(), SecretOrigin::Variable)),
         (None, Some(path)) => {
             check_file_is_private(path, environment)?;
-            Some(read_secret_file(path)?)
+            Some((read_secret_file(path)?, SecretOrigin::File(path.clone())))
         }
         (None, None) => None,
     };
-    let Some(secret) = explicit else {
+    let Some((secret, origin)) = explicit else {
         return match environment {
             Environment::Production => Err(KeySecretError::MissingInProduction),
             Environment::Development => load_or_create_dev_secret(data_dir),
         };
     };
-    check_explicit(secret, environment)
+    check_explicit(secret, origin, environment)
 }
 
 /// A configured secret as the environment demands it: never empty; in production long and not
 /// guessable (development only warns about the latter).
-fn check_explicit(secret: Vec<u8>, environment: Environment) -> Result<Vec<u8>, KeySecretError> {
+fn check_explicit(
+    secret: Vec<u8>,
+    origin: SecretOrigin,
+    environment: Environment,
+) -> Result<Vec<u8>, KeySecretError> {
     if secret.is_empty() {
-        return Err(KeySecretError::Empty);
+        return Err(KeySecretError::Empty { origin });
     }
     if environment == Environment::Production && secret.len() < MIN_PRODUCTION_SECRET_BYTES {
         return Err(KeySecretError::TooShortForProduction {
+            origin,
             actual: secret.len(),
         });
     }
     if !strength::is_strong(&secret) {
         let error = KeySecretError::Weak {
-            estimated_bits: strength::estimated_bits(&secret),
+            origin,
+            estimated_bits: strength::estimated_whole_bits(&secret),
         };
         match environment {
             Environment::Production => return Err(error),
@@ -192,9 +235,9 @@ fn load_or_create_dev_secret(data_dir: &Path) -> Result<Vec<u8>, KeySecretError>
             let secret = text.trim().as_bytes().to_vec();
             if !strength::is_strong(&secret) {
                 return Err(dev_error(io::Error::other(format!(
-                    "it holds a guessable secret (about {:.0} bits); delete it and a strong one \
-                     is made",
-                    strength::estimated_bits(&secret)
+                    "it holds a guessable secret (about {} bits); delete it and a strong one is \
+                     made",
+                    strength::estimated_whole_bits(&secret)
                 ))));
             }
             return Ok(secret);
@@ -263,6 +306,109 @@ mod tests {
         ));
     }
 
+    /// A private file holding `secret`, in `dir`.
+    fn secret_file(dir: &Path, name: &str, secret: &str) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, secret).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        path
+    }
+
+    /// With a current and several previous secrets configured, the operator learns which one
+    /// was refused (its setting, its file's path, its place in the list), never its value.
+    #[test]
+    fn a_refused_secret_is_named_by_where_it_was_configured() {
+        let dir = tempfile::tempdir().unwrap();
+        let weak = "a".repeat(40);
+        let strong = crate::random::random_hex(32).unwrap();
+        let refusal = |configured: &KeySecretArgs| {
+            let message = resolve(configured, dir.path()).err().unwrap().to_string();
+            assert!(!message.contains(&weak), "the secret leaked: {message}");
+            message
+        };
+
+        assert_eq!(
+            refusal(&args(Some(&weak), Environment::Production)),
+            "the API key secret in PETSTORE_KEY_SECRET is too guessable: its bytes carry about \
+             0 bits (at least 128 are needed); use random bytes, e.g. the output of `petstore \
+             keys secret` or `openssl rand -hex 32`"
+        );
+        assert_eq!(
+            refusal(&args(Some("too-short"), Environment::Production)),
+            "the API key secret in PETSTORE_KEY_SECRET is 9 bytes long; production needs at \
+             least 32"
+        );
+
+        let path = secret_file(dir.path(), "current", &weak);
+        let mut from_file = args(None, Environment::Production);
+        from_file.key_secret_file = Some(path.clone());
+        let message = refusal(&from_file);
+        assert!(
+            message.starts_with(&format!(
+                "the API key secret in PETSTORE_KEY_SECRET_FILE ({}) is too guessable",
+                path.display()
+            )),
+            "{message}"
+        );
+
+        let mut rotating = args(Some(&strong), Environment::Production);
+        rotating.key_secret_previous = vec![crate::random::random_hex(32).unwrap(), weak.clone()];
+        let message = refusal(&rotating);
+        assert!(
+            message.starts_with(
+                "the API key secret in entry 2 of PETSTORE_KEY_SECRET_PREVIOUS is too guessable"
+            ),
+            "{message}"
+        );
+        rotating.key_secret_previous = vec![String::new()];
+        assert_eq!(
+            refusal(&rotating),
+            "the API key secret in entry 1 of PETSTORE_KEY_SECRET_PREVIOUS is empty"
+        );
+
+        let path = secret_file(dir.path(), "previous", &weak);
+        rotating.key_secret_previous = Vec::new();
+        rotating.key_secret_previous_file = vec![path.clone()];
+        let message = refusal(&rotating);
+        assert!(
+            message.starts_with(&format!(
+                "the API key secret in PETSTORE_KEY_SECRET_PREVIOUS_FILE ({}) is too guessable",
+                path.display()
+            )),
+            "{message}"
+        );
+    }
+
+    /// The bits shown are the estimate rounded down: a secret short of the bound by a fraction
+    /// must not read as reaching it, and a secret of one repeated byte carries 0, not -0.
+    #[test]
+    fn the_estimate_shown_is_rounded_down_and_never_negative() {
+        let dir = tempfile::tempdir().unwrap();
+        // 127.7 bits by the estimate.
+        let almost = "fec0c9669a08d61f659259742754b138b";
+        let message = resolve(&args(Some(almost), Environment::Production), dir.path())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            message.contains("about 127 bits (at least 128 are needed)"),
+            "{message}"
+        );
+
+        fs::write(dir.path().join(DEV_SECRET_FILE_NAME), "a".repeat(64)).unwrap();
+        let message = resolve_bytes(&args(None, Environment::Development), dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("(about 0 bits)") && !message.contains("-0"),
+            "{message}"
+        );
+    }
+
     #[test]
     fn production_refuses_to_run_without_a_secret() {
         let dir = tempfile::tempdir().unwrap();
@@ -280,7 +426,7 @@ mod tests {
             resolve_bytes(&args(Some(&short), Environment::Production), dir.path()).unwrap_err();
         assert!(matches!(
             err,
-            KeySecretError::TooShortForProduction { actual: 31 }
+            KeySecretError::TooShortForProduction { actual: 31, .. }
         ));
         let long = crate::random::random_hex(32).unwrap();
         let secret =

@@ -32,25 +32,28 @@ pub fn estimated_bits(secret: &[u8]) -> f64 {
         .min(frequency_bits(&secret[..period(secret)]))
 }
 
-/// Length times the entropy per byte of the byte frequencies.
+/// The estimate rounded down to whole bits, for messages: one short of the bound by a fraction
+/// must not read as reaching it.
+pub fn estimated_whole_bits(secret: &[u8]) -> u64 {
+    // Never negative (each term of the sum is at least +0), and below 8 bits per byte.
+    estimated_bits(secret).floor() as u64
+}
+
+/// Length times the entropy per byte of the byte frequencies: the sum over the bytes seen of
+/// `count * log2(length / count)`. Written so, every term is at least +0; the textbook
+/// `-share * log2(share)` is -0 for a byte that is the whole input, which prints as `-0`.
 fn frequency_bits(bytes: &[u8]) -> f64 {
-    if bytes.is_empty() {
-        return 0.0;
-    }
     let mut counts = [0_u32; 256];
     for &byte in bytes {
         counts[usize::from(byte)] += 1;
     }
     let length = bytes.len() as f64;
-    let per_byte: f64 = counts
+    counts
         .iter()
         .filter(|&&count| count > 0)
-        .map(|&count| {
-            let share = f64::from(count) / length;
-            -share * share.log2()
-        })
-        .sum();
-    per_byte * length
+        .map(|&count| f64::from(count) * (length / f64::from(count)).log2())
+        // From +0: `Sum` starts an empty sum at -0.
+        .fold(0.0, |sum, bits| sum + bits)
 }
 
 /// The length of the shortest string whose repetition (the last copy possibly cut short) is
@@ -87,6 +90,10 @@ mod tests {
         }
         assert_eq!(estimated_bits(b""), 0.0);
         assert_eq!(estimated_bits(&[b'x'; 100]), 0.0);
+        assert!(
+            estimated_bits(&[b'x'; 100]).is_sign_positive(),
+            "0, not -0, which a message would print as `-0`"
+        );
         assert!(
             (frequency_bits(b"abab") - 4.0).abs() < 1e-9,
             "1 bit per byte"
