@@ -1,6 +1,7 @@
-//! Smaller holes a hostile client found (issue 25, item 6), closed: a query parameter an
-//! operation would have ignored is refused, as the listings refuse theirs; a `petId` below the
-//! int64 range is refused, not read as the smallest int64; a huge path is not logged whole.
+//! Smaller holes a hostile client found, closed: a query parameter an operation would have
+//! ignored is refused, as the listings refuse theirs; a `petId` below the int64 range is
+//! refused, not read as the smallest int64; a huge path is not logged whole; text a client sent
+//! comes back in an error message with its invisible and bidirectional characters escaped.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -181,5 +182,62 @@ async fn in_production_metrics_are_served_only_on_their_own_address() {
         let mut child = started.child;
         let _ = child.kill();
         let _ = child.wait();
+    }
+}
+
+/// Every Bidi_Control character: each reorders how the text around it is displayed.
+const BIDI_CONTROLS: [char; 12] = [
+    '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}',
+    '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+];
+
+/// What a client sent comes back in an error message (a path segment, a query parameter's name
+/// or value, a JSON field's name), with a bidirectional control written as `\u{202e}`, never as
+/// itself: a message shown to a person must not be reordered by the text it quotes.
+#[actix_web::test]
+async fn client_text_in_a_message_has_its_bidi_controls_escaped() {
+    let app = TestApp::spawn(Backend::Memory).await;
+    for control in BIDI_CONTROLS {
+        let mut encoded = [0; 4];
+        let encoded: String = control
+            .encode_utf8(&mut encoded)
+            .bytes()
+            .map(|byte| format!("%{byte:02X}"))
+            .collect();
+        let escaped = format!("a\\u{{{:x}}}b", u32::from(control));
+        let field = json!({"name": "Rex", "categoryId": 1, format!("a{control}b"): 1});
+        for (place, response, status, code) in [
+            (
+                "path segment",
+                send(app.get(&format!("/v1/store/orders/a{encoded}b")), None).await,
+                400,
+                "invalid_parameter",
+            ),
+            (
+                "query parameter name",
+                send(app.get(&format!("/v1/pets?a{encoded}b=1")), None).await,
+                400,
+                "invalid_parameter",
+            ),
+            (
+                "query parameter value",
+                send(app.get(&format!("/v1/pets?id=a{encoded}b")), None).await,
+                400,
+                "invalid_parameter",
+            ),
+            (
+                "field name",
+                send(app.post_json("/v1/pets"), Some(field.to_string())).await,
+                400,
+                "validation_failed",
+            ),
+        ] {
+            let message = response.assert_error(status, code);
+            assert!(
+                message.contains(&escaped) && !message.contains(control),
+                "{place}, U+{:04X}: {message:?}",
+                u32::from(control)
+            );
+        }
     }
 }

@@ -4,8 +4,12 @@
 //! [`ErrorCode`], a message for humans, and any headers the status calls for (`Allow`,
 //! `WWW-Authenticate`, `Retry-After`). Its `ResponseError` impl renders exactly
 //! `{"code","message","status"}` as `application/json`, so no response of this service is ever
-//! actix's plain-text default.
+//! actix's plain-text default. A message never shows an invisible or bidirectional character
+//! as itself (`shown`).
 
+mod shown;
+
+use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 
@@ -173,10 +177,16 @@ pub struct ApiError {
 pub(crate) struct ErrorCause(pub(crate) String);
 
 impl ApiError {
+    /// An error with `message`, in which whatever is invisible or reorders text is escaped
+    /// ([`shown::escape_hidden`]): messages quote what clients sent.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if let Cow::Owned(escaped) = shown::escape_hidden(&message) {
+            message = escaped;
+        }
         Self {
             code,
-            message: message.into(),
+            message,
             headers: Vec::new(),
             cause: None,
             close_connection: false,
