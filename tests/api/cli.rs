@@ -140,7 +140,11 @@ fn production_refuses_a_guessable_secret_or_one_others_can_read() {
         let output = serve(("PETSTORE_KEY_SECRET", weak.clone()));
         assert!(!output.status.success(), "started with {weak:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("too guessable"), "{stderr}");
+        assert!(
+            stderr.contains("the API key secret in PETSTORE_KEY_SECRET is too guessable"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("-0 bits"), "{stderr}");
     }
 
     let secret_file = dir.path().join("key-secret");
@@ -161,6 +165,42 @@ fn production_refuses_a_guessable_secret_or_one_others_can_read() {
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("chmod 600"), "{stderr}");
+}
+
+/// Of a current and several previous secrets, the refusal names the one that is weak (its place
+/// in `PETSTORE_KEY_SECRET_PREVIOUS`), not its value.
+#[test]
+fn production_names_which_previous_secret_is_guessable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let weak = "a".repeat(32);
+    let output = petstore(dir.path(), &[])
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("PETSTORE_ENV", "production")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", dir.path().join("pets.db").display()),
+        )
+        .env("PETSTORE_KEY_SECRET", new_secret(dir.path()))
+        .env(
+            "PETSTORE_KEY_SECRET_PREVIOUS",
+            format!("{},{weak}", new_secret(dir.path())),
+        )
+        .stdout(Stdio::null())
+        .output()
+        .expect("run petstore");
+    assert!(
+        !output.status.success(),
+        "started with a weak previous secret"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "the API key secret in entry 2 of PETSTORE_KEY_SECRET_PREVIOUS is too guessable: \
+             its bytes carry about 0 bits"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&weak), "the secret leaked: {stderr}");
 }
 
 /// `petstore keys secret`: a new secret, alone on stdout.

@@ -1,5 +1,6 @@
 //! `petstore migrate`: applies pending migrations, for deployments that migrate before rolling
-//! out new instances.
+//! out new instances. Like `serve`, it waits for a database that is not up yet, up to
+//! `PETSTORE_STARTUP_TIMEOUT`, so it may start beside the database (a compose file, a pod).
 
 use crate::cli::StorageArgs;
 use crate::storage::with_startup_retry;

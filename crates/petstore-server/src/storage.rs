@@ -44,7 +44,8 @@ impl StorageArgs {
 }
 
 /// Runs `attempt` (blocking) until it succeeds, fails for a reason retrying cannot fix, or
-/// `startup_timeout` has passed.
+/// `startup_timeout` has passed: `serve` and `migrate` both wait so for a database that is not
+/// up yet, each retry a warning. Attempts go on until the timeout itself, the last one at it.
 pub async fn with_startup_retry<T, F>(
     args: &StorageArgs,
     url: &DatabaseUrl,
@@ -61,12 +62,31 @@ where
             .map_err(|err| StorageError::other(err.to_string()))?;
         match result {
             Ok(value) => return Ok(value),
-            Err(err) if err.is_transient() && Instant::now() + RETRY_PAUSE < deadline => {
+            Err(err) if err.is_transient() => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(gave_up(err, args.startup_timeout));
+                }
                 tracing::warn!(database = %url, error = %err, "database not reachable yet; retrying");
-                tokio::time::sleep(RETRY_PAUSE).await;
+                tokio::time::sleep(RETRY_PAUSE.min(left)).await;
             }
             Err(err) => return Err(err),
         }
+    }
+}
+
+/// The last error of an unreachable database, saying that start-up waited for it as long as it
+/// may: the setting to raise if the database takes longer to come up.
+fn gave_up(err: StorageError, timeout: Duration) -> StorageError {
+    match err {
+        StorageError::Unreachable { database, reason } => StorageError::Unreachable {
+            database,
+            reason: format!(
+                "gave up after PETSTORE_STARTUP_TIMEOUT ({}) of retries: {reason}",
+                humantime::format_duration(timeout)
+            ),
+        },
+        other => other,
     }
 }
 
