@@ -30,8 +30,8 @@
 //! the rule needs (general category, Default_Ignorable_Code_Point, Bidi_Control,
 //! Variation_Selector, Extended_Pictographic, Emoji, Unified_Ideograph, Script) as sorted range
 //! lists, which also let the tests write the rule as a regular expression to check it against
-//! itself. `icu_*` has
-//! them too but is Unicode-3.0 licensed; `unicode-properties` lacks the ignorables.
+//! itself. `icu_*` has them too but is Unicode-3.0 licensed; `unicode-properties` lacks the
+//! ignorables.
 
 use std::cmp::Ordering;
 use std::fmt;
