@@ -5,6 +5,7 @@
 mod auth;
 mod cli;
 mod compression;
+mod cors;
 mod create_pet;
 mod drain;
 mod durability;

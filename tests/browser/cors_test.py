@@ -4,8 +4,9 @@
 
 The API must have been started with PETSTORE_CORS_ORIGINS=http://127.0.0.1:PAGE_PORT. This
 script serves a page on that origin; headless Chromium opens it, and the page's script creates
-two pets (a preflighted POST with `Authorization` and `Content-Type`) and lists one, reading
-the `Link` header a script may only see when the API exposes it. The same page opened from
+two pets (a preflighted POST with `Authorization` and `Content-Type`), creates a third twice
+with the same `Idempotency-Key` (reading `Idempotent-Replayed` on the replay), and lists one,
+reading the `Link` header a script may only see when the API exposes it. The same page opened from
 http://localhost:PAGE_PORT, an origin the API does not allow, must be refused by the browser.
 """
 
@@ -30,6 +31,14 @@ async function run() {
     const created = await fetch(api + "/v1/pets", {method: "POST", headers,
       body: JSON.stringify({name, categoryId: 1})});
     document.body.dataset.created = (document.body.dataset.created || "") + created.status + " ";
+  }
+  // A create with a retry key, sent twice: the second is a replay the script can see.
+  const retried = {...headers, "Idempotency-Key": "browser-" + Date.now()};
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const created = await fetch(api + "/v1/pets", {method: "POST", headers: retried,
+      body: JSON.stringify({name: "Gamma", categoryId: 1})});
+    document.body.dataset.replayed = (document.body.dataset.replayed || "") + created.status + ":"
+      + (created.headers.get("Idempotent-Replayed") || "-") + " ";
   }
   const page = await fetch(api + "/v1/pets?limit=1", {headers: {"Authorization": "Bearer " + key}});
   document.body.dataset.status = String(page.status);
@@ -62,7 +71,7 @@ def page_result(driver, page_origin, api, key):
              "the page's script to finish")
     body = driver.find_element("tag name", "body")
     return {name: body.get_attribute(f"data-{name}") for name in
-            ("created", "status", "link", "request-id", "error")}
+            ("created", "replayed", "status", "link", "request-id", "error")}
 
 
 def main():
@@ -81,6 +90,8 @@ def main():
             assert 'rel="next"' in allowed["link"], allowed
             assert allowed["request-id"], allowed
             print("ok: a page on an allowed origin creates pets and reads the Link header")
+            assert allowed["replayed"].split() == ["201:-", "201:true"], allowed
+            print("ok: it sends Idempotency-Key and reads Idempotent-Replayed on the replay")
 
             refused = page_result(driver, f"http://localhost:{port}", api, key)
             assert refused["error"] and "TypeError" in refused["error"], refused
@@ -94,7 +105,7 @@ def main():
         finally:
             driver.quit()
             server.shutdown()
-    print("cors: 2 passed, 0 failed")
+    print("cors: 3 passed, 0 failed")
 
 
 if __name__ == "__main__":

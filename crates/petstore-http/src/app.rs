@@ -1,13 +1,15 @@
 //! The assembled actix-web `App`: each resource's routes, the service's own endpoints, the
 //! fallbacks and the middleware around them all.
 
+use std::rc::Rc;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
 use crate::edge::compression::compress_when_asked;
 use crate::routing::not_found;
-use crate::security::cors;
+use crate::security::cors::{answer_cross_origin, CrossOrigin};
 use crate::service::{self, swagger_ui_config};
 use crate::state::HttpState;
 use crate::{orders, pets};
@@ -37,8 +39,13 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let cors =
-        middleware::Condition::new(state.cors().is_enabled(), cors::middleware(state.cors()));
+    let cross_origin = CrossOrigin::new(state.cors());
+    let cors = middleware::Condition::new(
+        state.cors().is_enabled(),
+        middleware::from_fn(move |req, next| {
+            answer_cross_origin(Rc::clone(&cross_origin), req, next)
+        }),
+    );
     let serves_metrics = state.metrics().is_some();
     let serves_orders = state.has_orders();
     App::new()

@@ -41,6 +41,9 @@ pub enum ErrorCode {
     Unauthorized,
     /// 403: the API key is valid but its scope does not allow the operation.
     Forbidden,
+    /// 403: a browser's preflight asked for an origin, method or header that cross-origin
+    /// requests may not use (CORS).
+    CorsRefused,
     /// 404: no such route or no such pet.
     NotFound,
     /// 405: the path exists but not with this method.
@@ -81,7 +84,7 @@ impl ErrorCode {
                 StatusCode::BAD_REQUEST
             }
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::Forbidden | Self::CorsRefused => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict | Self::TooManyOpenOrders => StatusCode::CONFLICT,
