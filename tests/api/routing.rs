@@ -1,13 +1,13 @@
-//! Requests outside the three operations: unknown paths, wrong methods, health checks. They too
-//! answer with the spec's JSON `Error`, never a framework's plain text.
+//! Requests outside the operations: where to start, unknown paths, wrong methods, health checks.
+//! Errors among them too answer with the spec's JSON `Error`, never a framework's plain text.
 
 use petstore_test_support::on_backends;
-use petstore_test_support::{send, TestApp};
+use petstore_test_support::{send, Backend, TestApp};
 
 async fn unknown_paths_are_json_404s(app: TestApp) {
     for path in [
-        "/",
-        "/v1",
+        "/v1/",
+        "/index.html",
         "/v2/pets",
         "/v1/pet",
         "/v1/pets/1/owner",
@@ -89,6 +89,62 @@ async fn head_answers_like_get_without_a_body(app: TestApp) {
     }
 }
 
+/// What someone who tries the address first finds, without a key: where the documentation and
+/// the OpenAPI document are, in the body and as `Link`s, and both links lead somewhere.
+async fn the_root_and_v1_point_to_the_documentation(app: TestApp) {
+    for path in ["/", "/v1"] {
+        let response = send(app.client.get(app.url(path)), None).await;
+        assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
+        let start = response.json();
+        assert_eq!(
+            start,
+            serde_json::json!({
+                "name": "petstore",
+                "version": "1.0.0",
+                "documentation": "/docs",
+                "openapi": "/v1/openapi.json",
+            }),
+            "{path}"
+        );
+        assert_eq!(
+            response.header("link"),
+            Some(r#"</docs>; rel="service-doc", </v1/openapi.json>; rel="service-desc""#),
+            "{path}"
+        );
+        let docs = send(app.client.get(app.url("/docs/")), None).await;
+        assert_eq!(docs.status.as_u16(), 200);
+        let document = send(
+            app.client
+                .get(app.url(start["openapi"].as_str().unwrap_or_default())),
+            None,
+        )
+        .await;
+        assert_eq!(document.status.as_u16(), 200);
+        assert_eq!(document.json()["info"]["version"], start["version"]);
+        assert_eq!(document.json()["info"]["title"], start["name"]);
+    }
+}
+
+/// `GET /` is counted in the client address's bucket, like the other endpoints without a key.
+#[actix_web::test]
+async fn the_root_takes_from_the_client_addresss_bucket() {
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_CLIENT_RATE_LIMIT", "2/m")
+        .spawn()
+        .await;
+    for _ in 0..2 {
+        let response = send(app.client.get(app.url("/")), None).await;
+        assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+        assert_eq!(
+            response.header("ratelimit-policy"),
+            Some(r#""per-client";q=2;w=60"#)
+        );
+    }
+    send(app.client.get(app.url("/v1")), None)
+        .await
+        .assert_error(429, "rate_limited");
+}
+
 async fn health_checks_need_no_key(app: TestApp) {
     for (path, status) in [("/healthz", "ok"), ("/readyz", "ready")] {
         let response = send(app.client.get(app.url(path)), None).await;
@@ -148,6 +204,7 @@ async fn responses_carry_the_hardening_headers(app: TestApp) {
 // Routing does not depend on the backend.
 on_backends!(
     [memory]
+    the_root_and_v1_point_to_the_documentation,
     unknown_paths_are_json_404s,
     wrong_methods_are_json_405s_with_allow,
     head_answers_like_get_without_a_body,

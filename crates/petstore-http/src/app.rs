@@ -8,7 +8,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
 use crate::edge::compression::compress_when_asked;
-use crate::routing::not_found;
+use crate::routing::{self, not_found};
 use crate::security::cors::{answer_cross_origin, CrossOrigin};
 use crate::service::{self, swagger_ui_config};
 use crate::state::HttpState;
@@ -23,7 +23,7 @@ mod request_middleware;
 /// - `GET /healthz`, `GET /readyz`: no key. `GET /metrics` (Prometheus), when the state has an
 ///   exporter for this port: no key, not in the OpenAPI document.
 /// - `GET /v1/openapi.json` (the OpenAPI 3.1 document), `GET /v1/openapi-3.0.json` (the same in
-///   3.0.3), `GET /docs` (Swagger UI): no key.
+///   3.0.3), `GET /docs` (Swagger UI), and `GET /` and `GET /v1` pointing to them: no key.
 /// - The pets (`/v1/pets`, `/v1/pets/{petId}`) and, when the state has them, the orders
 ///   (`/v1/store/orders...`): bearer key first (`state::Authorized`).
 /// - Bodies of 1 KiB or more go out gzip-encoded to clients that accept it (`edge::compression`).
@@ -60,6 +60,7 @@ pub fn app(
             }
         })
         .configure(|config| service::routes(config, serves_metrics))
+        .configure(routing::root::routes)
         .default_service(web::to(not_found))
         .wrap(middleware::from_fn(client_limit::limit_by_client))
         .wrap(cors)

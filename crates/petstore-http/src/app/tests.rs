@@ -526,9 +526,9 @@ async fn get_pet_maps_storage_outage_to_503() {
 #[actix_web::test]
 async fn unknown_paths_are_404_json_with_or_without_a_key() {
     for (path, with_key) in [
-        ("/", false),
+        ("/index.html", false),
         ("/pets", true),
-        ("/v1", false),
+        ("/v1/", false),
         ("/v1/unknown", false),
         ("/v1/unknown", true),
         ("/v1/pets/", true),
@@ -546,6 +546,20 @@ async fn unknown_paths_are_404_json_with_or_without_a_key() {
 }
 
 #[actix_web::test]
+async fn the_root_and_v1_link_to_the_docs_without_a_key() {
+    for path in ["/", "/v1"] {
+        let reply = send_untouched(TestRequest::get().uri(path)).await;
+        assert_eq!(reply.status, StatusCode::OK, "{path}");
+        assert_eq!(reply.json()["documentation"], "/docs");
+        assert_eq!(reply.json()["openapi"], "/v1/openapi.json");
+        assert!(reply
+            .header("link")
+            .unwrap()
+            .contains(r#"rel="service-desc""#));
+    }
+}
+
+#[actix_web::test]
 async fn other_methods_are_405_json_with_allow() {
     for (method, path, allow) in [
         (Method::PUT, "/v1/pets", "GET, HEAD, POST"),
@@ -555,6 +569,8 @@ async fn other_methods_are_405_json_with_allow() {
         (Method::DELETE, "/v1/pets/1", "GET, HEAD"),
         (Method::POST, "/healthz", "GET, HEAD"),
         (Method::PUT, "/readyz", "GET, HEAD"),
+        (Method::POST, "/", "GET, HEAD"),
+        (Method::DELETE, "/v1", "GET, HEAD"),
     ] {
         let req = TestRequest::default()
             .method(method.clone())

@@ -221,6 +221,7 @@ pub(crate) fn operation(req: &HttpRequest) -> &'static str {
         (Some("metrics"), _) => "metrics",
         (Some("openapi"), _) => "openapi",
         (Some("docs" | "docs_file"), _) => "docs",
+        (Some("root"), _) => "root",
         _ => "not_found",
     }
 }

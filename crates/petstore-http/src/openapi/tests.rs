@@ -68,6 +68,33 @@ fn is_openapi_3_1_version_1_0_0_with_production_then_staging() {
     );
 }
 
+/// The document is all its readers get: its description says what every call needs, and sends
+/// them to no file of this repository and to no made-up contact.
+#[test]
+fn the_description_says_what_every_call_needs_without_pointing_elsewhere() {
+    let doc = doc();
+    assert!(doc["info"].get("contact").is_none(), "{}", doc["info"]);
+    let description = doc["info"]["description"].as_str().unwrap();
+    for needed in [
+        "Authorization: Bearer <key>",
+        "`Error`",
+        "rel=\"next\"",
+        "`Sunset`",
+        "`Idempotency-Key`",
+        "`Idempotent-Replayed: true`",
+        "`Retry-After`",
+        "`X-Request-Id`",
+    ] {
+        assert!(description.contains(needed), "{needed}: {description}");
+    }
+    for elsewhere in [".md", "docs/", "example.com"] {
+        assert!(
+            !description.contains(elsewhere),
+            "{elsewhere}: {description}"
+        );
+    }
+}
+
 #[test]
 fn without_configuration_the_server_is_the_relative_base_path() {
     let doc: Value = serde_json::from_str(&document_json(&ApiServers::default())).unwrap();

@@ -4,6 +4,8 @@
 //! relative to [`BASE_PATH`] (its servers end in it); `app/docs_tests.rs` checks that each one,
 //! so prefixed, is routed.
 
+/// Where to start (as is [`BASE_PATH`] itself): links to the documentation and the document.
+pub const ROOT_PATH: &str = "/";
 /// The version prefix of every API path (spec, section 9).
 pub const BASE_PATH: &str = "/v1";
 /// listPets and createPet.
