@@ -211,7 +211,8 @@ async fn page_through(app: &TestApp, first: &str) -> (BTreeSet<i64>, Instant) {
 #[test]
 fn start_up_gives_up_on_an_unreachable_database_with_a_clear_message() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let url = unreachable_postgres_url().replace("postgres://", "postgres://app:hunter2@");
+    let url =
+        unreachable_postgres_url().replacen("postgres://petstore@", "postgres://app:hunter2@", 1);
     let env = [
         ("DATABASE_URL".to_owned(), url),
         ("PETSTORE_STARTUP_TIMEOUT".to_owned(), "3s".to_owned()),
