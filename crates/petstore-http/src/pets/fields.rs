@@ -13,7 +13,10 @@ pub(crate) const NAME_RULE: &str = "Visible characters and spaces (Unicode gener
     Zs), at least one visible. A combining mark or variation selector must follow a visible \
     character, and a zero width joiner (U+200D) is allowed only between it and an emoji \
     (Extended_Pictographic), so \"Zoë\" (either spelling) and \
-    \"\u{1f415}\u{200d}\u{1f9ba}\" are names. Refused, anywhere: control characters (Cc: \
+    \"\u{1f415}\u{200d}\u{1f9ba}\" are names. At most one variation selector follows a \
+    character, directly, and only one it selects a form of: VS15 or VS16 after an emoji, VS1 to \
+    VS3 after a CJK ideograph, a Mongolian free variation selector after a Mongolian letter; \
+    VS17 to VS256 are refused. Refused, anywhere: control characters (Cc: \
     NUL, ESC, newlines, C1), format characters (Cf: RLM U+200F, ALM U+061C, U+202E, zero width \
     spaces), private use and unassigned code points (Co, Cn), line and paragraph separators \
     (Zl, Zp), Default_Ignorable_Code_Point (tag characters U+E0000 to U+E007F, Hangul fillers, \
