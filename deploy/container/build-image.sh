@@ -32,11 +32,13 @@ echo 'petstore:x:10001:' >"$context/root/etc/group"
 
 # Docker's format, not plain OCI: OCI images have no HEALTHCHECK, and podman and Docker run
 # the image's own check only from it. Every registry and runtime accepts both.
+# The labels of this build go on with --label: they are set on the image even when podman
+# takes every layer from its cache (build arguments would not change a cached LABEL).
 podman build --quiet --format docker \
-    --build-arg VERSION="$version" \
-    --build-arg REVISION="$revision" \
-    --build-arg SOURCE="$source_url" \
-    --build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    --label org.opencontainers.image.version="$version" \
+    --label org.opencontainers.image.revision="$revision" \
+    --label org.opencontainers.image.source="$source_url" \
+    --label org.opencontainers.image.created="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     -f deploy/container/Containerfile -t "$image" "$context" >/dev/null
 size=$(podman image inspect --format '{{.Size}}' "$image")
 echo "$image: $((size / 1000000)) MB"
