@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The deployment files of `make lint`: the Kubernetes set against the API of the oldest
-# Kubernetes release still supported upstream (strict: an unknown field fails), the compose file
-# against the compose specification, the systemd unit with systemd-analyze, and the Prometheus
-# alerts with promtool (their syntax, and each alert fired and cleared by its unit tests).
+# Kubernetes release still supported upstream (strict: an unknown field fails), the compose files
+# against the compose specification (each alone; `make image-test` runs them with
+# podman-compose), the systemd unit with systemd-analyze, and the Prometheus alerts with promtool
+# (their syntax, and each alert fired and cleared by its unit tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/support/venv.sh .ci/deploy-requirements.txt
@@ -23,7 +24,7 @@ for file in "${manifests[@]}"; do
 done
 echo "ok: ${#manifests[@]} Kubernetes manifests (API $KUBERNETES_VERSION, strict)"
 
-.venv/bin/check-jsonschema --builtin-schema vendor.compose-spec deploy/compose/compose.yaml
+.venv/bin/check-jsonschema --builtin-schema vendor.compose-spec deploy/compose/*.yaml
 
 # verify insists that the binary exists; a stand-in at its path is checked instead, since the
 # unit's directives, not the binary, are what this checks.

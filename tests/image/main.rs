@@ -2,8 +2,10 @@
 //! read-only root file system, state only in a `/data` volume, the key secret from a mounted
 //! file, keys issued with the image's own CLI, the README's walk-through through the published
 //! port, SIGTERM ending in exit 0 within the drain delay and shutdown timeout, and the data
-//! still there for the next container. On a SQLite volume and on the throwaway PostgreSQL.
+//! still there for the next container. On a SQLite volume and on the throwaway PostgreSQL. The
+//! compose files with podman-compose: `compose.rs`.
 
+mod compose;
 mod podman;
 
 use std::path::Path;
@@ -63,22 +65,30 @@ fn as_strs(options: &[String]) -> Vec<&str> {
     options.iter().map(String::as_str).collect()
 }
 
-/// Polls `/healthz` until it answers 200, for at most 30 s.
-async fn wait_until_healthy(base: &str, container: &Container) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+/// Polls `url` until it answers 200, for at most `within`; `context` says why not (logs).
+pub(crate) async fn wait_for_ok(url: &str, within: Duration, context: impl Fn() -> String) {
+    let deadline = Instant::now() + within;
     loop {
-        if let Ok(response) = try_send(client().get(format!("{base}/healthz")), None).await {
+        if let Ok(response) = try_send(client().get(url), None).await {
             if response.status == 200 {
                 return;
             }
         }
         assert!(
             Instant::now() < deadline,
-            "the container never answered /healthz:\n{}",
-            container.logs()
+            "{url} never answered 200 within {within:?}:\n{}",
+            context()
         );
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Polls `/healthz` until it answers 200, for at most 30 s.
+async fn wait_until_healthy(base: &str, container: &Container) {
+    wait_for_ok(&format!("{base}/healthz"), Duration::from_secs(30), || {
+        container.logs()
+    })
+    .await;
 }
 
 /// A directory holding a `petstore` that runs the image's own CLI in `container`, for the
@@ -124,6 +134,33 @@ fn the_image_runs_as_an_unprivileged_user_with_its_labels_and_health_check() {
         );
     }
     assert_eq!(config["Labels"]["org.opencontainers.image.licenses"], "MIT");
+
+    // Labels of this build, not of the one whose layers podman's cache kept.
+    let created = config["Labels"]["org.opencontainers.image.created"]
+        .as_str()
+        .expect("created");
+    let age = std::time::SystemTime::now()
+        .duration_since(humantime::parse_rfc3339(created).expect("created is RFC 3339"))
+        .unwrap_or_default();
+    assert!(
+        age < Duration::from_secs(3600),
+        "created {created}, {age:?} ago: `make image-test` builds the image first"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run git");
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    let revision = config["Labels"]["org.opencontainers.image.revision"]
+        .as_str()
+        .expect("revision");
+    // `-dirty` when the tree had changes not committed.
+    assert_eq!(
+        revision.trim_end_matches("-dirty"),
+        head,
+        "the image is not of the commit checked out"
+    );
 }
 
 #[actix_web::test]

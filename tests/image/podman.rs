@@ -1,7 +1,7 @@
 //! Podman, as the image suite drives it: with the project's `containers.conf`, containers and
 //! volumes removed on drop.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The image under test: `PETSTORE_IMAGE`, which `make image-test` sets after `make image`.
@@ -34,7 +34,18 @@ pub fn podman_ok(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
-fn unique(prefix: &str) -> String {
+/// `podman-compose ARGS` in `dir`, whose podman reads the project's `containers.conf`.
+pub fn podman_compose(dir: &Path, args: &[&str]) -> Output {
+    Command::new("podman-compose")
+        .current_dir(dir)
+        .env("CONTAINERS_CONF", containers_conf())
+        .args(args)
+        .output()
+        .expect("run podman-compose (`make deps-image` installs it)")
+}
+
+/// A name no other test's container, volume or compose project has.
+pub fn unique(prefix: &str) -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
     format!(
