@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench openapi image image-test rollout-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench openapi release image image-test rollout-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -52,6 +52,9 @@ openapi: deps-build ## Regenerate docs/openapi.json and docs/openapi-3.0.json fr
 	mv docs/openapi.json.tmp docs/openapi.json
 	$(CARGO) run -q --bin petstore -- openapi --openapi-version 3.0 $(OPENAPI_SERVERS) > docs/openapi-3.0.json.tmp
 	mv docs/openapi-3.0.json.tmp docs/openapi-3.0.json
+
+release: deps-build ## Build the release binary, target/release/petstore (what the systemd unit runs)
+	$(CARGO) build --release --bin petstore
 
 IMAGE ?= localhost/petstore:dev
 
