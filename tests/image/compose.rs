@@ -15,9 +15,10 @@ use tempfile::TempDir;
 use crate::podman::{containers_conf, image, podman, podman_compose, podman_ok, unique};
 use crate::wait_for_ok;
 
-/// This machine's podman refuses its own default process limit (above the hard limit here);
-/// when a service sets any `ulimits`, podman drops the defaults of `containers.conf`, so the
-/// limit it needs is passed on every `podman run` podman-compose makes.
+/// Podman's default process limit is above this machine's hard limit, so runc cannot set it,
+/// and a service that sets any `ulimits` (compose.yaml sets open files) loses the defaults of
+/// `containers.conf`: the limit is passed on every `podman run` podman-compose makes. An
+/// operator's machine needs nothing of the kind.
 const PODMAN_RUN_ARGS: &str = "--podman-run-args=--ulimit nproc=4096:4096";
 
 /// A compose project in a directory of its own, as the steps lay it out; taken down with its
