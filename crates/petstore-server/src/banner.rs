@@ -14,8 +14,10 @@ use crate::logging::LogFormat;
 /// The start-up lines, in the order they are printed.
 #[derive(Debug)]
 pub(crate) struct StartupBanner {
-    /// `http://ADDRESS/v1`.
+    /// `http://ADDRESS/v1`: the address bound.
     pub(crate) api_url: String,
+    /// `PETSTORE_PUBLIC_URL`, when set: where clients reach the API (a published port, a proxy).
+    pub(crate) public_url: Option<String>,
     pub(crate) docs_url: String,
     pub(crate) metrics_url: Option<String>,
     pub(crate) key: StartupKey,
@@ -57,6 +59,16 @@ impl StartupBanner {
                 [("docs_url", &self.docs_url)],
             ),
         ];
+        if let Some(public_url) = &self.public_url {
+            lines.insert(
+                1,
+                line(
+                    format,
+                    format!("clients reach it at {public_url}"),
+                    [("public_url", public_url)],
+                ),
+            );
+        }
         if let Some(metrics_url) = &self.metrics_url {
             lines.push(line(
                 format,
@@ -114,6 +126,7 @@ mod tests {
     fn banner(key: StartupKey, metrics_url: Option<&str>) -> StartupBanner {
         StartupBanner {
             api_url: "http://127.0.0.1:8080/v1".into(),
+            public_url: None,
             docs_url: "http://127.0.0.1:8080/docs".into(),
             metrics_url: metrics_url.map(Into::into),
             key,
@@ -163,5 +176,21 @@ mod tests {
         assert_eq!(lines[1]["docs_url"], "http://127.0.0.1:8080/docs");
         assert_eq!(lines[2]["metrics_url"], "http://127.0.0.1:9090/metrics");
         assert_eq!(lines[3]["api_key"], "abc.def.ghi");
+    }
+
+    #[test]
+    fn a_public_url_is_shown_beside_the_address_bound() {
+        let mut banner = banner(StartupKey::IssueWith("petstore keys issue".into()), None);
+        banner.api_url = "http://0.0.0.0:8080/v1".into();
+        banner.public_url = Some("https://petstore.example.com/v1".into());
+        assert_eq!(
+            banner.lines(LogFormat::Text)[..2],
+            [
+                "petstore listening on http://0.0.0.0:8080/v1",
+                "clients reach it at https://petstore.example.com/v1",
+            ]
+        );
+        let json: Value = serde_json::from_str(&banner.lines(LogFormat::Json)[1]).expect("JSON");
+        assert_eq!(json["public_url"], "https://petstore.example.com/v1");
     }
 }

@@ -319,6 +319,11 @@ pub async fn run(args: ServeArgs, format: LogFormat) -> Result<(), AppError> {
     // stdout carries exactly what a person (or a test) needs to start using the service.
     StartupBanner {
         api_url: format!("http://{address}/v1"),
+        public_url: args
+            .servers
+            .public_url
+            .as_ref()
+            .map(|url| url.as_str().to_owned()),
         docs_url: format!("http://{address}{DOCS_PATH}"),
         metrics_url: application
             .metrics_address()
