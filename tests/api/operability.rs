@@ -714,6 +714,60 @@ mod limits {
         from("203.0.113.1").await.assert_error(429, "rate_limited");
         assert_eq!(from("203.0.113.2").await.status.as_u16(), 200);
     }
+
+    /// Behind a trusted proxy that writes `X-Forwarded-For` (the default), a `Forwarded` header
+    /// the client sent itself, which the proxy passes on, does not pick the client's bucket.
+    #[actix_web::test]
+    async fn a_client_cannot_pick_its_bucket_with_a_header_the_proxy_does_not_write() {
+        let app = TestApp::builder(Backend::Memory)
+            .setting("PETSTORE_CLIENT_RATE_LIMIT", "2/m")
+            .setting("PETSTORE_TRUSTED_PROXIES", "127.0.0.0/8")
+            .spawn()
+            .await;
+        let from = |spoofed: &str| {
+            send(
+                app.client
+                    .get(app.url("/readyz"))
+                    .insert_header(("Forwarded", spoofed))
+                    .insert_header(("X-Forwarded-For", "203.0.113.1")),
+                None,
+            )
+        };
+        assert_eq!(from("for=198.51.100.1").await.status.as_u16(), 200);
+        assert_eq!(from("for=198.51.100.2").await.status.as_u16(), 200);
+        from("for=198.51.100.3")
+            .await
+            .assert_error(429, "rate_limited");
+    }
+
+    /// With `PETSTORE_CLIENT_ADDRESS_HEADER=forwarded` the reverse: the proxy's `Forwarded`
+    /// names the client, and `X-Forwarded-For` is ignored.
+    #[actix_web::test]
+    async fn with_forwarded_named_the_client_is_read_from_forwarded_only() {
+        let app = TestApp::builder(Backend::Memory)
+            .setting("PETSTORE_CLIENT_RATE_LIMIT", "2/m")
+            .setting("PETSTORE_TRUSTED_PROXIES", "127.0.0.0/8")
+            .setting("PETSTORE_CLIENT_ADDRESS_HEADER", "forwarded")
+            .spawn()
+            .await;
+        let from = |forwarded: &str, spoofed: &str| {
+            send(
+                app.client
+                    .get(app.url("/readyz"))
+                    .insert_header(("Forwarded", forwarded))
+                    .insert_header(("X-Forwarded-For", spoofed)),
+                None,
+            )
+        };
+        let client = "for=203.0.113.1;proto=http";
+        assert_eq!(from(client, "198.51.100.1").await.status.as_u16(), 200);
+        assert_eq!(from(client, "198.51.100.2").await.status.as_u16(), 200);
+        from(client, "198.51.100.3")
+            .await
+            .assert_error(429, "rate_limited");
+        let other = "for=203.0.113.2;proto=http";
+        assert_eq!(from(other, "198.51.100.3").await.status.as_u16(), 200);
+    }
 }
 
 mod cors {
@@ -877,6 +931,75 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
             assert!(refused_line["parent_span_id"].is_null(), "{refused_line}");
         }
     }
+}
+
+/// The JSON log lines of a `memory:` server in a process of its own started with `env`, after
+/// `exercise` sent its requests to the server's address. The server is stopped first, so that
+/// every line is written.
+async fn json_log_lines<Exercise>(env: &[(&str, &str)], exercise: Exercise) -> Vec<Value>
+where
+    Exercise: AsyncFnOnce(&str),
+{
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect();
+    let started = start_server_logging_to(dir.path(), "memory:", &env, Stdio::from(log));
+    let mut child = started.child;
+    exercise(&started.address).await;
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(terminated.success());
+    assert!(child.wait().expect("reap").success());
+    std::fs::read_to_string(&log_path)
+        .expect("read the log")
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not JSON ({err}): {line}"))
+        })
+        .collect()
+}
+
+/// The request line of the request that sent `X-Request-Id: request_id`.
+fn request_line<'a>(lines: &'a [Value], request_id: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|line| line["message"] == "request" && line["request_id"] == request_id)
+        .unwrap_or_else(|| panic!("no line for request {request_id}: {lines:#?}"))
+}
+
+/// Behind a trusted proxy writing `X-Forwarded-For`, the log names the client it names, whatever
+/// `Forwarded` header the client sent along.
+#[actix_web::test]
+async fn behind_a_trusted_proxy_the_log_names_the_client_the_proxy_named() {
+    let lines = json_log_lines(
+        &[("PETSTORE_TRUSTED_PROXIES", "127.0.0.0/8")],
+        async |address: &str| {
+            for (request_id, forwarded, named) in [
+                ("garbage", "garbage", "203.0.113.5"),
+                ("spoofed", "for=198.51.100.9", "203.0.113.6"),
+            ] {
+                let response = send(
+                    client()
+                        .get(format!("{address}/healthz"))
+                        .insert_header(("X-Request-Id", request_id))
+                        .insert_header(("Forwarded", forwarded))
+                        .insert_header(("X-Forwarded-For", named)),
+                    None,
+                )
+                .await;
+                assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+            }
+        },
+    )
+    .await;
+    assert_eq!(request_line(&lines, "garbage")["client"], "203.0.113.5");
+    assert_eq!(request_line(&lines, "spoofed")["client"], "203.0.113.6");
 }
 
 /// SIGTERM in the middle of 64 clients creating pets: the process exits 0, every create was

@@ -7,18 +7,21 @@ mod access;
 
 pub(crate) use access::{Authorized, Read, Scope, Store, Write};
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use actix_web::web::Bytes;
+use actix_web::HttpRequest;
 use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, RepositoryError};
 
 use crate::edge::cursor::CursorCodec;
 use crate::observability::metrics::MetricsExporter;
 use crate::routing::servers::ApiServers;
 use crate::security::auth::ApiKeys;
-use crate::security::client_limit::{TrustedProxies, CLIENT_POLICY};
+use crate::security::client_address::{ClientAddressHeader, ClientAddresses, TrustedProxies};
+use crate::security::client_limit::CLIENT_POLICY;
 use crate::security::cors::CorsOrigins;
 use crate::security::rate_limit::{KeyRateLimiter, RateLimit};
 
@@ -47,7 +50,7 @@ pub struct HttpState {
     rate_limiter: Option<Arc<KeyRateLimiter>>,
     /// Buckets per client address, for anonymous requests and refused keys.
     client_rate_limiter: Option<Arc<KeyRateLimiter>>,
-    trusted_proxies: Arc<TrustedProxies>,
+    client_addresses: Arc<ClientAddresses>,
     cors: CorsOrigins,
     shutting_down: Arc<AtomicBool>,
     idempotency: Option<Idempotency>,
@@ -87,7 +90,7 @@ impl HttpState {
             metrics: None,
             rate_limiter: None,
             client_rate_limiter: None,
-            trusted_proxies: Arc::default(),
+            client_addresses: Arc::default(),
             cors: CorsOrigins::Off,
             shutting_down: Arc::default(),
             idempotency: None,
@@ -113,10 +116,17 @@ impl HttpState {
         self
     }
 
-    /// Believes the forwarding headers (`Forwarded`, `X-Forwarded-For`) of these peers when it
-    /// tells client addresses apart (none without it).
-    pub fn with_trusted_proxies(mut self, proxies: TrustedProxies) -> Self {
-        self.trusted_proxies = Arc::new(proxies);
+    /// Believes the client address these peers name in `header` (none without it: the socket's
+    /// peer is the client).
+    pub fn with_trusted_proxies(
+        mut self,
+        proxies: TrustedProxies,
+        header: ClientAddressHeader,
+    ) -> Self {
+        self.client_addresses = Arc::new(ClientAddresses {
+            trusted: proxies,
+            header,
+        });
         self
     }
 
@@ -124,8 +134,10 @@ impl HttpState {
         self.client_rate_limiter.as_deref()
     }
 
-    pub(crate) fn trusted_proxies(&self) -> &TrustedProxies {
-        &self.trusted_proxies
+    /// The client of `req`, for its rate-limit bucket and its log line
+    /// (`security::client_address`).
+    pub(crate) fn client_address(&self, req: &HttpRequest) -> Option<IpAddr> {
+        self.client_addresses.of(req)
     }
 
     /// Answers cross-origin requests from `origins` (none without it).

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use petstore_domain::{KeyScope, KeyScopeError, OpenOrderLimit, OpenOrderLimitError};
-use petstore_http::security::client_limit::TrustedProxies;
+use petstore_http::security::client_address::{ClientAddressHeader, TrustedProxies};
 use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
@@ -227,11 +227,21 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_CLIENT_RATE_LIMIT")]
     pub client_rate_limit: Option<RateLimit>,
 
-    /// Proxies (addresses or CIDR blocks, comma-separated) whose `Forwarded` /
-    /// `X-Forwarded-For` headers name the client address the per-client limit counts. None
-    /// when unset: the socket's peer is the client.
+    /// Proxies (addresses or CIDR blocks, comma-separated) whose `--client-address-header`
+    /// names the client: the address the per-client limit counts and the log shows. None when
+    /// unset: the socket's peer is the client.
     #[arg(long, env = "PETSTORE_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: TrustedProxies,
+
+    /// The header the trusted proxies write the client's address in: `x-forwarded-for` or
+    /// `forwarded` (RFC 7239). Only that header is read, and only from a trusted proxy; the
+    /// other is ignored, since a proxy passes on what a client sent in it.
+    #[arg(
+        long,
+        env = "PETSTORE_CLIENT_ADDRESS_HEADER",
+        default_value = "x-forwarded-for"
+    )]
+    pub client_address_header: ClientAddressHeader,
 
     /// Origins allowed to call the API from a browser: a comma-separated list of
     /// `scheme://host[:port]`, or `*`. Off when unset.

@@ -127,7 +127,7 @@ impl Application {
             Some(limit) => state.with_client_rate_limit(limit),
             None => state,
         }
-        .with_trusted_proxies(args.trusted_proxies.clone());
+        .with_trusted_proxies(args.trusted_proxies.clone(), args.client_address_header);
         let shutting_down = state.shutdown_flag();
         let workers = args.workers.unwrap_or_else(default_workers);
         let limits = connection_limits(args);

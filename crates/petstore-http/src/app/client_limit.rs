@@ -17,7 +17,7 @@ use actix_web::{HttpMessage, HttpRequest};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::security::auth::KeyClaims;
-use crate::security::client_limit::{client_address, needs_a_key};
+use crate::security::client_limit::needs_a_key;
 use crate::security::rate_limit::{Decision, RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
 use crate::state::HttpState;
 
@@ -43,7 +43,8 @@ pub(crate) async fn limit_by_client(
     };
     // Only what is counted needs its client's address: requests with a key never do.
     let bucket = |req: &HttpRequest| {
-        client_address(req, state.trusted_proxies())
+        state
+            .client_address(req)
             .map_or_else(|| "unknown".to_owned(), |address| address.to_string())
     };
     if !needs_a_key(req.path()) {

@@ -32,7 +32,6 @@ use crate::observability::request_id::{RequestId, REQUEST_ID};
 use crate::observability::request_log::{record, Outcome};
 use crate::observability::trace_context::TraceContext;
 use crate::security::auth::{KeyClaims, PresentedKeyId};
-use crate::security::client_limit::client_address;
 use crate::security::headers::{insert_security_headers, SECURITY_HEADERS};
 use crate::security::rate_limit::{RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
 use crate::server::drain::close_connection_when_draining;
@@ -61,7 +60,7 @@ pub(crate) async fn log_and_contain_failures(
     );
     let client = req
         .app_data::<Data<HttpState>>()
-        .and_then(|state| client_address(req.request(), state.trusted_proxies()));
+        .and_then(|state| state.client_address(req.request()));
     let user_agent = req.headers().get(header::USER_AGENT).cloned();
     let accepts_gzip = compression::accepts_gzip(req.headers());
 

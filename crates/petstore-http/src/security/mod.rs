@@ -3,6 +3,7 @@
 //! cross-origin access (CORS), and the headers that keep browsers from leaking responses.
 
 pub mod auth;
+pub mod client_address;
 pub mod client_limit;
 pub mod cors;
 pub(crate) mod headers;

@@ -2,32 +2,37 @@
 //! memory, and the same per client address for what no key answers for (`client_limit.rs`).
 //! Key requests are checked after the key is, so only keys the registry issued ever get a key
 //! bucket; refused keys (401) and anonymous endpoints take from their client address's bucket.
-//! Memory is bounded by the keys and addresses seen lately: buckets not used for a while are
-//! dropped regularly.
 //!
-//! Each key has a direct (unkeyed) governor limiter, found through a map under a read lock: a
-//! check is then one atomic compare-and-swap. (governor's keyed limiter takes a write lock on a
-//! `DashMap` shard per check; with every worker checking the same key, the workers queued on it
-//! and yielded their cores, costing about a fifth of getPet's throughput.)
+//! Memory is bounded whatever clients send: a limiter keeps at most `MAX_BUCKETS` buckets.
+//! When it is full, a new bucket takes the place of one used least (`quick_cache`'s CLOCK-Pro):
+//! a bucket used again and again, such as an empty one being hammered, stays while a flood of
+//! new addresses passes through, and the client of a bucket dropped starts again with a full
+//! one.
+//!
+//! Each key has a direct (unkeyed) governor limiter, found in that cache under a read lock of
+//! one of its shards: a check is then one atomic compare-and-swap. (governor's keyed limiter
+//! takes a write lock on a `DashMap` shard per check; with every worker checking the same key,
+//! the workers queued on it and yielded their cores, costing about a fifth of getPet's
+//! throughput.)
 //!
 //! Every response to a limited key carries the IETF httpapi rate-limit draft's headers:
 //! `RateLimit-Policy: "per-key";q=BURST;w=SECONDS` (the bucket and the time it takes to refill)
 //! and `RateLimit: "per-key";r=REMAINING;t=SECONDS` (requests left now, seconds until the next
 //! one is allowed). Over the limit: 429 `rate_limited` with `Retry-After`.
 
-use std::collections::HashMap;
+use std::convert::Infallible;
 use std::fmt;
 use std::num::NonZeroU32;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::http::header::{HeaderName, HeaderValue};
 use governor::clock::{Clock as _, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
+use quick_cache::sync::Cache;
 
 /// `RateLimit-Policy`.
 pub const RATE_LIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -37,11 +42,9 @@ pub const RATE_LIMIT: HeaderName = HeaderName::from_static("ratelimit");
 /// The policy's name in the headers of the per-key buckets.
 const KEY_POLICY: &str = "per-key";
 
-/// How many checks between two sweeps of idle buckets.
-const SWEEP_EVERY: u32 = 4096;
-
-/// A bucket unused this long is dropped at the next sweep (a full one is recreated as it was).
-const IDLE_AFTER: Duration = Duration::from_secs(600);
+/// Most buckets one limiter keeps: enough for every client of a busy instance within a refill
+/// window, few enough that addresses made up by the million cost a bounded amount of memory.
+pub(crate) const MAX_BUCKETS: usize = 16_384;
 
 /// A rate and a burst: `100/s`, `6000/m`, optionally `,burst=200` (default: one second's worth,
 /// at least 1).
@@ -121,21 +124,15 @@ impl RateLimit {
     }
 }
 
-type DirectLimiter = RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>;
-
-/// One key's bucket and when it was last used (milliseconds since the limiter started).
-struct Bucket {
-    limiter: DirectLimiter,
-    used_at_ms: AtomicU64,
-}
+/// One key's bucket.
+type Bucket = RateLimiter<NotKeyed, InMemoryState, DefaultClock, StateInformationMiddleware>;
 
 /// The buckets of one instance.
 pub struct KeyRateLimiter {
     limit: RateLimit,
     /// The policy's name in the headers.
     name: &'static str,
-    buckets: RwLock<HashMap<String, Arc<Bucket>>>,
-    started: Instant,
+    buckets: Cache<String, Arc<Bucket>>,
     policy: HeaderValue,
 }
 
@@ -176,29 +173,14 @@ impl KeyRateLimiter {
         Self {
             limit,
             name,
-            buckets: RwLock::default(),
-            started: Instant::now(),
+            buckets: Cache::new(MAX_BUCKETS),
             policy: HeaderValue::from_str(&policy).expect("digits and quotes are a valid header"),
         }
     }
 
     /// Takes a token from `key`'s bucket, or says how long until one is there.
     pub(crate) fn check(&self, key: &str) -> Decision {
-        // A per-thread count: a shared counter would bounce its cache line between workers.
-        thread_local!(static CHECKS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
-        let checks = CHECKS.with(|checks| {
-            checks.set(checks.get().wrapping_add(1));
-            checks.get()
-        });
-        if checks % SWEEP_EVERY == 0 {
-            self.sweep();
-        }
-        let bucket = self.bucket(key);
-        let now_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if bucket.used_at_ms.load(Ordering::Relaxed) != now_ms {
-            bucket.used_at_ms.store(now_ms, Ordering::Relaxed);
-        }
-        match bucket.limiter.check() {
+        match self.bucket(key).check() {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
                 // The last token taken: the next request waits for one to come back, and `t`
@@ -229,41 +211,23 @@ impl KeyRateLimiter {
         }
     }
 
-    /// `key`'s bucket, made on first use.
+    /// `key`'s bucket, made on first use (once, however many workers ask at the same time).
     fn bucket(&self, key: &str) -> Arc<Bucket> {
-        let buckets = self.buckets.read().unwrap_or_else(PoisonError::into_inner);
-        if let Some(bucket) = buckets.get(key) {
-            return Arc::clone(bucket);
-        }
-        drop(buckets);
-        let mut buckets = self.buckets.write().unwrap_or_else(PoisonError::into_inner);
-        let bucket = buckets.entry(key.to_owned()).or_insert_with(|| {
-            Arc::new(Bucket {
-                limiter: RateLimiter::direct(self.limit.quota())
+        let made = self.buckets.get_or_insert_with(key, || {
+            Ok::<_, Infallible>(Arc::new(
+                RateLimiter::direct(self.limit.quota())
                     .with_middleware::<StateInformationMiddleware>(),
-                used_at_ms: AtomicU64::new(0),
-            })
+            ))
         });
-        Arc::clone(bucket)
-    }
-
-    /// Drops the buckets of keys idle for [`IDLE_AFTER`].
-    fn sweep(&self) {
-        let now_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let idle_ms = u64::try_from(IDLE_AFTER.as_millis()).unwrap_or(u64::MAX);
-        let mut buckets = self.buckets.write().unwrap_or_else(PoisonError::into_inner);
-        buckets.retain(|_, bucket| {
-            now_ms.saturating_sub(bucket.used_at_ms.load(Ordering::Relaxed)) < idle_ms
-        });
-        buckets.shrink_to_fit();
+        match made {
+            Ok(bucket) => bucket,
+            Err(never) => match never {},
+        }
     }
 
     /// How many keys have a bucket now.
     pub fn tracked_keys(&self) -> usize {
-        self.buckets
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.buckets.len()
     }
 }
 
@@ -317,5 +281,21 @@ mod tests {
         }
         assert!(matches!(limiter.check("b"), Decision::Allowed(_)));
         assert_eq!(limiter.tracked_keys(), 2);
+    }
+
+    #[test]
+    fn a_flood_of_new_clients_keeps_the_buckets_bounded_and_a_busy_one_limited() {
+        let limiter = KeyRateLimiter::new("1/m".parse().unwrap());
+        assert!(matches!(limiter.check("busy"), Decision::Allowed(_)));
+        assert!(matches!(limiter.check("busy"), Decision::Limited { .. }));
+        for client in 0..3 * MAX_BUCKETS {
+            limiter.check(&format!("203.0.{}.{}", client / 256, client % 256));
+        }
+        assert!(
+            limiter.tracked_keys() <= MAX_BUCKETS,
+            "{}",
+            limiter.tracked_keys()
+        );
+        assert!(matches!(limiter.check("busy"), Decision::Limited { .. }));
     }
 }
