@@ -1002,6 +1002,29 @@ async fn behind_a_trusted_proxy_the_log_names_the_client_the_proxy_named() {
     assert_eq!(request_line(&lines, "spoofed")["client"], "203.0.113.6");
 }
 
+/// A user agent with bytes that are not printable ASCII is logged escaped, not left out.
+#[actix_web::test]
+async fn a_user_agent_with_other_bytes_is_logged_escaped() {
+    let lines = json_log_lines(&[], async |address: &str| {
+        let agent = awc::http::header::HeaderValue::from_bytes(b"caf\xc3\xa9-client/1.0\t\\x")
+            .expect("obs-text and a tab are allowed in a header value");
+        let response = send(
+            client()
+                .get(format!("{address}/healthz"))
+                .insert_header(("X-Request-Id", "agent"))
+                .insert_header(("User-Agent", agent)),
+            None,
+        )
+        .await;
+        assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+    })
+    .await;
+    assert_eq!(
+        request_line(&lines, "agent")["user_agent"],
+        r"caf\xc3\xa9-client/1.0\x09\\x"
+    );
+}
+
 /// SIGTERM in the middle of 64 clients creating pets: the process exits 0, every create was
 /// either answered or never accepted, and every 201 is there after a restart.
 async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {

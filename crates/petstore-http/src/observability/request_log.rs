@@ -7,6 +7,7 @@
 //! a short per-thread list.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::time::Instant;
 
@@ -41,7 +42,7 @@ pub(crate) struct Outcome<'a> {
 const SERVICE: &str = "petstore";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Most bytes of a `User-Agent` a log line holds.
+/// Most bytes of a `User-Agent` a log line holds (escapes included).
 const LOGGED_USER_AGENT_MAX: usize = 128;
 
 /// Most bytes of a path a log line holds: a route's paths are short, and a client must not be
@@ -71,6 +72,37 @@ fn bounded(text: &str, max: usize) -> Cow<'_, str> {
     ))
 }
 
+/// `agent` as logged: printable ASCII as it is, a backslash doubled and every other byte (a tab,
+/// the bytes of a non-ASCII character) as `\xNN`, so the line says exactly which bytes came
+/// whatever their encoding. Whole up to [`LOGGED_USER_AGENT_MAX`] bytes, else cut before the
+/// escape that would pass it, with a mark saying how many of the agent's bytes were left out.
+fn logged_user_agent(agent: &HeaderValue) -> Cow<'_, str> {
+    let bytes = agent.as_bytes();
+    let plain = |byte: &u8| matches!(byte, b' '..=b'~') && *byte != b'\\';
+    if bytes.iter().all(plain) {
+        let agent = std::str::from_utf8(bytes).expect("printable ASCII is UTF-8");
+        return bounded(agent, LOGGED_USER_AGENT_MAX);
+    }
+    let mut logged = String::with_capacity(LOGGED_USER_AGENT_MAX);
+    for (at, &byte) in bytes.iter().enumerate() {
+        let width = match byte {
+            b'\\' => 2,
+            _ if plain(&byte) => 1,
+            _ => 4,
+        };
+        if logged.len() + width > LOGGED_USER_AGENT_MAX {
+            let _ = write!(logged, "...[{} more bytes not logged]", bytes.len() - at);
+            break;
+        }
+        let _ = match byte {
+            b'\\' => logged.write_str("\\\\"),
+            _ if plain(&byte) => logged.write_char(char::from(byte)),
+            _ => write!(logged, "\\x{byte:02x}"),
+        };
+    }
+    Cow::Owned(logged)
+}
+
 /// The request's log line and metrics record. The line holds method, path (without the query),
 /// status, latency, the request id, the operation, the id (`jti`) of the API key when one was
 /// accepted (never the token), and for a 5xx its cause. A 500 is an error to look into; a 503
@@ -96,11 +128,7 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
     let cause = outcome.cause;
     let route = metrics::route(operation);
     let client = outcome.client.map(tracing::field::display);
-    // Printable ASCII only (a header value may hold other bytes), bounded.
-    let user_agent = outcome
-        .user_agent
-        .and_then(|value| value.to_str().ok())
-        .map(|agent| bounded(agent, LOGGED_USER_AGENT_MAX));
+    let user_agent = outcome.user_agent.map(logged_user_agent);
     let user_agent = user_agent.as_deref();
     let trace_id = tracing::field::display(outcome.trace.trace_id);
     let span_id = tracing::field::display(outcome.trace.span_id);
@@ -138,7 +166,32 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{logged_path, LOGGED_PATH_MAX};
+    use actix_web::http::header::HeaderValue;
+
+    use super::{logged_path, logged_user_agent, LOGGED_PATH_MAX, LOGGED_USER_AGENT_MAX};
+
+    #[test]
+    fn a_user_agent_is_logged_escaped_and_bounded() {
+        let agent = |bytes: &[u8]| HeaderValue::from_bytes(bytes).unwrap();
+        assert_eq!(logged_user_agent(&agent(b"curl/8.5.0")), "curl/8.5.0");
+        assert_eq!(
+            logged_user_agent(&agent(b"caf\xc3\xa9\t[1] \\x41")),
+            r"caf\xc3\xa9\x09[1] \\x41"
+        );
+        let long = agent(&[0xff; 100]);
+        let logged = logged_user_agent(&long);
+        let kept = LOGGED_USER_AGENT_MAX / 4;
+        assert_eq!(
+            logged,
+            format!(
+                "{}...[{} more bytes not logged]",
+                r"\xff".repeat(kept),
+                100 - kept
+            )
+        );
+        let long = agent("a".repeat(200).as_bytes());
+        assert!(logged_user_agent(&long).ends_with("...[72 more bytes not logged]"));
+    }
 
     #[test]
     fn a_long_path_is_cut_and_says_so() {
