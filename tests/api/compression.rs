@@ -1,6 +1,7 @@
-//! `Accept-Encoding: gzip`: large pages, the documents and the metrics come gzip-encoded to a
-//! client that asks, byte for byte the same once decoded; small bodies, errors and clients that
-//! do not ask get the body as it is.
+//! `Accept-Encoding: gzip`: large pages, the documents, Swagger UI's files and the metrics come
+//! gzip-encoded to a client that asks, byte for byte the same once decoded; small bodies, errors
+//! and clients that do not ask get the body as it is. Swagger UI's files cost no compression
+//! per request.
 
 use std::io::Read as _;
 
@@ -132,20 +133,122 @@ async fn the_openapi_document_comes_gzipped(app: TestApp) {
     assert!(gzipped.body.len() * 4 < plain.body.len());
 }
 
-/// 1.5 MB, compressed off the worker (on the blocking pool).
+/// 1.5 MB: gzip-encoded to a client that asks, the same bytes once decoded, with its length;
+/// as it is to one that does not.
 async fn the_documentation_script_comes_gzipped(app: TestApp) {
     let path = "/docs/swagger-ui-bundle.js";
     let plain = fetch(client().get(app.url(path)), None).await;
     let gzipped = fetch(client().get(app.url(path)), Some("gzip")).await;
-    assert_eq!((plain.status, gzipped.status), (200, 200));
+    let again = fetch(client().get(app.url(path)), Some("br, gzip;q=0.5")).await;
+    assert_eq!(
+        (plain.status, gzipped.status, again.status),
+        (200, 200, 200)
+    );
     assert!(plain.body.len() > 1_000_000, "{}", plain.body.len());
+    assert_eq!(plain.header("content-encoding"), None);
     assert_eq!(gzipped.gunzipped(), plain.body);
+    assert_eq!(again.body, gzipped.body);
     assert!(gzipped.body.len() * 2 < plain.body.len());
+    for response in [&plain, &gzipped] {
+        assert_eq!(
+            response.header("content-length"),
+            Some(response.body.len().to_string().as_str())
+        );
+        assert_eq!(
+            response
+                .headers
+                .get_all("vary")
+                .flat_map(|value| value.to_str().unwrap_or_default().split(','))
+                .filter(|name| name.trim().eq_ignore_ascii_case("accept-encoding"))
+                .count(),
+            1,
+            "Vary names Accept-Encoding once"
+        );
+        assert_eq!(
+            response.header("content-type"),
+            plain.header("content-type")
+        );
+        assert!(response.header("content-security-policy").is_some());
+    }
+}
+
+/// The page's other files too, whether or not they are worth compressing.
+async fn every_documentation_file_decodes_to_the_file_as_it_is(app: TestApp) {
+    for path in [
+        "/docs/",
+        "/docs/swagger-ui.css",
+        "/docs/swagger-initializer.js",
+        "/docs/favicon-32x32.png",
+    ] {
+        let plain = fetch(client().get(app.url(path)), None).await;
+        let gzipped = fetch(client().get(app.url(path)), Some("gzip")).await;
+        assert_eq!((plain.status, gzipped.status), (200, 200), "{path}");
+        assert_eq!(plain.header("content-encoding"), None, "{path}");
+        let decoded = if gzipped.header("content-encoding").is_some() {
+            gzipped.gunzipped()
+        } else {
+            gzipped.body.clone()
+        };
+        assert_eq!(decoded, plain.body, "{path}");
+        assert_eq!(
+            plain.header("content-type"),
+            gzipped.header("content-type"),
+            "{path}"
+        );
+    }
+}
+
+/// What anyone can ask for without a key must not cost the service a compression each time:
+/// the script asked for gzip-encoded takes no more of the server's CPU than asked for as it is
+/// (which sends more bytes), within twice that and a tick of the clock.
+#[actix_web::test]
+async fn the_gzipped_documentation_script_costs_no_more_cpu_than_the_plain_one() {
+    const REQUESTS: usize = 30;
+    let app = TestApp::spawn_process(Backend::Memory).await;
+    let path = "/docs/swagger-ui-bundle.js";
+    let cpu_seconds = || async {
+        let scrape = fetch(client().get(app.url("/metrics")), None).await;
+        let exposition = String::from_utf8(scrape.body).expect("text");
+        exposition
+            .lines()
+            .find_map(|line| line.strip_prefix("process_cpu_seconds_total "))
+            .and_then(|value| value.trim().parse::<f64>().ok())
+            .expect("process_cpu_seconds_total")
+    };
+    let cpu_of = |accept_encoding: Option<&'static str>| {
+        let cpu_seconds = &cpu_seconds;
+        let app = &app;
+        async move {
+            let before = cpu_seconds().await;
+            for _ in 0..REQUESTS {
+                let response = fetch(client().get(app.url(path)), accept_encoding).await;
+                assert_eq!(response.status, 200);
+                assert_eq!(
+                    response.header("content-encoding"),
+                    accept_encoding,
+                    "{accept_encoding:?}"
+                );
+            }
+            cpu_seconds().await - before
+        }
+    };
+    // Whatever is done once, on first use, is done before the measured requests.
+    cpu_of(Some("gzip")).await;
+    cpu_of(None).await;
+
+    let gzipped = cpu_of(Some("gzip")).await;
+    let plain = cpu_of(None).await;
+    // A tick of the kernel's CPU clock (10 ms) either way, beside the plain cost itself.
+    assert!(
+        gzipped <= 2.0 * plain + 0.05,
+        "{REQUESTS} gzipped: {gzipped:.3} s of CPU; plain: {plain:.3} s"
+    );
 }
 
 on_backends!(
     [memory]
     the_documentation_script_comes_gzipped,
+    every_documentation_file_decodes_to_the_file_as_it_is,
     a_page_of_100_pets_comes_gzipped_to_a_client_that_asks,
     small_bodies_and_errors_come_as_they_are,
     gzip_refused_by_weight_gets_the_body_as_it_is,

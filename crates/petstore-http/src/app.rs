@@ -10,7 +10,7 @@ use actix_web::{middleware, web, App};
 use crate::edge::compression::compress_when_asked;
 use crate::routing::{self, not_found};
 use crate::security::cors::{answer_cross_origin, CrossOrigin};
-use crate::service::{self, swagger_ui_config};
+use crate::service::{self, swagger_ui_files};
 use crate::state::HttpState;
 use crate::{orders, pets};
 use request_middleware::log_and_contain_failures;
@@ -50,7 +50,7 @@ pub fn app(
     let serves_orders = state.has_orders();
     App::new()
         .app_data(web::Data::new(state))
-        .app_data(web::Data::from(swagger_ui_config()))
+        .app_data(web::Data::from(swagger_ui_files()))
         // Routes are tried in order: the API's first, so its requests are not matched against
         // the documentation's pattern on the way.
         .configure(pets::routes)

@@ -7,6 +7,10 @@
 //! gzip only, at zlib's fastest level: every HTTP client and Prometheus decode it, and the
 //! fastest level keeps nearly all of the gain (a page of 100 pets shrinks about 6 times); brotli
 //! and zstd were measured and are not worth their build here (docs/benchmarks.md, "Compression").
+//!
+//! A handler that serves the same bytes every time (Swagger UI's files) encodes them once, at
+//! zlib's best level, with [`gzip_once`], chooses the encoding itself and marks its response
+//! with [`EncodingChosen`], which this compressor then leaves alone.
 
 use std::cell::RefCell;
 
@@ -14,14 +18,27 @@ use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::middleware::Next;
+use actix_web::HttpResponse;
 use flate2::{Compress, Compression, FlushCompress, Status};
 
 /// Smallest body sent compressed, in bytes.
 pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
 
-/// Bodies this large are compressed on the blocking pool: the documentation's script (1.5 MB)
-/// takes about 5 ms, which on the worker would hold up every other connection it serves.
+/// Bodies this large are compressed on the blocking pool: milliseconds of compression on the
+/// worker would hold up every other connection it serves.
 const ON_THE_BLOCKING_POOL: usize = 64 * 1024;
+
+/// In a response's extensions: its handler chose its `Content-Encoding` (and says
+/// `Vary: Accept-Encoding` itself), so [`compress`] sends it as it is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EncodingChosen;
+
+impl EncodingChosen {
+    /// Marks `response` as encoded by its handler.
+    pub(crate) fn mark(response: &mut HttpResponse) {
+        response.extensions_mut().insert(Self);
+    }
+}
 
 /// Compresses the response of `req` when its client asks for gzip and the body is worth it: a
 /// middleware of its own for the metrics' address. The API's app calls [`compress`] from the
@@ -50,6 +67,10 @@ pub(crate) async fn compress(
     if !large
         || !has_compressible_type(response.headers())
         || response.headers().contains_key(header::CONTENT_ENCODING)
+        || response
+            .response()
+            .extensions()
+            .contains::<EncodingChosen>()
     {
         return response;
     }
@@ -118,12 +139,14 @@ fn weight_above_zero(param: &str) -> bool {
 }
 
 fn has_compressible_type(headers: &HeaderMap) -> bool {
-    let Some(content_type) = headers
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-    else {
-        return false;
-    };
+        .is_some_and(is_compressible)
+}
+
+/// Whether a body of `content_type` is one gzip shrinks: JSON, text and scripts.
+pub(crate) fn is_compressible(content_type: &str) -> bool {
     let essence = content_type.split(';').next().unwrap_or_default().trim();
     let starts_with = |prefix: &str| {
         essence
@@ -159,20 +182,34 @@ fn gzip(bytes: &[u8]) -> Option<Vec<u8>> {
         let compressor =
             compressor.get_or_insert_with(|| Compress::new_gzip(Compression::fast(), WINDOW_BITS));
         compressor.reset();
-        // Room for one byte less than the body: an encoding that fills it is not worth sending.
-        let mut encoded = Vec::with_capacity(bytes.len().saturating_sub(1));
-        loop {
-            let consumed = usize::try_from(compressor.total_in()).ok()?;
-            let status = compressor
-                .compress_vec(&bytes[consumed..], &mut encoded, FlushCompress::Finish)
-                .ok()?;
-            match status {
-                Status::StreamEnd => return Some(encoded),
-                _ if encoded.len() < encoded.capacity() => {}
-                _ => return None,
-            }
-        }
+        encode(compressor, bytes)
     })
+}
+
+/// `bytes` gzip-encoded at zlib's best level, or `None` when that would not make them smaller:
+/// for bytes encoded once and sent many times, where each byte saved counts more than the time.
+pub(crate) fn gzip_once(bytes: &[u8]) -> Option<Vec<u8>> {
+    encode(
+        &mut Compress::new_gzip(Compression::best(), WINDOW_BITS),
+        bytes,
+    )
+}
+
+/// `bytes` through `compressor` (fresh or reset), or `None` when that would not make them smaller.
+fn encode(compressor: &mut Compress, bytes: &[u8]) -> Option<Vec<u8>> {
+    // Room for one byte less than the body: an encoding that fills it is not worth sending.
+    let mut encoded = Vec::with_capacity(bytes.len().saturating_sub(1));
+    loop {
+        let consumed = usize::try_from(compressor.total_in()).ok()?;
+        let status = compressor
+            .compress_vec(&bytes[consumed..], &mut encoded, FlushCompress::Finish)
+            .ok()?;
+        match status {
+            Status::StreamEnd => return Some(encoded),
+            _ if encoded.len() < encoded.capacity() => {}
+            _ => return None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -267,5 +304,52 @@ mod tests {
             })
             .collect();
         assert_eq!(gzip(&noise), None);
+        assert_eq!(gzip_once(&noise), None);
+    }
+
+    #[test]
+    fn gzip_once_round_trips_at_least_as_small_as_the_fast_level() {
+        let page = br#"{"id":1,"name":"Rex","status":"available"},"#.repeat(100);
+        let best = gzip_once(&page).expect("a repetitive page shrinks");
+        assert!(best.len() <= gzip(&page).unwrap().len());
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&best[..]), &mut decoded)
+            .unwrap();
+        assert_eq!(decoded, page);
+    }
+
+    fn large_json_response() -> HttpResponse {
+        HttpResponse::Ok()
+            .content_type("application/json")
+            .body(br#"{"id":1,"name":"Rex"},"#.repeat(100))
+    }
+
+    #[actix_web::test]
+    async fn a_large_json_body_is_compressed_for_a_client_that_asks() {
+        let response = actix_web::test::TestRequest::default()
+            .to_srv_response(large_json_response().map_into_boxed_body());
+        let response = compress(response, true).await;
+        assert_eq!(
+            response.headers().get(header::CONTENT_ENCODING).unwrap(),
+            "gzip"
+        );
+    }
+
+    #[actix_web::test]
+    async fn a_response_whose_handler_chose_its_encoding_is_left_as_it_is() {
+        let mut chosen = large_json_response();
+        chosen
+            .headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        EncodingChosen::mark(&mut chosen);
+        let length = chosen.body().size();
+        let response =
+            actix_web::test::TestRequest::default().to_srv_response(chosen.map_into_boxed_body());
+
+        let response = compress(response, true).await;
+
+        assert_eq!(response.headers().get(header::CONTENT_ENCODING), None);
+        assert_eq!(response.headers().get_all(header::VARY).count(), 1);
+        assert_eq!(response.response().body().size(), length);
     }
 }

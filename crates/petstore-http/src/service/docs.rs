@@ -3,15 +3,17 @@
 //!
 //! Swagger UI's files are compiled into the binary (`utoipa-swagger-ui` with its `vendored`
 //! feature unpacks the release shipped in the `utoipa-swagger-ui-vendored` crate at build time),
-//! so the page works on a closed network: nothing is fetched from a CDN or anywhere else.
+//! so the page works on a closed network: nothing is fetched from a CDN or anywhere else. They
+//! are kept in memory, gzip-encoded once, for the whole process ([`SwaggerUiFiles`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use actix_web::http::header::{self, CacheControl, CacheDirective, ContentType};
 use actix_web::web::{Bytes, Data};
 use actix_web::{HttpRequest, HttpResponse};
 use utoipa_swagger_ui::Config;
 
+use super::swagger_ui_files::SwaggerUiFiles;
 use crate::error::ApiError;
 use crate::openapi::{document_json, document_json_3_0};
 use crate::routing::paths::{DOCS_PATH, OPENAPI_PATH};
@@ -25,6 +27,14 @@ fn render(servers: &ApiServers) -> RenderedDocuments {
         v3_1: Bytes::from(document_json(servers)),
         v3_0: Bytes::from(document_json_3_0(servers)),
     }
+}
+
+/// Swagger UI's files, one set for the process: each worker's app shares them, so each file is
+/// read and compressed once, not once per worker.
+pub(crate) fn swagger_ui_files() -> Arc<SwaggerUiFiles> {
+    static FILES: LazyLock<Arc<SwaggerUiFiles>> =
+        LazyLock::new(|| Arc::new(SwaggerUiFiles::new(swagger_ui_config())));
+    Arc::clone(&FILES)
 }
 
 /// Swagger UI's settings (they end up in its `swagger-initializer.js`).
@@ -74,14 +84,18 @@ const DOCS_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 
 /// other name.
 pub(crate) async fn swagger_ui(
     req: HttpRequest,
-    config: Data<Config<'static>>,
+    files: Data<SwaggerUiFiles>,
 ) -> Result<HttpResponse, ApiError> {
-    let file = req.match_info().get("file").unwrap_or_default();
-    match utoipa_swagger_ui::serve(file, config.into_inner()) {
-        Ok(Some(file)) => Ok(HttpResponse::Ok()
-            .content_type(file.content_type)
-            .insert_header((header::CONTENT_SECURITY_POLICY, DOCS_CSP))
-            .body(file.bytes.into_owned())),
+    let name = req.match_info().get("file").unwrap_or_default();
+    match files.file(name) {
+        Ok(Some(file)) => {
+            let mut response = file.response(req.headers()).await;
+            response.headers_mut().insert(
+                header::CONTENT_SECURITY_POLICY,
+                header::HeaderValue::from_static(DOCS_CSP),
+            );
+            Ok(response)
+        }
         Ok(None) => Err(ApiError::not_found(format!(
             "no resource at `{}`",
             req.path()

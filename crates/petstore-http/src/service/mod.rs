@@ -5,10 +5,11 @@
 mod docs;
 mod health;
 mod metrics;
+mod swagger_ui_files;
 
 use actix_web::web::ServiceConfig;
 
-pub(crate) use docs::swagger_ui_config;
+pub(crate) use docs::swagger_ui_files;
 
 use crate::routing::paths::{
     DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, READYZ_PATH,
