@@ -12,6 +12,7 @@
 //! [`StorageError::is_transient`] tells a start-up loop whether retrying can help.
 
 mod error;
+mod libpq_uri;
 mod memory;
 mod postgres_url;
 mod settings;

@@ -3,12 +3,14 @@
 //! Every `Display`, `Debug` and error message shows `***` in its place.
 //!
 //! Handled as text rather than with the `url` crate: libpq URLs may name several hosts
-//! (`postgres://h1:5432,h2:5433/db`), which a WHATWG URL parser refuses, and libpq must get the
-//! operator's string exactly as written, with our parameters only appended.
+//! (`postgres://h1:5432,h2:5433/db`), which a WHATWG URL parser refuses, libpq splits them by
+//! rules of its own (`libpq_uri.rs`), and libpq must get the operator's string as written, with
+//! our parameters only appended.
 
 use std::fmt;
 use std::time::Duration;
 
+use crate::libpq_uri::{self, UriParts, PREFIXES, SECRET_PARAMETERS};
 use crate::PoolSettings;
 
 /// A libpq connection string. Its password never leaves this type except towards libpq.
@@ -20,17 +22,13 @@ pub struct PostgresUrl {
 
 #[derive(Clone, PartialEq, Eq)]
 enum Form {
-    /// `postgres://user:password@host/db?key=value`
-    Url,
+    /// `postgres://user:password@host/db?key=value`, and where libpq finds its parts.
+    Url(UriParts),
     /// `host=db password='a b'`: the pairs as libpq will read them (quotes and escapes undone).
     Keywords(Vec<(String, String)>),
 }
 
 const REDACTED: &str = "***";
-
-/// libpq parameters whose value is a secret: the password, and the passphrase of the client's
-/// TLS key. (`passfile`, `sslkey` and `sslcert` name files, which are not secrets themselves.)
-const SECRET_PARAMETERS: [&str; 2] = ["password", "sslpassword"];
 
 fn is_secret(key: &str) -> bool {
     SECRET_PARAMETERS.contains(&key)
@@ -41,12 +39,23 @@ const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
 const KEEPALIVE_PROBES: u32 = 3;
 
 impl PostgresUrl {
-    /// Wraps `raw`, which the caller has checked starts with `postgres://` or `postgresql://`.
-    pub(crate) fn new(raw: &str) -> Self {
-        Self {
-            raw: raw.to_owned(),
-            form: Form::Url,
-        }
+    /// Parses a URL starting `postgres://` or `postgresql://` (in any case: libpq knows only
+    /// lower case, so that is what it gets). The error says what to change, never quoting the
+    /// URL.
+    pub(crate) fn parse_url(raw: &str) -> Result<Self, String> {
+        let prefix = PREFIXES
+            .iter()
+            .find(|prefix| {
+                raw.get(..prefix.len())
+                    .is_some_and(|given| given.eq_ignore_ascii_case(prefix))
+            })
+            .ok_or("a PostgreSQL URL starts with `postgres://`")?;
+        let raw = format!("{prefix}{}", &raw[prefix.len()..]);
+        let parts = libpq_uri::parse(&raw)?;
+        Ok(Self {
+            raw,
+            form: Form::Url(parts),
+        })
     }
 
     /// Parses libpq's keyword form, `key=value` pairs separated by spaces, a value in single
@@ -65,8 +74,9 @@ impl PostgresUrl {
 
     /// The connection string with any password replaced by `***`, fit for logs and terminals.
     pub fn redacted(&self) -> String {
-        let Form::Keywords(pairs) = &self.form else {
-            return self.redacted_url();
+        let pairs = match &self.form {
+            Form::Url(parts) => return self.redacted_url(parts),
+            Form::Keywords(pairs) => pairs,
         };
         pairs
             .iter()
@@ -81,33 +91,25 @@ impl PostgresUrl {
             .join(" ")
     }
 
-    fn redacted_url(&self) -> String {
-        let raw = self.raw.as_str();
-        let (before_query, query) = match raw.find(['?', '#']) {
-            Some(at) => raw.split_at(at),
-            None => (raw, ""),
-        };
-        let mut shown = match userinfo_password_span(before_query) {
-            Some((start, end)) => format!("{}{REDACTED}{}", &raw[..start], &before_query[end..]),
-            None => before_query.to_owned(),
-        };
-        // The query's `key=value` pairs, each secret one's value replaced; a fragment as it is.
-        let (query, fragment) = match query.find('#') {
-            Some(at) => query.split_at(at),
-            None => (query, ""),
-        };
-        if let Some(pairs) = query.strip_prefix('?') {
-            shown.push('?');
-            let pairs: Vec<String> = pairs
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key, _)) if is_secret(key) => format!("{key}={REDACTED}"),
-                    _ => pair.to_owned(),
-                })
-                .collect();
-            shown.push_str(&pairs.join("&"));
+    /// The URL with the password and each secret parameter's value replaced.
+    fn redacted_url(&self, parts: &UriParts) -> String {
+        let mut secrets: Vec<_> = parts.password.iter().cloned().collect();
+        secrets.extend(
+            parts
+                .params
+                .iter()
+                .filter(|param| param.is_secret())
+                .map(|param| param.value.clone()),
+        );
+        secrets.sort_by_key(|range| range.start);
+        let mut shown = String::with_capacity(self.raw.len());
+        let mut copied = 0;
+        for secret in secrets {
+            shown.push_str(&self.raw[copied..secret.start]);
+            shown.push_str(REDACTED);
+            copied = secret.end;
         }
-        shown.push_str(fragment);
+        shown.push_str(&self.raw[copied..]);
         shown
     }
 
@@ -136,23 +138,22 @@ impl PostgresUrl {
     ///   nothing, is noticed by the client within seconds, whether a request is being sent
     ///   (unacknowledged data) or its answer awaited (keepalive probes go unanswered).
     ///
-    /// (The statement timeout is set per session instead; see `sql/connection.rs`.) Parameters go
-    /// before any `#`, which libpq would otherwise read as part of the last value.
+    /// (The statement timeout is set per session instead; see `sql/connection.rs`.) libpq has
+    /// no URL fragments, so a `#` is left where it is, part of whatever holds it.
     pub(crate) fn for_libpq(&self, settings: &PoolSettings) -> String {
-        let (base, fragment) = match (&self.form, self.raw.find('#')) {
-            (Form::Url, Some(at)) => self.raw.split_at(at),
-            _ => (self.raw.as_str(), ""),
-        };
-        let mut url = base.trim_end().to_owned();
+        let mut url = self.raw.clone();
+        let mut has_query = matches!(&self.form, Form::Url(parts) if parts.has_query);
         let mut add = |key: &str, value: String| {
             if self.params().any(|(given, _)| given == key) {
                 return;
             }
             match self.form {
-                Form::Url if !url.ends_with(['?', '&']) => {
-                    url.push(if url.contains('?') { '&' } else { '?' });
+                Form::Url(_) if !has_query => {
+                    url.push('?');
+                    has_query = true;
                 }
-                Form::Url => {}
+                Form::Url(_) if !url.ends_with(['?', '&']) => url.push('&'),
+                Form::Url(_) => {}
                 Form::Keywords(_) => url.push(' '),
             }
             url.push_str(key);
@@ -179,18 +180,15 @@ impl PostgresUrl {
             KEEPALIVE_INTERVAL.as_secs().to_string(),
         );
         add("keepalives_count", KEEPALIVE_PROBES.to_string());
-        url.push_str(fragment);
         url
     }
 
     /// The secrets as written in the URL: the password after `user:` in the userinfo, and every
-    /// secret parameter (`password=`, `sslpassword=`). Empty ones are skipped, as replacing "" would mangle the text.
+    /// secret parameter (`password=`, `sslpassword=`, ...). Empty ones are skipped, as
+    /// replacing "" would mangle the text.
     fn passwords(&self) -> impl Iterator<Item = &str> {
-        let in_userinfo = match self.form {
-            Form::Url => {
-                let before_query = self.raw.split(['?', '#']).next().unwrap_or("");
-                userinfo_password_span(before_query).map(|(start, end)| &before_query[start..end])
-            }
+        let in_userinfo = match &self.form {
+            Form::Url(parts) => parts.password.clone().map(|range| &self.raw[range]),
             Form::Keywords(_) => None,
         };
         let in_params = self
@@ -206,7 +204,12 @@ impl PostgresUrl {
     /// The parameters the operator set: the URL's query, or all the keywords.
     fn params(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
         match &self.form {
-            Form::Url => Box::new(query_params(&self.raw)),
+            Form::Url(parts) => Box::new(
+                parts
+                    .params
+                    .iter()
+                    .map(|param| (param.key.as_str(), &self.raw[param.value.clone()])),
+            ),
             Form::Keywords(pairs) => Box::new(
                 pairs
                     .iter()
@@ -272,25 +275,6 @@ fn quote_keyword_value(value: &str) -> String {
     format!("'{escaped}'")
 }
 
-/// Byte range of the password in `scheme://user:password@host…`. The last `@` before the query
-/// ends the userinfo, so a password holding an unencoded `@` or `/` is still covered: hiding
-/// too much is harmless, showing part of a password is not.
-fn userinfo_password_span(before_query: &str) -> Option<(usize, usize)> {
-    let authority_start = before_query.find("://")? + "://".len();
-    let at = authority_start + before_query[authority_start..].rfind('@')?;
-    let colon = authority_start + before_query[authority_start..at].find(':')?;
-    Some((colon + 1, at))
-}
-
-fn query_params(url: &str) -> impl Iterator<Item = (&str, &str)> {
-    url.split_once('?')
-        .map(|(_, query)| query.split('#').next().unwrap_or(""))
-        .unwrap_or("")
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
-}
-
 impl fmt::Display for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.redacted())
@@ -307,10 +291,148 @@ impl fmt::Debug for PostgresUrl {
 
 #[cfg(test)]
 mod tests {
+    use percent_encoding::NON_ALPHANUMERIC;
+
     use super::*;
 
     fn pg(raw: &str) -> PostgresUrl {
-        PostgresUrl::new(raw)
+        PostgresUrl::parse_url(raw).unwrap_or_else(|err| panic!("{raw:?}: {err}"))
+    }
+
+    /// RFC 3986's reserved characters, `%` and a space.
+    const RESERVED: &str = ":/?#[]@!$&'()*+,;=% ";
+
+    /// A password holding `c` twice, and its pieces, none of which may show.
+    fn password_with(c: char) -> (String, [&'static str; 3]) {
+        (format!("Xy{c}Zw{c}Qv"), ["Xy", "Zw", "Qv"])
+    }
+
+    /// What may be shown of `raw`: its `Display` (logs, error messages), its `Debug`, and what
+    /// is left of a driver message quoting the password; or why it is refused.
+    fn shown(raw: &str, password: &str) -> Result<[String; 3], String> {
+        raw.parse::<crate::DatabaseUrl>()
+            .map(|url| {
+                let echoed = url.scrub(&format!("password \"{password}\" refused"));
+                [url.to_string(), format!("{url:?}"), echoed]
+            })
+            .map_err(|err| err.to_string())
+    }
+
+    fn assert_hidden(text: &str, pieces: &[&str], raw: &str) {
+        for piece in pieces {
+            assert!(!text.contains(piece), "{raw:?} shows {piece:?}: {text}");
+        }
+    }
+
+    /// `password` written as it is, and percent-encoded.
+    fn spellings(password: &str) -> [(String, bool); 2] {
+        let encoded = percent_encoding::utf8_percent_encode(password, NON_ALPHANUMERIC);
+        [(password.to_owned(), false), (encoded.to_string(), true)]
+    }
+
+    /// Checks what `raw` shows: `expected` when it is accepted (the password hidden, the host,
+    /// port and database shown); when `refused`, a message naming the encoding of `c` instead,
+    /// without the password.
+    fn assert_shows(raw: &str, c: char, refused: bool, expected: &str) {
+        let (password, pieces) = password_with(c);
+        match shown(raw, &password) {
+            Ok([display, debug, echoed]) => {
+                assert!(!refused, "{raw:?} should be refused, shows {display}");
+                assert_eq!(display, expected, "{raw:?}");
+                assert_hidden(&debug, &pieces, raw);
+                assert_hidden(&echoed, &pieces, raw);
+            }
+            Err(refusal) => {
+                assert!(refused, "{raw:?} refused: {refusal}");
+                assert_hidden(&refusal, &pieces, raw);
+                let encoding = format!("%{:02X}", u32::from(c));
+                assert!(refusal.contains(&encoding), "{raw:?}: {refusal}");
+            }
+        }
+    }
+
+    /// Each reserved character in the password of `user:password@`. libpq takes the first `/`
+    /// to end the host (so no `@` before it means no password, and the password becomes the
+    /// port) and the first `@` to end the password, and it decodes `%`: written as they are,
+    /// those three are refused, saying how to encode them.
+    #[test]
+    fn no_character_shows_a_password_in_the_userinfo() {
+        for c in RESERVED.chars() {
+            let (password, _) = password_with(c);
+            for (written, encoded) in spellings(&password) {
+                let raw =
+                    format!("postgres://app:{written}@db.internal:5433/petstore?sslmode=require");
+                let refused = !encoded && "/@%".contains(c);
+                let expected = "postgres://app:***@db.internal:5433/petstore?sslmode=require";
+                assert_shows(&raw, c, refused, expected);
+            }
+        }
+    }
+
+    /// Each reserved character in `?password=`. libpq splits the query at every `&` and `=`,
+    /// and decodes `%`; an `@` anywhere but at the end of `user:password@` is refused as in the
+    /// userinfo. A `#` is no fragment to libpq: it is part of the password.
+    #[test]
+    fn no_character_shows_a_password_parameter() {
+        for c in RESERVED.chars() {
+            let (password, _) = password_with(c);
+            for (written, encoded) in spellings(&password) {
+                let raw = format!(
+                    "postgres://app@db.internal:5433/petstore?password={written}&sslmode=require"
+                );
+                let refused = !encoded && "&=%@".contains(c);
+                let expected =
+                    "postgres://app@db.internal:5433/petstore?password=***&sslmode=require";
+                assert_shows(&raw, c, refused, expected);
+            }
+        }
+    }
+
+    /// Each reserved character in a quoted keyword value.
+    #[test]
+    fn no_character_shows_a_keyword_password() {
+        for c in RESERVED.chars() {
+            let (password, _) = password_with(c);
+            let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+            let raw = format!("host=db.internal port=5433 dbname=petstore password='{quoted}'");
+            let expected = "host=db.internal port=5433 dbname=petstore password=***";
+            assert_shows(&raw, c, false, expected);
+        }
+    }
+
+    /// libpq percent-decodes parameter names too.
+    #[test]
+    fn an_encoded_password_parameter_is_hidden_too() {
+        let (display, echoed) = match shown("postgres://db/p?pass%77ord=Xy", "Xy") {
+            Ok([display, _, echoed]) => (display, echoed),
+            Err(refusal) => panic!("refused: {refusal}"),
+        };
+        assert_eq!(display, "postgres://db/p?pass%77ord=***");
+        assert_eq!(echoed, "password \"***\" refused");
+    }
+
+    /// libpq has no fragments, and its prefix is lower case: a `#` or `?` in the password stays
+    /// the password's once our parameters are added.
+    #[test]
+    fn libpq_gets_the_password_as_written() {
+        let no_limit = settings(Duration::from_secs(5), Duration::ZERO);
+        for raw in ["postgres://app:Xy#Zw@db/p", "postgres://app:Xy?Zw@db/p"] {
+            let url: crate::DatabaseUrl = raw.parse().expect(raw);
+            let crate::DatabaseUrl::Postgres(url) = url else {
+                panic!("{raw} is PostgreSQL");
+            };
+            assert_eq!(
+                url.for_libpq(&no_limit),
+                format!("{raw}?connect_timeout=5{LIMITS}")
+            );
+        }
+        let url: crate::DatabaseUrl = "POSTGRES://app:pw@db/p".parse().expect("upper case");
+        let crate::DatabaseUrl::Postgres(url) = url else {
+            panic!("PostgreSQL");
+        };
+        assert!(url
+            .for_libpq(&no_limit)
+            .starts_with("postgres://app:pw@db/p?"));
     }
 
     #[test]
@@ -322,18 +444,24 @@ mod tests {
         );
     }
 
+    /// libpq would read `app:pa` as host and port, and quote `pa` in its error.
     #[test]
-    fn a_password_with_an_unencoded_slash_is_still_hidden() {
-        let url = pg("postgres://app:pa/ss@db/petstore");
-        assert_eq!(url.to_string(), "postgres://app:***@db/petstore");
+    fn a_password_with_an_unencoded_slash_is_refused_saying_how_to_write_it() {
+        let err = PostgresUrl::parse_url("postgres://app:pa/ss@db/petstore").expect_err("refused");
+        assert!(err.contains("%2F"), "{err}");
+        assert!(!err.contains("pa/") && !err.contains("ss@"), "{err}");
+        assert_eq!(
+            pg("postgres://app:pa%2Fss@db/petstore").to_string(),
+            "postgres://app:***@db/petstore"
+        );
     }
 
     #[test]
-    fn only_the_password_parameter_is_hidden() {
-        let url = pg("postgres://db/p?mypassword=x&password=y#frag");
+    fn only_secret_parameters_are_hidden_to_their_end() {
+        let url = pg("postgres://db/p?passfile=/pgpass&password=y#z&sslmode=require");
         assert_eq!(
             url.to_string(),
-            "postgres://db/p?mypassword=x&password=***#frag"
+            "postgres://db/p?passfile=/pgpass&password=***&sslmode=require"
         );
     }
 
@@ -403,11 +531,11 @@ mod tests {
     }
 
     #[test]
-    fn parameters_go_before_a_fragment_and_after_a_bare_question_mark() {
+    fn parameters_go_at_the_end_past_a_hash_and_after_a_bare_question_mark() {
         let no_limit = settings(Duration::from_secs(5), Duration::ZERO);
         assert_eq!(
             pg("postgres://db/p?sslmode=require#x").for_libpq(&no_limit),
-            format!("postgres://db/p?sslmode=require&connect_timeout=5{LIMITS}#x")
+            format!("postgres://db/p?sslmode=require#x&connect_timeout=5{LIMITS}")
         );
         assert_eq!(
             pg("postgres://db/p?").for_libpq(&no_limit),

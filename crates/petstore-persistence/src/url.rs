@@ -42,12 +42,9 @@ impl FromStr for DatabaseUrl {
         }
         let scheme = scheme_of(raw).map(str::to_ascii_lowercase);
         match scheme.as_deref() {
-            Some("postgres" | "postgresql") => {
-                if !raw[scheme.as_deref().map_or(0, str::len)..].starts_with("://") {
-                    return Err(invalid("a PostgreSQL URL starts with `postgres://`"));
-                }
-                Ok(Self::Postgres(PostgresUrl::new(raw)))
-            }
+            Some("postgres" | "postgresql") => PostgresUrl::parse_url(raw)
+                .map(Self::Postgres)
+                .map_err(invalid),
             Some("sqlite") => {
                 let rest = &raw["sqlite:".len()..];
                 sqlite_path(rest.strip_prefix("//").unwrap_or(rest))
@@ -224,7 +221,8 @@ mod tests {
             "postgres:///petstore",
         ] {
             let url = parse(raw);
-            assert_eq!(url, DatabaseUrl::Postgres(PostgresUrl::new(raw)));
+            let expected = PostgresUrl::parse_url(raw).expect("a libpq URL");
+            assert_eq!(url, DatabaseUrl::Postgres(expected));
             assert_eq!(url.to_string(), raw, "nothing to hide");
         }
     }
@@ -246,10 +244,16 @@ mod tests {
         assert!(!format!("{url:?}").contains("hunter2"));
     }
 
+    /// libpq would take `p` as the password and `ss@db` as the host.
     #[test]
-    fn a_password_with_an_at_sign_is_still_hidden() {
-        let url = parse("postgres://app:p@ss@db/petstore");
-        assert!(!url.to_string().contains("p@ss"), "{url}");
+    fn a_password_with_an_unencoded_at_sign_is_refused_saying_how_to_write_it() {
+        let err = parse_err("postgres://app:p@ss@db/petstore");
+        assert!(err.contains("%40"), "{err}");
+        assert!(!err.contains("ss@db"), "{err}");
+        assert_eq!(
+            parse("postgres://app:p%40ss@db/petstore").to_string(),
+            "postgres://app:***@db/petstore"
+        );
     }
 
     #[test]

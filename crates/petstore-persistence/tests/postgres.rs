@@ -138,6 +138,61 @@ fn opening_an_unreachable_server_fails_in_bounded_time_as_transient_without_the_
     assert!(!format!("{err:?}").contains("hunter2"));
 }
 
+/// Every character RFC 3986 reserves, `%` and a space, in one password.
+const RESERVED_PASSWORD: &str = ":/?#[]@!$&'()*+,;=% x";
+
+/// `RESERVED_PASSWORD` written as libpq needs it in the userinfo (`/`, `@` and `%` encoded,
+/// the rest as they are) and in the query (`&`, `=`, `%` and `@` encoded).
+fn written_for_libpq(password: &str, encoded: &str) -> String {
+    password
+        .chars()
+        .map(|c| {
+            if encoded.contains(c) {
+                format!("%{:02X}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A role whose password holds every reserved character logs in, with the password in
+/// `user:password@` or in `?password=`: libpq reads it whole (our parameters, appended to the
+/// URL, leave it alone), and what the URL shows hides it and keeps host, port and database.
+#[test]
+fn a_password_with_every_reserved_character_logs_in_and_never_shows() {
+    let database = TestDatabase::create();
+    let role = format!("{}_app", database.name());
+    // `tests/support/with-postgres.sh` makes members of `password_login` give their password.
+    database.execute(&format!(
+        "CREATE ROLE {role} LOGIN PASSWORD '{}' IN ROLE password_login; \
+         ALTER DATABASE \"{}\" OWNER TO {role}",
+        RESERVED_PASSWORD.replace('\'', "''"),
+        database.name()
+    ));
+    let (server, path) = database
+        .url()
+        .strip_prefix("postgres://postgres@")
+        .and_then(|rest| rest.split_once('/'))
+        .expect("postgres://postgres@HOST:PORT/DATABASE");
+    let in_userinfo = written_for_libpq(RESERVED_PASSWORD, "/@%");
+    let in_query = written_for_libpq(RESERVED_PASSWORD, "&=%@");
+    for (raw, shown) in [
+        (
+            format!("postgres://{role}:{in_userinfo}@{server}/{path}"),
+            format!("postgres://{role}:***@{server}/{path}"),
+        ),
+        (
+            format!("postgres://{role}@{server}/{path}?password={in_query}&sslmode=disable"),
+            format!("postgres://{role}@{server}/{path}?password=***&sslmode=disable"),
+        ),
+    ] {
+        let url = parse(&raw);
+        assert_eq!(url.to_string(), shown);
+        migrate(&url, &PoolSettings::default()).unwrap_or_else(|err| panic!("{shown}: {err}"));
+    }
+}
+
 #[test]
 fn a_wrong_database_name_is_reported_by_name() {
     let database = TestDatabase::create();
