@@ -138,7 +138,9 @@ impl ClientAddresses {
     /// The client of `req` (see the module's documentation); `None` only for a request that
     /// came over no socket.
     pub(crate) fn of(&self, req: &HttpRequest) -> Option<IpAddr> {
-        let peer = req.peer_addr()?.ip();
+        // A socket bound to `[::]` sees IPv4 peers as `::ffff:a.b.c.d`: as the address they are,
+        // they match the operator's IPv4 blocks and one client has one bucket and one log name.
+        let peer = req.peer_addr()?.ip().to_canonical();
         if !self.trusted.trusts(peer) {
             return Some(peer);
         }
@@ -151,7 +153,11 @@ impl ClientAddresses {
         // The nearest proxy known so far: the client if the walk stops here.
         let mut nearest = peer;
         for entry in entries.into_iter().rev() {
-            match self.header.address_in(entry) {
+            match self
+                .header
+                .address_in(entry)
+                .map(|address| address.to_canonical())
+            {
                 Some(address) if self.trusted.trusts(address) => nearest = address,
                 Some(client) => return Some(client),
                 None => break,
@@ -198,7 +204,8 @@ mod tests {
         trusted: &str,
         header: ClientAddressHeader,
     ) -> Option<IpAddr> {
-        let mut req = TestRequest::get().peer_addr(format!("{peer}:4000").parse().unwrap());
+        let peer: IpAddr = peer.parse().unwrap();
+        let mut req = TestRequest::get().peer_addr((peer, 4000).into());
         for (name, value) in headers {
             req = req.append_header((*name, *value));
         }
@@ -219,6 +226,16 @@ mod tests {
 
     fn ip(text: &str) -> Option<IpAddr> {
         Some(text.parse().unwrap())
+    }
+
+    #[test]
+    fn an_ipv4_peer_seen_through_an_ipv6_socket_is_its_ipv4_address() {
+        let headers = [("x-forwarded-for", "::ffff:203.0.113.9")];
+        assert_eq!(
+            xff("::ffff:10.1.2.3", &headers, "10.0.0.0/8"),
+            ip("203.0.113.9")
+        );
+        assert_eq!(xff("::ffff:198.51.100.1", &[], ""), ip("198.51.100.1"));
     }
 
     #[test]
