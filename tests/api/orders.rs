@@ -3,9 +3,10 @@
 //! one success. Orders have owners: a key sees and cancels its own (another's is 404), the staff
 //! (a `store` key) see every order and alone approve and deliver, a key has a bound on its open
 //! orders that holds under concurrency, and orders from before owners are the staff's only.
+//! Order ids are random below 2^53, and listings go by id.
 
 use futures_util::future::join_all;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use petstore_test_support::on_backends;
 use petstore_test_support::{send, Backend, TestApp, TestResponse};
@@ -159,7 +160,13 @@ async fn orders_are_listed_in_pages_and_filtered(app: TestApp) {
             target.to_owned()
         });
     }
-    let all: Vec<Value> = orders.iter().map(|o| o["id"].clone()).collect();
+    // By id, which is not the placing order.
+    let mut all: Vec<i64> = orders
+        .iter()
+        .map(|o| o["id"].as_i64().expect("id"))
+        .collect();
+    all.sort_unstable();
+    let seen: Vec<i64> = seen.iter().map(|id| id.as_i64().expect("id")).collect();
     assert_eq!(seen, all);
 
     let cancelled = send(app.get("/v1/store/orders?status=cancelled"), None).await;
@@ -253,6 +260,9 @@ async fn a_write_key_sees_and_cancels_only_its_own_orders(app: TestApp) {
         assert!(!placed.body.contains("placedBy"), "{}", placed.body);
         mine.push(placed.json()["id"].as_i64().expect("id"));
     }
+    // Listings go by id.
+    hers.sort_unstable();
+    his.sort_unstable();
 
     let first = get_as(&app, &alice, "/v1/store/orders?limit=2").await;
     assert_eq!(ids(&first), hers[..2]);
@@ -331,8 +341,32 @@ async fn only_a_store_key_approves_and_delivers(app: TestApp) {
     assert_eq!(got.json(), delivered.json());
 }
 
+/// An order's id is random, so that it tells a key nothing about how many orders others placed,
+/// and below 2^53, so that JavaScript reads the JSON number exactly; `Location` names it.
+async fn order_ids_are_random_json_safe_integers(app: TestApp) {
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        let placed = place(&app, new_pet(&app, &format!("P{n}")).await).await;
+        assert_eq!(placed.status.as_u16(), 201, "{}", placed.body);
+        let id = placed.json()["id"].as_i64().expect("an integer id");
+        assert_eq!(
+            placed.header("location"),
+            Some(format!("/v1/store/orders/{id}").as_str())
+        );
+        ids.push(id);
+    }
+    assert!(ids.iter().all(|id| (1..1 << 53).contains(id)), "{ids:?}");
+    assert!(
+        ids.windows(2).all(|pair| pair[0].abs_diff(pair[1]) > 1),
+        "consecutive ids: {ids:?}"
+    );
+    // Six ids drawn uniformly below 2^53 are all below 2^32 with a chance of 2^-126.
+    assert!(ids.iter().any(|&id| id >= 1 << 32), "small ids: {ids:?}");
+}
+
 on_backends!(
     [memory, sqlite, postgres]
+    order_ids_are_random_json_safe_integers,
     an_order_moves_its_pet_from_available_to_sold,
     cancelling_makes_the_pet_available_again,
     orders_are_listed_in_pages_and_filtered,

@@ -14,6 +14,7 @@
 mod error;
 mod libpq_uri;
 mod memory;
+mod order_ids;
 mod postgres_url;
 mod settings;
 mod sql;
@@ -27,6 +28,7 @@ pub use error::StorageError;
 pub use memory::{
     InMemoryIdempotencyStore, InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository,
 };
+pub use order_ids::OrderIds;
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{

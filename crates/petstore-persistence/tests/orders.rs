@@ -2,20 +2,24 @@
 //! file, a PostgreSQL database of its own per test): transactions that change an order and its
 //! pet together or not at all, and that take turns on one pet; orders kept as their key's, a
 //! key's listing narrowed in the query, and the bound on a key's open orders, held under
-//! concurrency. Most of it asks as the staff, who see everything.
+//! concurrency; random order ids, drawn again when taken. Most of it asks as the staff, who see
+//! everything.
 
 mod common;
 
 use std::sync::Arc;
 
-use common::{new_pet, Fixture};
+use common::{new_pet, parse, Fixture};
 use futures_util::future::join_all;
-use petstore_application::{OrderError, OrderService, OrderWork, RepositoryError, SystemClock};
+use petstore_application::{
+    OrderError, OrderRepository, OrderService, OrderWork, RepositoryError, SystemClock,
+};
 use petstore_domain::{
     KeyId, KeyScope, NewOrder, OpenOrderLimit, OrderAction, OrderCaller, OrderConflict,
     OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderStatus, PageLimit, PetId, PetStatus,
     TooManyOpenOrders,
 };
+use petstore_persistence::{OrderIds, PoolSettings, SqlStore};
 
 petstore_test_database::on_backends!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)] crate::common::fixture,
@@ -29,7 +33,21 @@ petstore_test_database::on_backends!(
     a_key_lists_and_gets_its_own_orders_in_full_pages,
     a_key_places_no_more_than_its_bound_of_open_orders,
     concurrent_orders_of_one_key_at_its_bound_get_exactly_one_success,
+    placed_orders_get_random_ids_below_2_53,
 );
+
+/// On the databases: an id source given to a repository, rows written with SQL.
+mod in_sql {
+    use super::*;
+
+    petstore_test_database::on_backends!(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)] crate::common::fixture,
+        [sqlite, postgres]
+        an_order_drawing_a_taken_id_draws_again_in_the_same_write,
+        an_order_finding_every_id_it_draws_taken_stores_nothing,
+        orders_stored_with_sequential_ids_are_read_and_listed_beside_random_ones,
+    );
+}
 
 /// A key whose id is `digit` 32 times.
 fn key(digit: char) -> KeyId {
@@ -124,7 +142,7 @@ async fn cancelling_gives_the_pet_back_and_it_can_be_ordered_again(fixture: Fixt
         .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
         .await
         .expect("place again");
-    assert!(second.id() > first.id());
+    assert_ne!(second.id(), first.id());
 }
 
 async fn a_refused_order_changes_nothing(fixture: Fixture) {
@@ -272,19 +290,24 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
         .act(&staff(), placed[1].id(), OrderAction::Cancel)
         .await
         .expect("cancel");
+    let mut by_id: Vec<OrderId> = placed.iter().map(|o| o.id()).collect();
+    by_id.sort();
     let all = orders
         .list(&staff(), query(OrderFilter::default(), None, 3))
         .await
         .expect("list");
     assert_eq!(
         all.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
-        placed[..3].iter().map(|o| o.id()).collect::<Vec<_>>()
+        by_id[..3]
     );
     let rest = orders
         .list(&staff(), query(OrderFilter::default(), all.next_after, 3))
         .await
         .expect("list");
-    assert_eq!(rest.orders.len(), 2);
+    assert_eq!(
+        rest.orders.iter().map(|o| o.id()).collect::<Vec<_>>(),
+        by_id[3..]
+    );
     assert_eq!(rest.next_after, None);
     let cancelled = OrderFilter {
         status: Some(OrderStatus::Cancelled),
@@ -340,6 +363,9 @@ async fn a_key_lists_and_gets_its_own_orders_in_full_pages(fixture: Fixture) {
             theirs.push(orders.place(&bob, new).await.expect("place").id());
         }
     }
+    // Listings go by id.
+    mine.sort();
+    theirs.sort();
     let first = orders
         .list(&alice, query(OrderFilter::default(), None, 2))
         .await
@@ -472,4 +498,128 @@ async fn concurrent_orders_of_one_key_at_its_bound_get_exactly_one_success(fixtu
         .filter(|outcome| matches!(outcome, Err(OrderError::TooManyOpenOrders(_))))
         .count();
     assert_eq!((placed, refused), (1, 9), "{outcomes:?}");
+}
+
+/// 2^53: JavaScript's numbers hold every integer below it exactly.
+const JSON_SAFE_LIMIT: i64 = 1 << 53;
+
+/// Order ids are random, so that one tells nothing about how many orders others place; from 1
+/// to below 2^53, so that a client in JavaScript reads them exactly.
+async fn placed_orders_get_random_ids_below_2_53(fixture: Fixture) {
+    let orders = service(&fixture);
+    let mut ids = Vec::new();
+    for pet in pets(&fixture, 8).await {
+        let placed = orders
+            .place(&staff(), NewOrder::new(pet, OrderQuantity::ONE))
+            .await
+            .expect("place");
+        ids.push(placed.id().get());
+    }
+    assert!(
+        ids.iter().all(|id| (1..JSON_SAFE_LIMIT).contains(id)),
+        "{ids:?}"
+    );
+    assert!(
+        ids.windows(2).all(|pair| pair[0].abs_diff(pair[1]) > 1),
+        "consecutive ids: {ids:?}"
+    );
+    // Eight ids drawn uniformly below 2^53 are all below 2^32 with a chance of 2^-168.
+    assert!(ids.iter().any(|&id| id >= 1 << 32), "small ids: {ids:?}");
+}
+
+/// The orders of the fixture's database, drawing their ids from `ids`.
+fn orders_drawing(fixture: &Fixture, ids: OrderIds) -> OrderService {
+    let store =
+        SqlStore::build(&parse(fixture.url()), &PoolSettings::default()).expect("the store");
+    let orders: Arc<dyn OrderRepository> = Arc::new(store.orders().with_order_ids(ids));
+    OrderService::new(orders, Arc::new(SystemClock))
+}
+
+/// A second order drawing the first one's id draws again, inside its one write: no error, and
+/// the pet is ordered once.
+async fn an_order_drawing_a_taken_id_draws_again_in_the_same_write(fixture: Fixture) {
+    let orders = orders_drawing(&fixture, OrderIds::in_turn(&[4242, 4242, 4242], 9999));
+    let pets = pets(&fixture, 2).await;
+    let first = orders
+        .place(&staff(), NewOrder::new(pets[0], OrderQuantity::ONE))
+        .await
+        .expect("place");
+    let second = orders
+        .place(&staff(), NewOrder::new(pets[1], OrderQuantity::ONE))
+        .await
+        .expect("place after a taken id");
+    assert_eq!((first.id().get(), second.id().get()), (4242, 9999));
+    let got = orders.get(&staff(), second.id()).await.expect("get");
+    assert_eq!(got.pet_id(), pets[1]);
+    assert_eq!(
+        orders
+            .get(&staff(), first.id())
+            .await
+            .expect("get")
+            .pet_id(),
+        pets[0],
+        "the first order is left as it was"
+    );
+    assert_eq!(status_of(&fixture, pets[1]).await, PetStatus::Pending);
+}
+
+/// Draws are bounded: an order that finds every id taken fails, and its transaction stores
+/// nothing (the pet stays available).
+async fn an_order_finding_every_id_it_draws_taken_stores_nothing(fixture: Fixture) {
+    let orders = orders_drawing(&fixture, OrderIds::in_turn(&[], 7));
+    let pets = pets(&fixture, 2).await;
+    orders
+        .place(&staff(), NewOrder::new(pets[0], OrderQuantity::ONE))
+        .await
+        .expect("place");
+    let err = orders
+        .place(&staff(), NewOrder::new(pets[1], OrderQuantity::ONE))
+        .await
+        .expect_err("every id taken");
+    assert!(matches!(err, OrderError::Repository(_)), "{err}");
+    assert_eq!(status_of(&fixture, pets[1]).await, PetStatus::Available);
+}
+
+/// Orders stored before ids were random (sequential, from the table's own counter) are found,
+/// listed in id order with the new ones, and changed.
+async fn orders_stored_with_sequential_ids_are_read_and_listed_beside_random_ones(
+    fixture: Fixture,
+) {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let pets = pets(&fixture, 3).await;
+    let insert = format!(
+        "UPDATE pets SET status = 'pending' WHERE id IN ({}, {}); \
+         INSERT INTO orders (pet_id, quantity, status) VALUES ({}, 1, 'placed'); \
+         INSERT INTO orders (pet_id, quantity, status) VALUES ({}, 1, 'placed');",
+        pets[0], pets[1], pets[0], pets[1]
+    );
+    match parse(fixture.url()).sqlite_path() {
+        Some(path) => diesel::SqliteConnection::establish(&path.to_string_lossy())
+            .expect("open")
+            .batch_execute(&insert),
+        None => diesel::PgConnection::establish(fixture.url())
+            .expect("connect")
+            .batch_execute(&insert),
+    }
+    .expect("orders with the table's own ids");
+    let orders = service(&fixture);
+    let new = orders
+        .place(&staff(), NewOrder::new(pets[2], OrderQuantity::ONE))
+        .await
+        .expect("place");
+    let listed = orders
+        .list(&staff(), query(OrderFilter::default(), None, 10))
+        .await
+        .expect("list");
+    let ids: Vec<i64> = listed.orders.iter().map(|o| o.id().get()).collect();
+    assert_eq!(ids, [1, 2, new.id().get()]);
+    let old = orders
+        .act(&staff(), OrderId::new(2), OrderAction::Approve)
+        .await
+        .expect("approve an old order");
+    assert_eq!(
+        (old.pet_id(), old.status()),
+        (pets[1], OrderStatus::Approved)
+    );
 }

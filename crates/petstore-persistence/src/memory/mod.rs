@@ -18,13 +18,12 @@ pub use orders::InMemoryOrderRepository;
 pub use pets::InMemoryPetRepository;
 
 /// What one in-memory store holds: pets and orders in `BTreeMap`s keyed by id, so listing in id
-/// order is a range scan, and the last ids handed out.
+/// order is a range scan, and the last pet id handed out (order ids are random).
 #[derive(Debug, Default)]
 struct State {
     pets: BTreeMap<i64, Pet>,
     last_id: i64,
     orders: BTreeMap<i64, Order>,
-    last_order_id: i64,
     /// Idempotency records, stored under the same lock as the writes they answer.
     records: BTreeMap<(KeyOwner, IdempotencyKey), IdempotencyRecord>,
 }

@@ -12,19 +12,27 @@ use petstore_application::{
 use petstore_domain::{KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId, VisibleOrders};
 
 use super::{InMemoryPetRepository, State};
+use crate::OrderIds;
 
 /// Orders kept with the pets of one in-memory store.
 #[derive(Debug)]
 pub struct InMemoryOrderRepository {
     state: Arc<Mutex<State>>,
+    ids: OrderIds,
 }
 
 impl InMemoryOrderRepository {
-    /// The orders of `pets`' store.
+    /// The orders of `pets`' store, with random ids.
     pub fn new(pets: &InMemoryPetRepository) -> Self {
         Self {
             state: pets.shared_state(),
+            ids: OrderIds::random(),
         }
+    }
+
+    /// These orders, drawing new ids from `ids`.
+    pub fn with_order_ids(self, ids: OrderIds) -> Self {
+        Self { ids, ..self }
     }
 }
 
@@ -33,7 +41,7 @@ struct StagedTransaction<'a> {
     state: &'a State,
     pets: BTreeMap<i64, Pet>,
     orders: BTreeMap<i64, Order>,
-    last_order_id: i64,
+    ids: &'a OrderIds,
 }
 
 impl StoreTransaction for StagedTransaction<'_> {
@@ -81,13 +89,16 @@ impl StoreTransaction for StagedTransaction<'_> {
         order: NewOrder,
         placed_by: &KeyId,
     ) -> Result<Order, RepositoryError> {
-        let id = self.last_order_id.checked_add(1).ok_or_else(|| {
-            RepositoryError::Unexpected("the in-memory store ran out of order ids".into())
-        })?;
-        self.last_order_id = id;
-        let order = order.into_order(OrderId::new(id), placed_by.clone());
-        self.orders.insert(id, order.clone());
-        Ok(order)
+        for _ in 0..OrderIds::DRAWS {
+            let id = self.ids.draw()?;
+            if self.orders.contains_key(&id) || self.state.orders.contains_key(&id) {
+                continue;
+            }
+            let order = order.into_order(OrderId::new(id), placed_by.clone());
+            self.orders.insert(id, order.clone());
+            return Ok(order);
+        }
+        Err(OrderIds::exhausted())
     }
 
     fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
@@ -99,23 +110,17 @@ impl StoreTransaction for StagedTransaction<'_> {
 impl InMemoryOrderRepository {
     /// Runs `work` on a staged copy of what it touches, and applies it to `state` when it
     /// succeeds: all of it or nothing.
-    fn apply(state: &mut State, work: &OrderWork) -> Result<Order, OrderError> {
+    fn apply(state: &mut State, ids: &OrderIds, work: &OrderWork) -> Result<Order, OrderError> {
         let mut staged = StagedTransaction {
             state: &*state,
             pets: BTreeMap::new(),
             orders: BTreeMap::new(),
-            last_order_id: state.last_order_id,
+            ids,
         };
         let order = work(&mut staged)?;
-        let StagedTransaction {
-            pets,
-            orders,
-            last_order_id,
-            ..
-        } = staged;
+        let StagedTransaction { pets, orders, .. } = staged;
         state.pets.extend(pets);
         state.orders.extend(orders);
-        state.last_order_id = last_order_id;
         Ok(order)
     }
 }
@@ -124,7 +129,7 @@ impl InMemoryOrderRepository {
 impl OrderRepository for InMemoryOrderRepository {
     async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        Self::apply(&mut state, &work)
+        Self::apply(&mut state, &self.ids, &work)
     }
 
     async fn in_transaction_recorded(
@@ -136,7 +141,7 @@ impl OrderRepository for InMemoryOrderRepository {
         if let Some(earlier) = state.live_record(&plan.owner, &plan.key, plan.expired_before) {
             return Ok(Recorded::Earlier(earlier.clone()));
         }
-        let order = Self::apply(&mut state, &work)?;
+        let order = Self::apply(&mut state, &self.ids, &work)?;
         Ok(state.record(&plan, order))
     }
 
@@ -166,5 +171,47 @@ impl OrderRepository for InMemoryOrderRepository {
             .take(max)
             .cloned()
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use petstore_domain::{OrderQuantity, PetId};
+
+    use super::*;
+
+    /// Work that inserts an order for pet 1.
+    fn insert() -> OrderWork {
+        let key = KeyId::parse(&"a".repeat(32)).expect("a key id");
+        Box::new(move |tx| {
+            Ok(tx.insert_order(NewOrder::new(PetId::new(1), OrderQuantity::ONE), &key)?)
+        })
+    }
+
+    #[tokio::test]
+    async fn an_order_drawing_a_taken_id_draws_again() {
+        let pets = InMemoryPetRepository::new();
+        let orders = InMemoryOrderRepository::new(&pets)
+            .with_order_ids(OrderIds::in_turn(&[4242, 4242], 9999));
+        let first = orders.in_transaction(insert()).await.expect("first");
+        let second = orders.in_transaction(insert()).await.expect("second");
+        assert_eq!((first.id().get(), second.id().get()), (4242, 9999));
+    }
+
+    #[tokio::test]
+    async fn an_order_finding_every_id_it_draws_taken_stores_nothing() {
+        let pets = InMemoryPetRepository::new();
+        let orders = InMemoryOrderRepository::new(&pets).with_order_ids(OrderIds::in_turn(&[], 7));
+        orders.in_transaction(insert()).await.expect("first");
+        let err = orders
+            .in_transaction(insert())
+            .await
+            .expect_err("every id taken");
+        assert!(matches!(err, OrderError::Repository(_)), "{err}");
+        let listed = orders
+            .list(VisibleOrders::All, OrderFilter::default(), None, 10)
+            .await
+            .expect("list");
+        assert_eq!(listed.len(), 1);
     }
 }

@@ -29,7 +29,7 @@ use super::schema::{orders, pets};
 use super::write_transaction::{in_write_transaction, no_turn};
 use super::written::Written;
 use super::Pool;
-use crate::DatabaseUrl;
+use crate::{DatabaseUrl, OrderIds};
 
 /// Orders in the database behind a pool.
 #[derive(Clone)]
@@ -38,6 +38,7 @@ pub struct DieselOrderRepository {
     generations: Generations,
     health: StoreHealth,
     url: DatabaseUrl,
+    ids: OrderIds,
 }
 
 impl std::fmt::Debug for DieselOrderRepository {
@@ -110,6 +111,7 @@ impl OrderRow {
 /// The transaction a use case's work runs in.
 struct DieselTransaction<'a> {
     conn: &'a mut AnyConnection,
+    ids: &'a OrderIds,
 }
 
 fn query_error(error: DieselError) -> RepositoryError {
@@ -171,19 +173,33 @@ impl StoreTransaction for DieselTransaction<'_> {
         order: NewOrder,
         placed_by: &KeyId,
     ) -> Result<Order, RepositoryError> {
-        let placed = order.into_order(OrderId::new(0), placed_by.clone());
-        let row = diesel::insert_into(orders::table)
-            .values((
-                orders::pet_id.eq(placed.pet_id().get()),
-                orders::quantity.eq(i32::from(placed.quantity().get())),
-                orders::status.eq(placed.status().as_str()),
-                orders::ship_date.eq(placed.ship_date()),
-                orders::placed_by.eq(placed_by.as_str()),
-            ))
-            .returning(COLUMNS)
-            .get_result::<OrderRow>(self.conn)
+        // A taken id inserts nothing (rather than failing, which on PostgreSQL would end the
+        // transaction), and another is drawn.
+        for _ in 0..OrderIds::DRAWS {
+            let placed = order.into_order(OrderId::new(self.ids.draw()?), placed_by.clone());
+            let insert = diesel::insert_into(orders::table)
+                .values((
+                    orders::id.eq(placed.id().get()),
+                    orders::pet_id.eq(placed.pet_id().get()),
+                    orders::quantity.eq(i32::from(placed.quantity().get())),
+                    orders::status.eq(placed.status().as_str()),
+                    orders::ship_date.eq(placed.ship_date()),
+                    orders::placed_by.eq(placed_by.as_str()),
+                ))
+                .on_conflict(orders::id)
+                .do_nothing()
+                .returning(COLUMNS);
+            let row = match &mut *self.conn {
+                AnyConnection::Postgresql(pg) => insert.get_result::<OrderRow>(pg),
+                AnyConnection::Sqlite(sqlite) => insert.get_result::<OrderRow>(sqlite),
+            }
+            .optional()
             .map_err(query_error)?;
-        row.into_order()
+            if let Some(row) = row {
+                return row.into_order();
+            }
+        }
+        Err(OrderIds::exhausted())
     }
 
     fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
@@ -210,7 +226,13 @@ impl DieselOrderRepository {
             generations,
             health,
             url,
+            ids: OrderIds::random(),
         }
+    }
+
+    /// These orders, drawing new ids from `ids`.
+    pub fn with_order_ids(self, ids: OrderIds) -> Self {
+        Self { ids, ..self }
     }
 
     async fn read<T, Q>(&self, query: Q) -> Result<T, RepositoryError>
@@ -240,6 +262,7 @@ impl DieselOrderRepository {
     ) -> Result<Written<Order>, OrderError> {
         self.health.admit_write()?;
         let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
+        let ids = self.ids.clone();
         super::blocking::in_callers_span(move || {
             let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
                 .map_err(|error| errors::from_checkout(&error, &url))?;
@@ -257,7 +280,7 @@ impl DieselOrderRepository {
                         }
                     }
                 }
-                let order = match work(&mut DieselTransaction { conn }) {
+                let order = match work(&mut DieselTransaction { conn, ids: &ids }) {
                     Ok(order) => order,
                     Err(error) => {
                         refused.replace(Some(error));
