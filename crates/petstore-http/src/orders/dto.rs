@@ -14,11 +14,14 @@ use crate::error::ApiError;
 /// An order as the API returns it (the classic Petstore's fields).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Order, description = "An order for one pet. Experimental.", example = json!({
-    "id": 1, "petId": 3, "quantity": 1, "shipDate": null, "status": "placed", "complete": false
+    "id": 4737615245817339_i64, "petId": 3, "quantity": 1, "shipDate": null, "status": "placed",
+    "complete": false
 }))]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct OrderDto {
-    /// Assigned by the store; increasing.
+    /// Assigned by the store at random, from 1 to 2^53 - 1 (exact as a JavaScript number): an
+    /// id says nothing about other orders. Orders placed before ids were random keep theirs.
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     id: i64,
     /// The ordered pet.
     pet_id: i64,
