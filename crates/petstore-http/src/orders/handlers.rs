@@ -117,7 +117,9 @@ fn moved(order: &Order) -> StoredResponse {
     security(("bearerAuth" = ["read"])),
     responses(
         (status = 200, description = "A page of orders: the key's own, or every order for a \
-            `store` key.", body = Vec<OrderDto>),
+            `store` key.", body = Vec<OrderDto>,
+            headers(("Link" = String, description = "Only when more orders match: \
+                `</v1/store/orders?limit=20&cursor=...>; rel=\"next\"`, the next page."))),
         (status = 400, description = "`invalid_parameter`.", body = ErrorBody),
         (status = 401, description = "`unauthorized`.", body = ErrorBody),
         (status = 503, description = "`service_unavailable`.", body = ErrorBody),

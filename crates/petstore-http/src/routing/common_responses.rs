@@ -66,6 +66,11 @@ impl Modify for CommonResponses {
             "Only when per-key rate limits are on: `\"per-key\";r=REMAINING;t=SECONDS`, requests \
              left now and seconds until the next is allowed.",
         );
+        let challenge = string_header(
+            "`Bearer realm=\"petstore\"`, plus `error=\"invalid_token\"` when a key was sent but \
+             refused.",
+        );
+        let retry_after = string_header("Seconds to wait before retrying.");
         for item in openapi.paths.paths.values_mut() {
             for operation in every_operation(item) {
                 let too_many = ResponseBuilder::new()
@@ -114,6 +119,19 @@ impl Modify for CommonResponses {
                     response
                         .headers
                         .insert("X-Request-Id".to_owned(), request_id.clone().into());
+                    // Every 401 comes from the key check and every 503 from `ApiError::unavailable`,
+                    // whichever operation answers it; an operation's own wording is kept.
+                    let always = match status.as_str() {
+                        "401" => Some(("WWW-Authenticate", &challenge)),
+                        "503" => Some(("Retry-After", &retry_after)),
+                        _ => None,
+                    };
+                    if let Some((name, header)) = always {
+                        response
+                            .headers
+                            .entry(name.to_owned())
+                            .or_insert_with(|| header.clone().into());
+                    }
                     if status.starts_with('2') || status == "429" {
                         response
                             .headers
@@ -162,6 +180,31 @@ mod tests {
             };
             assert!(ok.headers.contains_key("X-Request-Id"));
             assert!(ok.headers.contains_key("RateLimit"));
+        }
+    }
+
+    #[test]
+    fn every_401_has_its_challenge_and_every_503_its_retry_after() {
+        let error = |description| ResponseBuilder::new().description(description).build();
+        let operation = OperationBuilder::new()
+            .response("401", error("unauthorized"))
+            .response("503", error("unavailable"))
+            .build();
+        let mut openapi = OpenApiBuilder::new()
+            .paths(PathsBuilder::new().path("/things", PathItem::new(HttpMethod::Get, operation)))
+            .build();
+        CommonResponses.modify(&mut openapi);
+        let responses = &openapi.paths.paths["/things"]
+            .get
+            .as_ref()
+            .expect("the operation")
+            .responses
+            .responses;
+        for (status, header) in [("401", "WWW-Authenticate"), ("503", "Retry-After")] {
+            let RefOr::T(response) = &responses[status] else {
+                panic!("an inline response");
+            };
+            assert!(response.headers.contains_key(header), "{status}: {header}");
         }
     }
 }
