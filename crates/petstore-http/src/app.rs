@@ -1,15 +1,16 @@
 //! The assembled actix-web `App`: each resource's routes, the service's own endpoints, the
 //! fallbacks and the middleware around them all.
 
-use std::rc::Rc;
+use std::sync::LazyLock;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
 use crate::edge::compression::compress_when_asked;
-use crate::routing::{self, not_found};
-use crate::security::cors::{answer_cross_origin, CrossOrigin};
+use crate::routing::not_found;
+use crate::routing::servers::ApiServers;
+use crate::security::cors::{answer_cross_origin, CrossOrigin, CrossOriginContract};
 use crate::service::{self, swagger_ui_files};
 use crate::state::HttpState;
 use crate::{orders, pets};
@@ -17,6 +18,14 @@ use request_middleware::log_and_contain_failures;
 
 mod client_limit;
 mod request_middleware;
+
+/// What cross-origin requests may carry and their scripts read: the served document's methods and
+/// headers (servers change neither).
+pub(crate) static CROSS_ORIGIN_CONTRACT: LazyLock<CrossOriginContract> = LazyLock::new(|| {
+    let document = serde_json::to_value(crate::openapi::document(&ApiServers::default()))
+        .expect("an OpenAPI document always serializes");
+    CrossOriginContract::of(&document)
+});
 
 /// The whole HTTP interface, ready for [`serve`](crate::serve)`(listener, settings, move || app(state.clone()))`.
 ///
@@ -39,12 +48,15 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let cross_origin = CrossOrigin::new(state.cors());
+    // The document is read only when CORS is on (once per process, when the first worker's
+    // app is built); off, the middleware is never called.
+    let cross_origin = state
+        .cors()
+        .is_enabled()
+        .then(|| CrossOrigin::new(state.cors(), &CROSS_ORIGIN_CONTRACT));
     let cors = middleware::Condition::new(
-        state.cors().is_enabled(),
-        middleware::from_fn(move |req, next| {
-            answer_cross_origin(Rc::clone(&cross_origin), req, next)
-        }),
+        cross_origin.is_some(),
+        middleware::from_fn(move |req, next| answer_cross_origin(cross_origin.clone(), req, next)),
     );
     let serves_metrics = state.metrics().is_some();
     let serves_orders = state.has_orders();
@@ -60,7 +72,7 @@ pub fn app(
             }
         })
         .configure(|config| service::routes(config, serves_metrics))
-        .configure(routing::root::routes)
+        .configure(service::root::routes)
         .default_service(web::to(not_found))
         .wrap(middleware::from_fn(client_limit::limit_by_client))
         .wrap(cors)

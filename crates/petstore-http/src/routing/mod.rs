@@ -1,8 +1,7 @@
 //! What every resource builds its routes from: the paths (`paths`) and the public URLs they are
 //! served under (`servers`), the route helpers here, and
 //! what every route may answer beyond its own statuses (`common_responses`, for the OpenAPI
-//! document). Also where to start (`root`: `GET /` and `GET /v1`), and what answers when no
-//! route matches: 404 for an unknown path, 405 (with
+//! document), and what answers when no route matches: 404 for an unknown path, 405 (with
 //! `Allow`) for a known path with another method. None of these needs a key: they only reveal
 //! the route table, which the published document shows anyway.
 
@@ -13,7 +12,6 @@ use crate::error::ApiError;
 
 pub(crate) mod common_responses;
 pub mod paths;
-pub(crate) mod root;
 pub mod servers;
 
 pub(crate) const GET: &[Method] = &[Method::GET, Method::HEAD];

@@ -12,9 +12,10 @@
 
 mod contract;
 
+pub(crate) use contract::CrossOriginContract;
+
 use std::rc::Rc;
 use std::str::FromStr;
-use std::sync::LazyLock;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -24,7 +25,6 @@ use actix_web::middleware::Next;
 use actix_web::{HttpResponse, ResponseError};
 
 use crate::error::{ApiError, ErrorCode};
-use contract::CONTRACT;
 
 /// How long a browser may keep a preflight's answer.
 const PREFLIGHT_MAX_AGE_SECS: &str = "3600";
@@ -81,38 +81,42 @@ impl CorsOrigins {
 }
 
 /// The document's lists as the header values the middleware sends, joined once.
+#[derive(Debug)]
 struct HeaderValues {
     allow_methods: HeaderValue,
     allow_headers: HeaderValue,
     expose_headers: HeaderValue,
 }
 
-static HEADER_VALUES: LazyLock<HeaderValues> = LazyLock::new(|| {
-    let joined = |names: &mut dyn Iterator<Item = &str>| {
-        HeaderValue::from_str(&names.collect::<Vec<_>>().join(", "))
-            .expect("method and header names are valid in a header value")
-    };
-    HeaderValues {
-        allow_methods: joined(&mut CONTRACT.methods.iter().map(Method::as_str)),
-        allow_headers: joined(&mut CONTRACT.request_headers.iter().map(HeaderName::as_str)),
-        expose_headers: joined(&mut CONTRACT.response_headers.iter().map(HeaderName::as_str)),
+impl HeaderValues {
+    fn of(contract: &CrossOriginContract) -> Self {
+        let joined = |names: &mut dyn Iterator<Item = &str>| {
+            HeaderValue::from_str(&names.collect::<Vec<_>>().join(", "))
+                .expect("method and header names are valid in a header value")
+        };
+        Self {
+            allow_methods: joined(&mut contract.methods.iter().map(Method::as_str)),
+            allow_headers: joined(&mut contract.request_headers.iter().map(HeaderName::as_str)),
+            expose_headers: joined(&mut contract.response_headers.iter().map(HeaderName::as_str)),
+        }
     }
-});
+}
 
 /// What the middleware answers for: the configured origins, and the document's lists.
 #[derive(Debug)]
 pub(crate) struct CrossOrigin {
     origins: CorsOrigins,
+    contract: &'static CrossOriginContract,
+    values: HeaderValues,
 }
 
 impl CrossOrigin {
-    /// The lists are read from the document here, once per process, when CORS is on.
-    pub(crate) fn new(origins: &CorsOrigins) -> Rc<Self> {
-        if origins.is_enabled() {
-            LazyLock::force(&HEADER_VALUES);
-        }
+    /// Answers for `origins` with what `contract` (the served document's) allows and exposes.
+    pub(crate) fn new(origins: &CorsOrigins, contract: &'static CrossOriginContract) -> Rc<Self> {
         Rc::new(Self {
             origins: origins.clone(),
+            contract,
+            values: HeaderValues::of(contract),
         })
     }
 
@@ -147,8 +151,9 @@ impl CrossOrigin {
             .get(header::ACCESS_CONTROL_REQUEST_METHOD)
             .map(text)
             .unwrap_or_default();
-        let values = &*HEADER_VALUES;
-        if !CONTRACT
+        let values = &self.values;
+        if !self
+            .contract
             .methods
             .iter()
             .any(|allowed| allowed.as_str() == method)
@@ -168,7 +173,8 @@ impl CrossOrigin {
             })
             .filter(|name| !name.is_empty());
         for name in requested {
-            if !CONTRACT
+            if !self
+                .contract
                 .request_headers
                 .iter()
                 .any(|allowed| allowed.as_str() == name)
@@ -202,7 +208,7 @@ impl CrossOrigin {
             headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, allow_origin);
             headers.insert(
                 header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                HEADER_VALUES.expose_headers.clone(),
+                self.values.expose_headers.clone(),
             );
         }
         self.vary(headers);
@@ -225,10 +231,16 @@ fn text(value: &HeaderValue) -> String {
 /// The middleware: answers preflights, and adds the CORS headers to the answer of every other
 /// request from an allowed origin.
 pub(crate) async fn answer_cross_origin(
-    cross_origin: Rc<CrossOrigin>,
+    cross_origin: Option<Rc<CrossOrigin>>,
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(cross_origin) = cross_origin else {
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
+    };
     let Some(origin) = req.headers().get(header::ORIGIN).cloned() else {
         return next.call(req).await.map(|mut response| {
             cross_origin.vary(response.headers_mut());
@@ -258,7 +270,7 @@ pub(crate) async fn answer_cross_origin(
                 .with_header_value(header::ACCESS_CONTROL_ALLOW_ORIGIN, allow_origin)
                 .with_header_value(
                     header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                    HEADER_VALUES.expose_headers.clone(),
+                    cross_origin.values.expose_headers.clone(),
                 )
                 .into()),
             _ => Err(err),
@@ -289,8 +301,11 @@ mod tests {
             header::ACCESS_CONTROL_REQUEST_HEADERS,
             HeaderValue::from_str(headers).unwrap(),
         );
-        CrossOrigin::new(&origins.parse().unwrap())
-            .preflight(&HeaderValue::from_str(origin).unwrap(), &request)
+        CrossOrigin::new(
+            &origins.parse().unwrap(),
+            &crate::app::CROSS_ORIGIN_CONTRACT,
+        )
+        .preflight(&HeaderValue::from_str(origin).unwrap(), &request)
     }
 
     fn header_of(answer: &HttpResponse, name: HeaderName) -> &str {

@@ -1,10 +1,12 @@
 //! The endpoints about the service rather than a resource of the store, none of which needs a
-//! key: health (`/healthz`, `/readyz`), metrics (`/metrics`), and the published contract (the
-//! OpenAPI documents under `/v1` and Swagger UI at `/docs`).
+//! key: health (`/healthz`, `/readyz`), metrics (`/metrics`), the published contract (the
+//! OpenAPI documents under `/v1` and Swagger UI at `/docs`), and where to start (`root`: `GET /`
+//! and `GET /v1`).
 
 mod docs;
 mod health;
 mod metrics;
+pub(crate) mod root;
 mod swagger_ui_files;
 
 use actix_web::web::ServiceConfig;

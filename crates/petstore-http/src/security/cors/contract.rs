@@ -13,7 +13,6 @@
 //! `$ref`s are followed within the document.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 
 use actix_web::http::header::{self, HeaderName};
 use actix_web::http::Method;
@@ -21,8 +20,6 @@ use serde_json::Value;
 
 use crate::observability::request_id::REQUEST_ID;
 use crate::observability::trace_context::TRACEPARENT;
-use crate::openapi;
-use crate::routing::servers::ApiServers;
 
 /// Headers any request may carry, read around every operation (the request id, the caller's
 /// trace) and so not parameters of any one operation in the document.
@@ -36,14 +33,6 @@ pub(crate) struct CrossOriginContract {
     pub(crate) request_headers: Vec<HeaderName>,
     pub(crate) response_headers: Vec<HeaderName>,
 }
-
-/// The contract of the document this service serves, read once (at start-up, when the first
-/// app is built with CORS on). Servers do not change what it says about methods and headers.
-pub(crate) static CONTRACT: LazyLock<CrossOriginContract> = LazyLock::new(|| {
-    let document = serde_json::to_value(openapi::document(&ApiServers::default()))
-        .expect("an OpenAPI document always serializes");
-    CrossOriginContract::of(&document)
-});
 
 impl CrossOriginContract {
     /// Reads `document` (an OpenAPI 3.x document as JSON).
@@ -173,6 +162,8 @@ mod tests {
     use utoipa::openapi::RefOr;
 
     use super::*;
+    use crate::openapi;
+    use crate::routing::servers::ApiServers;
 
     fn names(list: &[HeaderName]) -> Vec<&str> {
         list.iter().map(HeaderName::as_str).collect()
@@ -230,7 +221,7 @@ mod tests {
                 }
             }
         }
-        let contract = &*CONTRACT;
+        let contract = &*crate::app::CROSS_ORIGIN_CONTRACT;
         let methods_allowed: BTreeSet<String> =
             contract.methods.iter().map(ToString::to_string).collect();
         assert_eq!(methods_allowed, methods);
