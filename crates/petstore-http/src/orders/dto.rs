@@ -19,9 +19,10 @@ use crate::error::ApiError;
 }))]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct OrderDto {
-    /// Assigned by the store at random, from 1 to 2^53 - 1 (exact as a JavaScript number): an
-    /// id says nothing about other orders. Orders placed before ids were random keep theirs.
-    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    /// Unique, assigned by the store at random from 1 to 2^53 - 1 (exact as a JavaScript
+    /// number), so an id says nothing about other orders.
+    // The range is in the description, not `minimum`/`maximum`: generated clients then keep
+    // the plain int64 type they had (progenitor makes a `minimum: 1` a `NonZeroU64`).
     id: i64,
     /// The ordered pet.
     pet_id: i64,
