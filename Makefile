@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench openapi release image image-test rollout-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench openapi release image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -67,7 +67,10 @@ image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQ
 rollout-test: deps-build deps-test deps-image ## Three rolling restarts of three instances behind HAProxy under 64 clients: 0 failed requests
 	bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test rollout -- --nocapture
 
-test-all: test contract image-test rollout-test ## Everything: make test, make contract, the image and the rolling restarts (minutes more)
+reliability-test: deps-build deps-test ## Slow reliability scenarios: a held reader on 1,000,000 pets, a mixed soak, thousands of connections, failover to a standby
+	bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features reliability-tests --test reliability -- --nocapture --test-threads=1
+
+test-all: test contract image-test rollout-test reliability-test ## Everything: make test, make contract, the image, the rolling restarts and the reliability scenarios (minutes more)
 
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash .ci/install-deps.sh build
