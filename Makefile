@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench openapi release image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench bench-paired openapi release image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 
 bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling (docs/benchmarks.md)
 	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+
+bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
+	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
 
 # The committed docs/openapi.json lists these fixed servers, so regenerating it gives the same bytes
 # on every machine; tests/api/openapi.rs serves the document with the same two URLs and fails

@@ -43,7 +43,16 @@ pub(crate) fn log_sink() -> Stdio {
 /// The configuration every test process shares: the test's own directory, database and a fresh
 /// environment (nothing from the developer's shell leaks in).
 pub fn petstore(data_dir: &Path, extra_env: &[(String, String)]) -> std::process::Command {
-    let mut command = std::process::Command::new(petstore_binary());
+    petstore_at(petstore_binary(), data_dir, extra_env)
+}
+
+/// [`petstore`] of another build of the binary (the paired benchmark's baseline).
+pub(crate) fn petstore_at(
+    binary: &Path,
+    data_dir: &Path,
+    extra_env: &[(String, String)],
+) -> std::process::Command {
+    let mut command = std::process::Command::new(binary);
     without_petstore_settings(&mut command);
     command
         .env("PETSTORE_DATA_DIR", data_dir)
@@ -105,7 +114,18 @@ pub fn start_server_logging_to(
     extra_env: &[(String, String)],
     log: Stdio,
 ) -> StartedServer {
-    let mut child = petstore(data_dir, extra_env)
+    start_binary_logging_to(petstore_binary(), data_dir, database_url, extra_env, log)
+}
+
+/// [`start_server_logging_to`] of another build of the binary.
+pub(crate) fn start_binary_logging_to(
+    binary: &Path,
+    data_dir: &Path,
+    database_url: &str,
+    extra_env: &[(String, String)],
+    log: Stdio,
+) -> StartedServer {
+    let mut child = petstore_at(binary, data_dir, extra_env)
         .args(["serve", "--bind", "127.0.0.1:0", "--workers"])
         .arg(SERVER_WORKERS.to_string())
         .env("DATABASE_URL", database_url)
@@ -151,7 +171,21 @@ pub fn start_server_logging_to(
 
 /// Runs `petstore keys issue ARGS` and returns the key it printed.
 pub fn issue_key(data_dir: &Path, extra_env: &[(String, String)], args: &[&str]) -> String {
-    let output = run_petstore(data_dir, extra_env, &[&["keys", "issue"], args].concat());
+    issue_key_of(petstore_binary(), data_dir, extra_env, args)
+}
+
+/// [`issue_key`] by another build of the binary.
+pub(crate) fn issue_key_of(
+    binary: &Path,
+    data_dir: &Path,
+    extra_env: &[(String, String)],
+    args: &[&str],
+) -> String {
+    let output = petstore_at(binary, data_dir, extra_env)
+        .args([&["keys", "issue"], args].concat())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run petstore");
     assert!(output.status.success(), "keys issue failed: {output:?}");
     let stdout = String::from_utf8(output.stdout).expect("key is UTF-8");
     let key = stdout.trim_end_matches('\n');

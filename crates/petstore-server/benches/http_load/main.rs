@@ -5,9 +5,11 @@
 //! pairs of runs back to back), and draws `docs/benchmarks.svg`.
 //!
 //! Figures on a shared 2-core machine move by 10-30 % between runs; the ratio to the ceiling,
-//! measured minutes apart on the same machine, is what compares across runs.
+//! measured minutes apart on the same machine, is what compares across runs. Two builds are
+//! compared in one paired run instead (`paired.rs`, `make bench-paired`).
 
 mod ceiling;
+mod paired;
 mod report;
 mod wrk;
 
@@ -311,6 +313,10 @@ fn main() {
         eprintln!("TEST_DATABASE_URL unset: skipping PostgreSQL (run `make bench` to include it)");
     }
     let duration = seconds_per_run();
+    if let Some(builds) = paired::Builds::from_env() {
+        actix_web::rt::System::new().block_on(paired::run(&builds, &backends, duration));
+        return;
+    }
     eprintln!(
         "wrk, {}s per run, connections {CONNECTIONS:?}, {SERVER_WORKERS} server workers",
         duration.as_secs()

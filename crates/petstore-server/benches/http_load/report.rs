@@ -106,13 +106,13 @@ impl KeyedPair {
 }
 
 /// The median of `values` (the upper one of an even count).
-fn median(values: &[f64]) -> Option<f64> {
+pub fn median(values: &[f64]) -> Option<f64> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted.get(sorted.len() / 2).copied()
 }
 
-fn listed(values: &[f64]) -> String {
+pub fn listed(values: &[f64]) -> String {
     values
         .iter()
         .map(|value| format!("{value:.3}"))
@@ -126,7 +126,7 @@ pub struct Report {
     rss_kib: Vec<(Backend, Option<u64>)>,
 }
 
-fn ms(duration: Duration) -> f64 {
+pub fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1_000.0
 }
 

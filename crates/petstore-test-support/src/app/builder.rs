@@ -7,7 +7,7 @@ use super::{Server, TestApp};
 use crate::backend::{test_storage, Backend, SERVER_WORKERS};
 use crate::http::client;
 use crate::in_process::InProcessServer;
-use crate::process::{log_sink, start_server_logging_to};
+use crate::process::{log_sink, petstore_binary, start_binary_logging_to};
 
 /// The key secret of in-process servers unless a test sets one (a process generates a
 /// development secret of its own and keeps it in its data directory).
@@ -21,6 +21,7 @@ pub struct TestAppBuilder {
     settings: Vec<(String, String)>,
     in_a_process: bool,
     keys: Vec<(String, Vec<String>)>,
+    binary: Option<std::path::PathBuf>,
 }
 
 impl TestAppBuilder {
@@ -30,6 +31,7 @@ impl TestAppBuilder {
             settings: Vec::new(),
             in_a_process: false,
             keys: Vec::new(),
+            binary: None,
         }
     }
 
@@ -52,6 +54,14 @@ impl TestAppBuilder {
         self
     }
 
+    /// Runs `binary` instead of the `petstore` Cargo built beside the running test (implies
+    /// [`in_a_process`](Self::in_a_process)): the paired benchmark runs two builds side by side.
+    pub fn binary(mut self, binary: std::path::PathBuf) -> Self {
+        self.binary = Some(binary);
+        self.in_a_process = true;
+        self
+    }
+
     /// Another key, issued at start-up as `petstore keys issue --name NAME ARGS` and read back
     /// with [`TestApp::key`]. (Every app also has [`TestApp::api_key`], a `write` key.)
     pub fn key(mut self, name: &str, args: &[&str]) -> Self {
@@ -64,9 +74,17 @@ impl TestAppBuilder {
     pub async fn spawn(self) -> TestApp {
         let data_dir = tempfile::tempdir().expect("temporary data directory");
         let (database_url, database) = test_storage(self.backend, data_dir.path());
+        let binary = self
+            .binary
+            .unwrap_or_else(|| petstore_binary().to_path_buf());
         let (server, address, startup_key) = if self.in_a_process {
-            let started =
-                start_server_logging_to(data_dir.path(), &database_url, &self.settings, log_sink());
+            let started = start_binary_logging_to(
+                &binary,
+                data_dir.path(),
+                &database_url,
+                &self.settings,
+                log_sink(),
+            );
             let server = Server::Process(started.child);
             (server, started.address, started.startup_key)
         } else {
@@ -86,6 +104,7 @@ impl TestAppBuilder {
             keys: Vec::new(),
             server,
             database,
+            binary,
         };
         app.api_key = match startup_key {
             Some(key) => key,

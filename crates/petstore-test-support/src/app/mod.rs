@@ -13,7 +13,7 @@ use tempfile::TempDir;
 use crate::backend::Backend;
 use crate::http::send;
 use crate::in_process::InProcessServer;
-use crate::process::{issue_key, log_sink, run_petstore, start_server_logging_to};
+use crate::process::{issue_key_of, log_sink, run_petstore, start_binary_logging_to};
 use builder::{TestAppBuilder, IN_PROCESS_KEY_SECRET};
 
 pub mod builder;
@@ -35,6 +35,8 @@ pub struct TestApp {
     pub(crate) keys: Vec<(String, String)>,
     pub(crate) server: Server,
     pub(crate) database: Option<TestDatabase>,
+    /// The `petstore` binary a server in a process of its own runs.
+    pub(crate) binary: std::path::PathBuf,
 }
 
 /// Where a test's service runs.
@@ -179,7 +181,9 @@ impl TestApp {
     /// a correctly signed key it does not know up in the registry on its first request).
     pub async fn issue_key(&self, args: &[&str]) -> String {
         match &self.server {
-            Server::Process(_) => issue_key(self.data_dir.path(), &self.cli_env(), args),
+            Server::Process(_) => {
+                issue_key_of(&self.binary, self.data_dir.path(), &self.cli_env(), args)
+            }
             Server::InProcess(server) => {
                 let argv = [&["petstore", "keys", "issue"][..], args].concat();
                 let Command::Keys(KeysCommand::Issue(args)) = Cli::try_parse_from(argv)
@@ -265,7 +269,8 @@ impl TestApp {
     /// starts a new one on the same data.
     pub fn restart(&mut self) {
         self.process().wait().expect("reap the server");
-        let started = start_server_logging_to(
+        let started = start_binary_logging_to(
+            &self.binary,
             self.data_dir.path(),
             &self.database_url,
             &self.settings,

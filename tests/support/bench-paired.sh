@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The paired benchmark (`make bench-paired BASE=COMMIT`, `main` by default): builds the release
+# `petstore` of BASE and of the working tree, then measures them side by side in alternating
+# rounds (crates/petstore-server/benches/http_load/paired.rs) and prints each scenario's ratio.
+# Run it under tests/support/with-postgres.sh to include PostgreSQL (the Makefile does).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CARGO=${CARGO:-cargo}
+BASE=${BASE:-main}
+
+commit=$(git rev-parse --verify --quiet "$BASE^{commit}") || {
+    echo "bench-paired: BASE=$BASE names no commit" >&2
+    exit 2
+}
+out=target/bench-paired
+source_dir=$out/src-$commit
+mkdir -p "$out"
+if [[ ! -f $source_dir/Cargo.toml ]]; then
+    rm -rf "$source_dir"
+    mkdir -p "$source_dir"
+    git archive "$commit" | tar -x -C "$source_dir"
+fi
+
+# One target directory for both builds: the dependencies compile once. Each build's binary is
+# copied out before the other overwrites target/release/petstore.
+echo "bench-paired: building the base, $BASE ($commit)" >&2
+"$CARGO" build --release --bin petstore --manifest-path "$source_dir/Cargo.toml" --target-dir target
+cp target/release/petstore "$out/petstore-base"
+echo "bench-paired: building the working tree" >&2
+"$CARGO" build --release --bin petstore
+cp target/release/petstore "$out/petstore-head"
+if cmp -s "$out/petstore-base" "$out/petstore-head"; then
+    echo "bench-paired: both builds are the same binary; the ratios measure only noise" >&2
+fi
+
+PAIRED_BASE=$PWD/$out/petstore-base PAIRED_HEAD=$PWD/$out/petstore-head \
+    "$CARGO" bench -p petstore-server --bench http_load
