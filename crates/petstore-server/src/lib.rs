@@ -9,6 +9,8 @@ pub mod healthcheck;
 mod idempotency_purge;
 mod key_secret;
 pub mod keys;
+mod listen_backlog;
+mod listener_close;
 pub mod logging;
 pub mod metrics;
 pub mod migrate;

@@ -18,6 +18,7 @@ use secrecy::ExposeSecret as _;
 use crate::banner::{StartupBanner, StartupKey};
 use crate::cli::{Environment, ServeArgs};
 use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
+use crate::listener_close::ListenerClose;
 use crate::logging::LogFormat;
 use crate::open_files::{self, FileBudget};
 use crate::{key_secret, AppError};
@@ -39,6 +40,7 @@ pub struct Application {
     metrics_server: Option<Server>,
     shutting_down: Arc<AtomicBool>,
     drain_delay: Duration,
+    listener_close: ListenerClose,
     key_issuer: KeyIssuer,
     startup_key: Option<IssuedKey>,
     refresher: Refresher,
@@ -183,6 +185,8 @@ impl Application {
             shutdown_timeout: args.shutdown_timeout,
             limits,
         };
+        let listener_close =
+            ListenerClose::keep(&listener, args.shutdown_timeout).map_err(bind_error)?;
         let server = petstore_http::serve(listener, settings, move || {
             petstore_http::app(state.clone())
         })
@@ -196,6 +200,7 @@ impl Application {
             metrics_server,
             shutting_down,
             drain_delay: args.drain_delay,
+            listener_close,
             key_issuer,
             startup_key,
             refresher,
@@ -230,8 +235,9 @@ impl Application {
 
     /// Serves until the server is stopped: by SIGTERM or SIGINT, gracefully (`/readyz` fails at
     /// once and every answer closes its connection; after the drain delay no new connections
-    /// are accepted and requests in flight finish within the shutdown timeout, creates waiting
-    /// for their commit included), or through [`handle`](Self::handle).
+    /// are completed, those already completed are taken and answered, then the listener closes
+    /// and requests in flight finish within the shutdown timeout, creates waiting for their
+    /// commit included), or through [`handle`](Self::handle).
     pub async fn run_until_stopped(self) -> Result<(), AppError> {
         tracing::info!(
             address = %self.address,
@@ -245,6 +251,7 @@ impl Application {
         let metrics_handle = self.metrics_server.as_ref().map(Server::handle);
         let shutting_down = Arc::clone(&self.shutting_down);
         let drain_delay = self.drain_delay;
+        let listener_close = self.listener_close;
         actix_web::rt::spawn(async move {
             let signal = stop_signal().await;
             shutting_down.store(true, Ordering::Relaxed);
@@ -255,7 +262,13 @@ impl Application {
                 () = actix_web::rt::time::sleep(drain_delay) => {}
                 signal = stop_signal() => tracing::info!(signal, "drain cut short"),
             }
-            tracing::info!("stopping: no new connections; finishing the requests in flight");
+            // Closing the listener would reset the connections waiting in its accept queue.
+            tracing::info!("stopping: no new connections; answering those already completed");
+            tokio::select! {
+                () = listener_close.empty_the_accept_queue() => {}
+                signal = stop_signal() => tracing::info!(signal, "stop hurried"),
+            }
+            tracing::info!("stopping: closing the listener; finishing the requests in flight");
             handle.stop(true).await;
             if let Some(metrics_handle) = metrics_handle {
                 metrics_handle.stop(true).await;
