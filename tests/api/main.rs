@@ -12,6 +12,7 @@ mod durability;
 mod fresh_keys;
 mod get_pet;
 mod held_connections;
+mod held_reader;
 mod hostile_input;
 mod idempotency;
 mod instances;

@@ -5,6 +5,7 @@
 mod postgres_under_load;
 mod read_only;
 mod small_filesystem;
+mod small_volume;
 mod storage_faults;
 
 use std::time::{Duration, Instant};

@@ -38,7 +38,7 @@ fn migrate(fs: &SmallFilesystem) {
     assert!(migrated.status.success(), "{migrated:?}");
 }
 
-fn start(fs: &SmallFilesystem, log: &File) -> Server {
+pub(crate) fn start(fs: &SmallFilesystem, log: &File) -> Server {
     migrate(fs);
     let key = issue_key(fs.path(), &[], &["--name", "faults"]);
     let started = start_server_logging_to(

@@ -28,6 +28,7 @@ mod keys;
 mod listing;
 mod matrix;
 mod process;
+pub mod sqlite_wal;
 mod startup_line;
 mod walk_through;
 

@@ -1,23 +1,35 @@
-//! SQLite WAL checkpoints on a thread of their own, so that no create waits for a whole one.
+//! SQLite WAL checkpoints on a thread of their own, which never hold up a create, whatever reads
+//! run meanwhile.
 //!
 //! By default SQLite folds the WAL back into the database file inside the commit that takes it
 //! past 1,000 pages, and every other writer waits meanwhile (creates of over a second were
 //! measured). Writers here never checkpoint (`wal_autocheckpoint=0`, see `connection.rs`); this
-//! thread does, every [`INTERVAL`], on its own connection:
+//! thread does, every [`INTERVAL`], on its own connection, which never waits for a lock
+//! (`busy_timeout=0`): a checkpoint that cannot go on gives up at once and is tried again the
+//! next round.
 //!
-//! - a `PASSIVE` checkpoint copies what no reader still needs into the database file, without
-//!   blocking writers or readers;
-//! - once the WAL holds [`RESTART_AFTER_PAGES`], a `RESTART` checkpoint copies the few pages
-//!   committed since and starts the WAL over from its beginning. Under a steady stream of
-//!   commits SQLite would otherwise never find a moment to start over, and the WAL would grow
-//!   without bound (346 MB in one benchmark run). It holds writers back for the length of that
-//!   short copy and one fsync, a few milliseconds, and takes the [`WriterGate`] first so the
-//!   writer thread waits on the gate, woken the moment the restart ends, rather than in SQLite's
-//!   busy handler, which sleeps in growing steps and overshoots.
+//! - A `PASSIVE` checkpoint copies every page no reader still needs into the database file,
+//!   beside the writer and the readers, blocking neither. This is the bulk of the work.
+//! - Once the WAL holds [`RESTART_AFTER_PAGES`] and that `PASSIVE` checkpoint found no reader
+//!   needing any of it, the WAL is started over from its beginning: under a steady stream of
+//!   commits SQLite would otherwise never find a moment to do so, and the WAL would grow without
+//!   bound (346 MB in one benchmark run). The thread takes the [`WriterGate`] and runs a
+//!   `RESTART` checkpoint, which copies the few pages committed since the `PASSIVE` one and
+//!   starts the WAL over, or, if a read began meanwhile and still uses the WAL, gives up at once
+//!   rather than wait for it while the writer waits for the gate. Taking the gate first keeps the
+//!   writer thread waiting on it, woken the moment the restart ends, rather than in SQLite's busy
+//!   handler, which sleeps in growing steps and overshoots.
 //!
-//! The WAL file is thus bounded to about [`RESTART_AFTER_PAGES`] pages plus what is committed
-//! in one interval, and `journal_size_limit` trims it back after a burst.
+//! A long read (a backup, a `.dump`, an operator's query) keeps the pages it may still read, so
+//! while it lasts the WAL is neither copied past its snapshot nor started over; it grows with the
+//! commits, and the writer goes on. The WAL file's size is published every round
+//! ([`super::metrics::WAL_BYTES`]), and passing [`WAL_WARN_BYTES`] logs a warning once for the
+//! episode (and an info line once it is back under), since only the operator can end that read;
+//! the disk guard (`probe.rs`) is what bounds it. Without a long read the WAL stays about
+//! [`RESTART_AFTER_PAGES`] pages plus what is committed in one interval, and `journal_size_limit`
+//! trims the file back after a burst or a long read.
 
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -35,6 +47,10 @@ pub(crate) const INTERVAL: Duration = Duration::from_millis(200);
 /// started over.
 const RESTART_AFTER_PAGES: i32 = 1_000;
 
+/// WAL file size past which a warning is logged: four times the size `journal_size_limit`
+/// trims it back to, which only a read held open for a long time makes it reach.
+pub(crate) const WAL_WARN_BYTES: u64 = 64 * 1024 * 1024;
+
 #[derive(QueryableByName)]
 struct CheckpointResult {
     #[diesel(sql_type = Integer)]
@@ -43,6 +59,15 @@ struct CheckpointResult {
     log: i32,
     #[diesel(sql_type = Integer)]
     checkpointed: i32,
+}
+
+impl CheckpointResult {
+    /// Whether the WAL is long enough to start over and no reader needs any of it: every frame
+    /// in it has been copied into the database file.
+    fn ready_to_restart(&self) -> bool {
+        // A checkpoint that could not start at all reports busy, and -1 for both counts.
+        self.busy == 0 && self.log >= RESTART_AFTER_PAGES && self.checkpointed == self.log
+    }
 }
 
 /// Held by the writer thread for each write transaction and by the checkpointer for each
@@ -78,6 +103,8 @@ impl Checkpointer {
 }
 
 fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mpsc::Receiver<()>) {
+    let wal = manager.sqlite_path().map(wal_of);
+    let mut watch = WalWatch::default();
     let mut conn: Option<AnyConnection> = None;
     loop {
         let last = match stopped.recv_timeout(INTERVAL) {
@@ -103,6 +130,9 @@ fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mps
                 conn = None;
             }
         }
+        if let Some(wal) = &wal {
+            measure(wal, &mut watch);
+        }
         if last {
             return;
         }
@@ -112,18 +142,151 @@ fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mps
 fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate) -> QueryResult<()> {
     let passive: CheckpointResult =
         diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
-    if passive.log >= RESTART_AFTER_PAGES {
+    if passive.ready_to_restart() {
         let _writer_waits = gate.enter();
         let restart: CheckpointResult =
             diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
         if restart.busy != 0 {
-            // A long read still needs the old pages; the next round tries again.
             tracing::debug!(
                 pages = restart.log,
-                copied = restart.checkpointed,
-                "the WAL could not be restarted yet"
+                "the WAL could not be started over yet: a read began meanwhile"
             );
         }
+    } else if passive.log >= RESTART_AFTER_PAGES {
+        tracing::debug!(
+            pages = passive.log,
+            copied = passive.checkpointed,
+            "a read still needs part of the WAL; it is started over once no read does"
+        );
     }
     Ok(())
+}
+
+/// The WAL file beside the database file `database`.
+fn wal_of(database: &Path) -> PathBuf {
+    let mut wal = database.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
+}
+
+/// Publishes the WAL file's size, and logs when it passes [`WAL_WARN_BYTES`] or is back under.
+fn measure(wal: &Path, watch: &mut WalWatch) {
+    // No file is an empty WAL: SQLite removes it when the last connection closes.
+    let bytes = std::fs::metadata(wal).map_or(0, |meta| meta.len());
+    super::metrics::wal_measured(bytes);
+    match watch.observe(bytes) {
+        Some(WalCrossing::Passed) => tracing::warn!(
+            wal = %wal.display(),
+            wal_bytes = bytes,
+            "the SQLite WAL has grown past {} MiB: a long read on the database (a backup, a \
+             `.dump`, an operator's query) holds pages it may still read, so the WAL cannot be \
+             started over and grows with every commit until that read ends",
+            WAL_WARN_BYTES >> 20
+        ),
+        Some(WalCrossing::BackUnder) => tracing::info!(
+            wal = %wal.display(),
+            wal_bytes = bytes,
+            "the SQLite WAL is back under {} MiB",
+            WAL_WARN_BYTES >> 20
+        ),
+        None => {}
+    }
+}
+
+/// Which side of [`WAL_WARN_BYTES`] the WAL was on at the last measure, so that each crossing
+/// is logged once rather than every round.
+#[derive(Debug, Default)]
+struct WalWatch {
+    over: bool,
+}
+
+/// A crossing of [`WAL_WARN_BYTES`].
+#[derive(Debug, PartialEq, Eq)]
+enum WalCrossing {
+    Passed,
+    BackUnder,
+}
+
+impl WalWatch {
+    /// The crossing, if any, that a WAL of `bytes` makes since the last measure.
+    fn observe(&mut self, bytes: u64) -> Option<WalCrossing> {
+        let over = bytes > WAL_WARN_BYTES;
+        let was_over = std::mem::replace(&mut self.over, over);
+        match (was_over, over) {
+            (false, true) => Some(WalCrossing::Passed),
+            (true, false) => Some(WalCrossing::BackUnder),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1024 * 1024;
+
+    #[test]
+    fn the_wal_passing_the_warning_size_is_reported_once_per_episode() {
+        let mut watch = WalWatch::default();
+        let measures = [4, 60, 64, 65, 120, 300, 64, 16, 16, 70, 80, 0];
+        let crossings: Vec<_> = measures
+            .iter()
+            .map(|mib| watch.observe(mib * MIB))
+            .collect();
+        use WalCrossing::{BackUnder, Passed};
+        assert_eq!(
+            crossings,
+            [
+                None,
+                None,
+                None,
+                Some(Passed),
+                None,
+                None,
+                Some(BackUnder),
+                None,
+                None,
+                Some(Passed),
+                None,
+                Some(BackUnder),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wal_that_never_grows_past_the_warning_size_is_never_reported() {
+        let mut watch = WalWatch::default();
+        for bytes in [0, 4 * MIB, 16 * MIB, WAL_WARN_BYTES, 1] {
+            assert_eq!(watch.observe(bytes), None, "{bytes} bytes");
+        }
+    }
+
+    #[test]
+    fn the_wal_lies_beside_the_database_file() {
+        assert_eq!(
+            wal_of(Path::new("/var/lib/petstore/pets.db")),
+            Path::new("/var/lib/petstore/pets.db-wal")
+        );
+    }
+
+    fn result(busy: i32, log: i32, checkpointed: i32) -> CheckpointResult {
+        CheckpointResult {
+            busy,
+            log,
+            checkpointed,
+        }
+    }
+
+    #[test]
+    fn the_wal_is_started_over_only_when_long_and_needed_by_no_reader() {
+        assert!(result(0, 1_000, 1_000).ready_to_restart());
+        assert!(result(0, 5_000, 5_000).ready_to_restart());
+        // A reader still needs the last pages.
+        assert!(!result(0, 5_000, 4_990).ready_to_restart());
+        // Short: the next rounds copy it, and a writer may start it over by itself.
+        assert!(!result(0, 999, 999).ready_to_restart());
+        // Another checkpoint was running: nothing is known.
+        assert!(!result(1, -1, -1).ready_to_restart());
+    }
 }

@@ -57,7 +57,8 @@ pub(crate) enum SqliteRole {
     ReadWrite,
     /// Reads answered on an async worker: read-only, and busy means "go to the blocking pool".
     InlineRead,
-    /// The background checkpointer: waits like a writer, writes nothing of its own.
+    /// The background checkpointer: never waits for a lock (a checkpoint that cannot go on gives
+    /// up, and the writer is never held behind it), writes nothing of its own.
     Checkpoint,
 }
 
@@ -98,7 +99,7 @@ fn configure_sqlite(conn: &mut SqliteConnection, role: SqliteRole) -> QueryResul
             "PRAGMA schema_version; PRAGMA query_only = 1; PRAGMA busy_timeout = 0;",
         ),
         SqliteRole::Checkpoint => conn.batch_execute(&format!(
-            "PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
+            "PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT}; PRAGMA busy_timeout = 0;"
         )),
     }
 }

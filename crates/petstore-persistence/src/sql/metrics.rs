@@ -1,6 +1,6 @@
 //! What storage counts, through the `metrics` facade (a no-op until the composition root installs
 //! a recorder): how long requests wait for a pooled connection, how big each group commit is
-//! and how long it takes, and the pool's connections in use and idle.
+//! and how long it takes, the pool's connections in use and idle, and the size of SQLite's WAL.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,8 @@ pub const COMMIT_DURATION: &str = "petstore_db_create_commit_seconds";
 pub const CONNECTIONS: &str = "petstore_db_connections";
 /// Creates waiting in the queue for the writer thread's next group commit.
 pub const CREATE_QUEUE_DEPTH: &str = "petstore_db_create_queue_depth";
+/// Bytes of the SQLite WAL file, measured by the checkpointer every round.
+pub const WAL_BYTES: &str = "petstore_sqlite_wal_bytes";
 
 /// Gives each family storage records its `# HELP` text. Call once the recorder is installed.
 pub fn describe_metrics() {
@@ -41,6 +43,10 @@ pub fn describe_metrics() {
     metrics::describe_gauge!(
         CREATE_QUEUE_DEPTH,
         "Creates waiting for the writer's next group commit."
+    );
+    metrics::describe_gauge!(
+        WAL_BYTES,
+        "Bytes of the SQLite WAL file; it grows past about 16 MiB only while a long read holds it."
     );
     metrics::describe_counter!(
         FAULTS,
@@ -99,6 +105,11 @@ fn get(
 pub(crate) fn group_committed(size: usize, started: Instant) {
     metrics::histogram!(BATCH_SIZE).record(size as f64);
     metrics::histogram!(COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+}
+
+/// Records the size of the SQLite WAL file.
+pub(crate) fn wal_measured(bytes: u64) {
+    metrics::gauge!(WAL_BYTES).set(bytes as f64);
 }
 
 /// Sets the pool gauges from the pool's state now (called when metrics are scraped).

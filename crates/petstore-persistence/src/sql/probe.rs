@@ -3,7 +3,7 @@
 //!
 //! - While a fault is known it retries every [`RETRY_INTERVAL`]: a new connection and a round
 //!   trip for an unreachable PostgreSQL server; for SQLite one small write transaction, after
-//!   (for a full disk) [`HEADROOM`] free on its filesystem and a checkpoint. The fault ends
+//!   (for a full disk) [`headroom`] free on its filesystem and a checkpoint. The fault ends
 //!   when that works.
 //! - While none is known it checks a PostgreSQL server every [`WATCH_INTERVAL`] on a connection
 //!   of its own (one round trip a second, whatever the traffic), so an outage is seen even when
@@ -15,7 +15,7 @@
 //! WAL. The writers took the freed space first, the WAL could not be emptied (the checkpoint
 //! had no room to copy it into the database file), and from then on every checkpoint (every
 //! 200 ms) and nearly every create failed until more space was made. Now writes are refused
-//! while the disk is full; they resume only once [`HEADROOM`] is free (measured before the WAL
+//! while the disk is full; they resume only once [`headroom`] is free (measured before the WAL
 //! gives its own space back) and a `TRUNCATE` checkpoint has emptied the WAL.
 
 use std::path::Path;
@@ -38,11 +38,24 @@ pub(crate) const RETRY_INTERVAL: Duration = Duration::from_millis(250);
 /// How often a PostgreSQL server thought reachable is checked.
 pub(crate) const WATCH_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Free space (bytes) a full disk must have again before writes resume: room for the WAL to
-/// grow to the size at which the checkpointer starts it over (4 MiB, `checkpointer.rs`) and as
-/// much again for what is committed meanwhile and for the database file to grow. With less, the
-/// writes would fill the disk again within a second under load.
-pub(crate) const HEADROOM: u64 = 8 * 1024 * 1024;
+/// The most free space (bytes) a full disk must have again before writes resume: room for the
+/// WAL to grow to the size at which the checkpointer starts it over (4 MiB, `checkpointer.rs`)
+/// and as much again for what is committed meanwhile and for the database file to grow. With
+/// less, the writes would fill the disk again within a second under load.
+pub(crate) const MAX_HEADROOM: u64 = 8 * 1024 * 1024;
+
+/// The least: room for a few hundred commits after the WAL is emptied.
+pub(crate) const MIN_HEADROOM: u64 = 512 * 1024;
+
+/// Free space (bytes) a full disk of `filesystem_bytes` must have again before writes resume.
+///
+/// An eighth of the filesystem, within [`MIN_HEADROOM`] and [`MAX_HEADROOM`]: on a filesystem of
+/// 64 MiB or more that is the full [`MAX_HEADROOM`], while a small one, where the database leaves
+/// less than that free even once everything else is deleted, still heals when a share of it is
+/// free again, in proportion to how fast its own writes can fill it.
+pub(crate) fn headroom(filesystem_bytes: u64) -> u64 {
+    (filesystem_bytes / 8).clamp(MIN_HEADROOM, MAX_HEADROOM)
+}
 
 /// The running probe; it stops when this is dropped.
 #[derive(Debug)]
@@ -127,7 +140,7 @@ fn watch_postgres(manager: &Manager, watch: &mut Option<AnyConnection>) -> Resul
 }
 
 /// Whether the store works again: a new connection that answers; on SQLite one write, and after
-/// a full disk, first room for [`HEADROOM`] more and a checkpoint that empties the WAL.
+/// a full disk, first room for [`headroom`] more and a checkpoint that empties the WAL.
 fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(), Failure> {
     if let (StorageFault::Full, Some(path)) = (fault, manager.sqlite_path()) {
         // Before the checkpoint: the space the WAL gives back is no space freed.
@@ -148,7 +161,7 @@ fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(),
     write_test(&mut conn).map_err(Failure::Query)
 }
 
-/// Whether the filesystem holding `database` has [`HEADROOM`] free for this process.
+/// Whether the filesystem holding `database` has its [`headroom`] free for this process.
 fn has_headroom(database: &Path) -> std::io::Result<()> {
     let dir = match database.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -156,11 +169,12 @@ fn has_headroom(database: &Path) -> std::io::Result<()> {
     };
     let stats = rustix::fs::statvfs(dir)?;
     let free = stats.f_bavail.saturating_mul(stats.f_frsize);
-    if free >= HEADROOM {
+    let needed = headroom(stats.f_blocks.saturating_mul(stats.f_frsize));
+    if free >= needed {
         Ok(())
     } else {
         Err(std::io::Error::other(format!(
-            "{free} bytes free, {HEADROOM} needed"
+            "{free} bytes free, {needed} needed"
         )))
     }
 }
@@ -191,4 +205,31 @@ pub(crate) fn write_test(conn: &mut AnyConnection) -> QueryResult<()> {
         let _ = sqlite.batch_execute("ROLLBACK");
     }
     ended
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1024 * 1024;
+
+    #[test]
+    fn a_large_filesystem_needs_the_full_headroom() {
+        assert_eq!(headroom(64 * MIB), MAX_HEADROOM);
+        assert_eq!(headroom(1024 * 1024 * MIB), MAX_HEADROOM);
+    }
+
+    #[test]
+    fn a_small_filesystem_needs_an_eighth_of_itself() {
+        assert_eq!(headroom(32 * MIB), 4 * MIB);
+        assert_eq!(headroom(6 * MIB), 768 * 1024);
+        // Where a database of 8 MiB leaves at most 4 MiB free.
+        assert!(headroom(12 * MIB) < 4 * MIB);
+    }
+
+    #[test]
+    fn a_tiny_filesystem_still_needs_the_least_headroom() {
+        assert_eq!(headroom(2 * MIB), MIN_HEADROOM);
+        assert_eq!(headroom(0), MIN_HEADROOM);
+    }
 }

@@ -1,0 +1,160 @@
+//! A read held open on a SQLite server's database file by another process (a backup, a `.dump`,
+//! an operator's query) never holds up the server's creates: the WAL grows behind the read
+//! instead, `/metrics` shows by how much, and the WAL starts over once the read ends.
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde_json::json;
+
+use petstore_test_support::sqlite_wal::{wal_generation, wal_pages, HeldRead};
+use petstore_test_support::{client, send, try_send, Backend, TestApp};
+
+/// WAL pages past which the checkpointer tries to start the WAL over.
+const RESTART_PAGES: u64 = 1_000;
+/// How long the read is held at least.
+const HOLD: Duration = Duration::from_secs(3);
+/// How far the WAL grows before the read ends: well past [`RESTART_PAGES`], so that several
+/// checkpoint rounds meet a WAL they would have started over.
+const HELD_PAGES: u64 = 1_500;
+
+/// The value of the unlabelled gauge `name` in a `/metrics` answer.
+fn gauge(exposition: &str, name: &str) -> Option<f64> {
+    exposition.lines().find_map(|line| {
+        line.strip_prefix(name)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+fn p99(mut latencies: Vec<Duration>) -> Duration {
+    latencies.sort();
+    latencies[(latencies.len() * 99).div_ceil(100) - 1]
+}
+
+#[actix_web::test]
+async fn a_read_held_open_beside_the_server_never_stalls_its_creates() {
+    let app = TestApp::spawn_process(Backend::Sqlite).await;
+    let database = PathBuf::from(
+        app.database_url
+            .strip_prefix("sqlite://")
+            .expect("a sqlite:// URL"),
+    );
+    for n in 0..20 {
+        app.create_pet(json!({"name": format!("before {n}"), "categoryId": 1}))
+            .await;
+    }
+
+    let stop = Cell::new(false);
+    // When each create was sent, and how long it took.
+    let creates = RefCell::new(Vec::<(Instant, Duration)>::new());
+    let creating = |c: usize| {
+        let (app, stop, creates) = (&app, &stop, &creates);
+        async move {
+            let mut n = 0;
+            while !stop.get() {
+                let body = json!({"name": format!("client {c} pet {n}"), "categoryId": 1});
+                let sent = Instant::now();
+                let response = send(app.post_json("/v1/pets"), Some(body.to_string())).await;
+                assert_eq!(response.status.as_u16(), 201, "{}", response.body);
+                creates.borrow_mut().push((sent, sent.elapsed()));
+                n += 1;
+            }
+        }
+    };
+    let listing = || async {
+        while !stop.get() {
+            let response = send(app.get("/v1/pets?limit=20"), None).await;
+            assert_eq!(response.status.as_u16(), 200, "{}", response.body);
+        }
+    };
+
+    let scenario = async {
+        let held = HeldRead::begin(&database);
+        let held_since = Instant::now();
+        let deadline = held_since + Duration::from_secs(30);
+        while held_since.elapsed() < HOLD || wal_pages(&database) < HELD_PAGES {
+            assert!(
+                Instant::now() < deadline,
+                "the WAL has only {} pages after {:?} of creates",
+                wal_pages(&database),
+                held_since.elapsed()
+            );
+            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The checkpointer measures the WAL every round: /metrics shows it grown past the
+        // point where it would have been started over.
+        let shown = metric_once_grown(&app).await;
+        let generation = wal_generation(&database);
+        let pages = wal_pages(&database);
+        held.end();
+        let held_until = Instant::now();
+        eprintln!(
+            "read held {:?}; WAL {pages} pages, petstore_sqlite_wal_bytes {shown:?}",
+            held_until - held_since
+        );
+
+        // Once the read has ended, the next checkpoint rounds start the WAL over.
+        let released = Instant::now();
+        let mut restarted = None;
+        while released.elapsed() < Duration::from_secs(3) {
+            if wal_generation(&database) != generation {
+                restarted = Some(released.elapsed());
+                break;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+        }
+        stop.set(true);
+        (held_since, held_until, shown, restarted)
+    };
+    let ((held_since, held_until, shown, restarted), _, _) = futures_util::future::join3(
+        scenario,
+        join_all((0..8).map(creating)),
+        join_all((0..2).map(|_| listing())),
+    )
+    .await;
+
+    let during: Vec<Duration> = creates
+        .into_inner()
+        .into_iter()
+        .filter(|(sent, _)| (held_since..held_until).contains(sent))
+        .map(|(_, took)| took)
+        .collect();
+    let slowest = during.iter().max().copied().unwrap_or_default();
+    let count = during.len();
+    let p99 = p99(during);
+    eprintln!("while the read was held: {count} creates, p99 {p99:?}, slowest {slowest:?}");
+    assert!(
+        slowest < Duration::from_secs(1),
+        "a create took {slowest:?}"
+    );
+    assert!(p99 < Duration::from_millis(100), "createPet p99 {p99:?}");
+    assert!(
+        shown.is_some_and(|bytes| bytes >= (RESTART_PAGES * 4096) as f64),
+        "petstore_sqlite_wal_bytes showed {shown:?} while the WAL had grown past {RESTART_PAGES} pages"
+    );
+    let restarted = restarted.expect("the WAL was not started over within 3 s of the read's end");
+    eprintln!("WAL started over {restarted:?} after the read ended");
+}
+
+/// `petstore_sqlite_wal_bytes` once it shows the WAL past [`RESTART_PAGES`] (the checkpointer
+/// measures it every round), or what it last showed after two seconds.
+async fn metric_once_grown(app: &TestApp) -> Option<f64> {
+    let asked = Instant::now();
+    loop {
+        let scrape = try_send(client().get(app.url("/metrics")), None)
+            .await
+            .expect("metrics answer");
+        let shown = gauge(&scrape.body, "petstore_sqlite_wal_bytes");
+        if asked.elapsed() > Duration::from_secs(2)
+            || shown.is_some_and(|bytes| bytes >= (RESTART_PAGES * 4096) as f64)
+        {
+            return shown;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+}
