@@ -16,10 +16,9 @@ pub use refresher::{spawn_refresher, Refresher};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use jsonwebtoken::{EncodingKey, Header};
 use petstore_application::{KeyDirectory, RepositoryError};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyNameError, KeyScope};
-use petstore_http::security::auth::{key_id, token_digest, KEY_ALGORITHM};
+use petstore_http::security::auth::{self, token_digest};
 use petstore_http::KeyClaims;
 use secrecy::{ExposeSecret as _, SecretSlice};
 
@@ -117,13 +116,7 @@ fn sign(secret: &[u8], key: &ApiKey) -> Result<String, IssueError> {
         exp: key.expires_at.map(to_u64).transpose()?,
         nbf: None,
     };
-    let mut header = Header::new(KEY_ALGORITHM);
-    header.kid = Some(key_id(secret));
-    Ok(jsonwebtoken::encode(
-        &header,
-        &claims,
-        &EncodingKey::from_secret(secret),
-    )?)
+    Ok(auth::sign(&claims, secret)?)
 }
 
 /// Seconds since the Unix epoch, now (0 on a clock before 1970, a broken machine anyway).
@@ -140,6 +133,7 @@ mod tests {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use base64::Engine as _;
     use petstore_application::SystemClock;
+    use petstore_http::security::auth::key_id;
     use petstore_http::ApiKeys;
     use petstore_persistence::InMemoryKeyRegistry;
 

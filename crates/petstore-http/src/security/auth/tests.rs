@@ -7,9 +7,13 @@ use actix_web::test::TestRequest;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
-use jsonwebtoken::{EncodingKey, Header};
+use actix_web::http::header;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use petstore_domain::KeyScope;
 
+use super::token_check::unix_now;
 use super::*;
+use crate::error::{ApiError, ErrorCode};
 
 const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef";
 

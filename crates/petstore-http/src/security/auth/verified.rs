@@ -10,7 +10,7 @@
 
 use quick_cache::sync::Cache;
 
-use super::VerifiedToken;
+use super::token::VerifiedToken;
 
 /// Most keys remembered at once.
 const CAPACITY: usize = 4096;
