@@ -18,6 +18,7 @@ mod idempotency;
 mod instances;
 mod list_pets;
 mod malformed_http;
+mod mixed_writes;
 mod openapi;
 mod operability;
 mod orders;

@@ -1,11 +1,20 @@
-//! Group commit: concurrent creates are gathered by one writer thread and stored by one
-//! transaction, with one commit (one fsync, one turn of PostgreSQL's insert lock) for the whole
-//! group. Each request is answered only after that commit.
+//! The writer thread: every write of the instance goes through it, in the order it was queued.
 //!
-//! There is no waiting to fill a group: while one commit is on its way to disk, the creates that
-//! arrive queue up and form the next group, so a lone create costs what it did before and a
-//! burst of them shares the commits. The queue is bounded ([`PoolSettings::queue_size`]): a
-//! create that finds it full fails at once as unavailable (503 with `Retry-After`), so memory
+//! - Group commit: concurrent creates are gathered and stored by one transaction, with one
+//!   commit (one fsync, one turn of PostgreSQL's insert lock) for the whole group. Each request
+//!   is answered only after that commit. There is no waiting to fill a group: while one commit
+//!   is on its way to disk, the creates that arrive queue up and form the next group, so a lone
+//!   create costs what it did before and a burst of them shares the commits.
+//! - On SQLite, every other write too (orders, idempotency records and their purge, the key
+//!   registry; `writes.rs`): each is run as a job on the writer's connection, in its own
+//!   transaction, after the group of its round (`writer_rounds.rs`). SQLite has one write lock;
+//!   a write on a connection of its own would wait for it in SQLite's busy handler, which
+//!   sleeps in growing steps, while the writer takes the lock again the moment it lets go, and
+//!   after the busy timeout fail with "database is locked". On the writer's queue it waits its
+//!   turn instead, and is answered.
+//!
+//! The queue is bounded ([`PoolSettings::queue_size`]) and shared by every kind of write: a
+//! write that finds it full fails at once as unavailable (503 with `Retry-After`), so memory
 //! never grows with the load.
 //!
 //! [`PoolSettings::queue_size`]: crate::PoolSettings::queue_size
@@ -18,17 +27,27 @@ use tokio::sync::mpsc;
 
 use super::batch_insert::{self, Entry, Outcomes};
 use super::checkpointer::WriterGate;
+use super::connection::AnyConnection;
 use super::connection::Generations;
 use super::errors::{self, Detail};
 use super::health::StoreHealth;
-use super::queue::{self, Reply};
+use super::queue::{self, Queued, Reply};
 use super::write_transaction::WriteFailure;
+use super::writer_jobs::{self, Answer, Job};
+use super::writer_rounds::{Limits, Rounds, Write};
 use super::written::Written;
 use super::Pool;
 use crate::DatabaseUrl;
 
 /// Most pets stored by one transaction (3 bound values each: far below both backends' limits).
 const MAX_GROUP: usize = 256;
+
+/// Most other writes run between two groups of creates: a create queued behind a crowd of them
+/// waits for this many transactions at most.
+const MAX_JOBS_PER_ROUND: usize = 16;
+
+/// What the writer's queue carries.
+type Request = Write<Pending, Box<dyn Job>>;
 
 /// A create waiting for its group's commit, with the record to store with it when it came with
 /// an idempotency key.
@@ -39,12 +58,20 @@ struct Pending {
 }
 
 /// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
-#[derive(Debug, Clone)]
-pub(crate) struct CreateQueue {
-    sender: queue::Sender<Pending>,
+#[derive(Clone)]
+pub(crate) struct WriteQueue {
+    sender: queue::Sender<Request>,
 }
 
-impl CreateQueue {
+impl std::fmt::Debug for WriteQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteQueue")
+            .field("queued", &self.depth().get())
+            .finish()
+    }
+}
+
+impl WriteQueue {
     /// Starts the writer thread, storing through connections of `pool`.
     pub(crate) fn start(
         pool: Pool,
@@ -62,13 +89,20 @@ impl CreateQueue {
             gate,
             url,
         };
+        let rounds = Rounds::new(
+            receiver,
+            Limits {
+                creates: MAX_GROUP,
+                jobs: MAX_JOBS_PER_ROUND,
+            },
+        );
         std::thread::Builder::new()
             .name("petstore-writer".to_owned())
-            .spawn(move || writer.run(receiver))?;
+            .spawn(move || writer.run(rounds))?;
         Ok(Self { sender })
     }
 
-    /// How many creates wait in the queue, read without keeping the writer alive.
+    /// How many writes wait in the queue, read without keeping the writer alive.
     pub(crate) fn depth(&self) -> queue::Depth {
         queue::Depth::of(&self.sender)
     }
@@ -80,14 +114,45 @@ impl CreateQueue {
         new_pet: NewPet,
         plan: Option<RecordPlan<Pet>>,
     ) -> Result<Written<Pet>, RepositoryError> {
-        queue::ask(&self.sender, "writer thread", |reply| Pending {
-            new_pet,
-            plan,
-            reply,
+        queue::ask(&self.sender, WRITER, |reply| {
+            Write::Create(Pending {
+                new_pet,
+                plan,
+                reply,
+            })
         })
         .await
     }
+
+    /// Queues `work` to be run on the writer's connection, in turn with every other write, and
+    /// waits for what it returns. `work` runs its own transaction on the connection it is
+    /// given and waits for nothing else (`writer_jobs.rs`).
+    pub(crate) async fn run<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
+        queue::ask(&self.sender, WRITER, |reply| {
+            Write::Job(writer_jobs::job(work, Answer::Awaited(reply)))
+        })
+        .await
+    }
+
+    /// [`run`](Self::run) for a caller that may block its thread (not an async worker's, and
+    /// never the writer's own).
+    pub(crate) fn run_blocking<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
+        queue::ask_blocking(&self.sender, WRITER, |reply| {
+            Write::Job(writer_jobs::job(work, Answer::Blocked(reply)))
+        })
+    }
 }
+
+/// Who answers the writer's queue, for the errors that name it.
+const WRITER: &str = "writer thread";
 
 /// The same failure for each of `count` pets (errors carry boxed sources, so one is made each).
 fn all_failed(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes {
@@ -103,33 +168,61 @@ struct Writer {
 }
 
 impl Writer {
-    fn run(self, mut queue: queue::Receiver<Pending>) {
-        while let Some(mut group) = queue::take_group(&mut queue, MAX_GROUP) {
-            // A caller that went away (its client hung up) was never told the pet is stored.
-            group.retain(|queued| !queued.request.reply.is_closed());
-            let span = queue::span_of(&group);
-            let _in_span = span.enter();
-            let entries: Vec<Entry<'_>> = group
-                .iter()
-                .map(|queued| Entry {
-                    new_pet: &queued.request.new_pet,
-                    plan: queued.request.plan.as_ref(),
-                })
-                .collect();
-            // A bug in storing one group must not stop every later create.
-            let outcomes =
-                catch_unwind(AssertUnwindSafe(|| self.store(&entries))).unwrap_or_else(|_| {
-                    all_failed(entries.len(), || {
-                        RepositoryError::Unexpected(Box::new(Detail(
-                            "storing a group of pets panicked".to_owned(),
-                        )))
-                    })
-                });
-            drop(entries);
-            for (queued, outcome) in group.into_iter().zip(outcomes) {
-                // The caller may have gone since; its pet is stored all the same.
-                let _ = queued.request.reply.send(outcome);
+    fn run(self, mut rounds: Rounds<Pending, Box<dyn Job>>) {
+        while let Some(round) = rounds.next_round() {
+            self.store_group(round.creates);
+            for job in round.jobs {
+                self.run_job(job);
             }
+        }
+    }
+
+    /// Stores a group of creates and answers each.
+    fn store_group(&self, mut group: Vec<Queued<Pending>>) {
+        // A caller that went away (its client hung up) was never told the pet is stored.
+        group.retain(|queued| !queued.request.reply.is_closed());
+        if group.is_empty() {
+            return;
+        }
+        let span = queue::span_of(&group);
+        let _in_span = span.enter();
+        let entries: Vec<Entry<'_>> = group
+            .iter()
+            .map(|queued| Entry {
+                new_pet: &queued.request.new_pet,
+                plan: queued.request.plan.as_ref(),
+            })
+            .collect();
+        // A bug in storing one group must not stop every later create.
+        let outcomes =
+            catch_unwind(AssertUnwindSafe(|| self.store(&entries))).unwrap_or_else(|_| {
+                all_failed(entries.len(), || {
+                    RepositoryError::Unexpected(Box::new(Detail(
+                        "storing a group of pets panicked".to_owned(),
+                    )))
+                })
+            });
+        drop(entries);
+        for (queued, outcome) in group.into_iter().zip(outcomes) {
+            // The caller may have gone since; its pet is stored all the same.
+            let _ = queued.request.reply.send(outcome);
+        }
+    }
+
+    /// Runs one other write on a connection of the pool, holding the writer's turn (the
+    /// checkpointer's restart and the probe take it too), in its caller's span.
+    fn run_job(&self, queued: Queued<Box<dyn Job>>) {
+        let (job, span) = queued.into_parts();
+        if job.is_abandoned() {
+            return;
+        }
+        let _in_span = span.enter();
+        match super::metrics::checkout(&self.pool, Some(&self.health), "write") {
+            Ok(mut conn) => {
+                let _turn = self.gate.enter();
+                job.run(Ok(&mut conn));
+            }
+            Err(error) => job.run(Err(errors::from_checkout(&error, &self.url))),
         }
     }
 

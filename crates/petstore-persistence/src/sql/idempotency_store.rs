@@ -1,6 +1,6 @@
-//! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](super::SqlStore)'s pool.
-//! Lookups are reads; storing a refusal and the purge are small write transactions on the
-//! blocking pool.
+//! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](super::SqlStore). Lookups
+//! are reads on its pool; storing a refusal and the purge are small write transactions, run
+//! like the store's other writes (`writes.rs`: on SQLite by the writer thread).
 
 use async_trait::async_trait;
 use diesel::QueryResult;
@@ -8,12 +8,12 @@ use petstore_application::{IdempotencyRecord, IdempotencyStore, KeyOwner, Reposi
 use petstore_domain::IdempotencyKey;
 
 use super::connection::{AnyConnection, Generations};
-use super::errors;
 use super::health::StoreHealth;
 use super::idempotency_records::{self as records, RecordRow};
 use super::read::read_off_the_workers;
 use super::record_sweep::RecordSweep;
 use super::write_transaction::{in_write_transaction, no_turn};
+use super::writes::Writes;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -21,6 +21,7 @@ use crate::DatabaseUrl;
 #[derive(Clone)]
 pub struct DieselIdempotencyStore {
     pool: Pool,
+    writes: Writes,
     generations: Generations,
     health: StoreHealth,
     url: DatabaseUrl,
@@ -38,12 +39,14 @@ impl std::fmt::Debug for DieselIdempotencyStore {
 impl DieselIdempotencyStore {
     pub(crate) fn new(
         pool: Pool,
+        writes: Writes,
         generations: Generations,
         health: StoreHealth,
         url: DatabaseUrl,
     ) -> Self {
         Self {
             pool,
+            writes,
             generations,
             health,
             url,
@@ -51,22 +54,20 @@ impl DieselIdempotencyStore {
         }
     }
 
-    /// Runs `work` as one write transaction on the blocking pool.
+    /// Runs `work` as one write transaction.
     async fn write<T, W>(&self, work: W) -> Result<T, RepositoryError>
     where
         T: Send + 'static,
         W: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
         self.health.admit_write()?;
-        let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
-        super::blocking::in_callers_span(move || {
-            let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
-                .map_err(|error| errors::from_checkout(&error, &url))?;
-            in_write_transaction(&mut conn, no_turn, work)
-                .map_err(|failure| failure.into_repository_error(&health))
-        })
-        .await
-        .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
+        let health = self.health.clone();
+        self.writes
+            .run(move |conn| {
+                in_write_transaction(conn, no_turn, work)
+                    .map_err(|failure| failure.into_repository_error(&health))
+            })
+            .await?
     }
 }
 

@@ -1,5 +1,6 @@
-//! `DieselKeyRegistry`: the key registry port on the `api_keys` table, sharing the pet
-//! repository's pool. Every call is blocking (the port says so).
+//! `DieselKeyRegistry`: the key registry port on the `api_keys` table, read on the pet
+//! repository's pool and written like the store's other writes (`writes.rs`: on SQLite by the
+//! writer thread). Every call is blocking (the port says so).
 //!
 //! Inserts and revocations take the next `revision` inside a write transaction that writers take
 //! turns on (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a table lock readers do not wait for), so a
@@ -15,6 +16,7 @@ use super::errors::{self, Detail};
 use super::health::StoreHealth;
 use super::schema::api_keys;
 use super::write_transaction::{in_write_transaction, no_turn};
+use super::writes::Writes;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -22,6 +24,7 @@ use crate::DatabaseUrl;
 #[derive(Clone)]
 pub struct DieselKeyRegistry {
     pool: Pool,
+    writes: Writes,
     health: StoreHealth,
     url: DatabaseUrl,
 }
@@ -116,8 +119,13 @@ impl std::fmt::Debug for DieselKeyRegistry {
 }
 
 impl DieselKeyRegistry {
-    pub(crate) fn new(pool: Pool, health: StoreHealth, url: DatabaseUrl) -> Self {
-        Self { pool, health, url }
+    pub(crate) fn new(pool: Pool, writes: Writes, health: StoreHealth, url: DatabaseUrl) -> Self {
+        Self {
+            pool,
+            writes,
+            health,
+            url,
+        }
     }
 
     fn with_connection<T>(
@@ -134,31 +142,46 @@ impl DieselKeyRegistry {
             .map_err(|error| errors::from_checkout(&error, &self.url))?;
         work(&mut conn)
     }
+
+    /// Runs `work` as one write transaction, after `take_turn`.
+    fn write<T>(
+        &self,
+        take_turn: fn(&mut AnyConnection) -> QueryResult<()>,
+        work: impl Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
+    ) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+    {
+        // As for reads: while the database is known unreachable, fail at once.
+        self.health.admit_read()?;
+        self.writes.run_blocking(move |conn| {
+            in_write_transaction(conn, take_turn, work)
+                .map_err(|failure| errors::from_query(failure.into_error()))
+        })?
+    }
 }
 
 impl KeyRegistry for DieselKeyRegistry {
     fn insert(&self, key: &ApiKey) -> Result<(), RepositoryError> {
-        self.with_connection(|conn| {
-            in_write_transaction(conn, take_turn_to_write, |conn| {
-                let revision = next_revision(conn)?;
-                diesel::insert_into(api_keys::table)
-                    .values((
-                        api_keys::id.eq(key.id.as_str()),
-                        api_keys::name.eq(key.name.as_str()),
-                        api_keys::scope.eq(key.scope.as_str()),
-                        api_keys::created_at.eq(key.created_at),
-                        api_keys::expires_at.eq(key.expires_at),
-                        api_keys::revoked_at.eq(key.revoked_at),
-                        api_keys::last_used_at.eq(key.last_used_at),
-                        api_keys::revision.eq(revision),
-                        api_keys::token_sha256
-                            .eq(key.token_digest.as_ref().map(|digest| digest.0.as_slice())),
-                    ))
-                    .execute(conn)
-            })
-            .map(|_| ())
-            .map_err(|failure| errors::from_query(failure.into_error()))
+        let key = key.clone();
+        self.write(take_turn_to_write, move |conn| {
+            let revision = next_revision(conn)?;
+            diesel::insert_into(api_keys::table)
+                .values((
+                    api_keys::id.eq(key.id.as_str()),
+                    api_keys::name.eq(key.name.as_str()),
+                    api_keys::scope.eq(key.scope.as_str()),
+                    api_keys::created_at.eq(key.created_at),
+                    api_keys::expires_at.eq(key.expires_at),
+                    api_keys::revoked_at.eq(key.revoked_at),
+                    api_keys::last_used_at.eq(key.last_used_at),
+                    api_keys::revision.eq(revision),
+                    api_keys::token_sha256
+                        .eq(key.token_digest.as_ref().map(|digest| digest.0.as_slice())),
+                ))
+                .execute(conn)
         })
+        .map(|_| ())
     }
 
     fn list(&self) -> Result<Vec<ApiKey>, RepositoryError> {
@@ -173,27 +196,25 @@ impl KeyRegistry for DieselKeyRegistry {
     }
 
     fn revoke(&self, id: &KeyId, at: i64) -> Result<Revocation, RepositoryError> {
-        let row = self.with_connection(|conn| {
-            in_write_transaction(conn, take_turn_to_write, |conn| {
-                let Some(mut row) = api_keys::table
-                    .find(id.as_str())
-                    .select(COLUMNS)
-                    .first::<KeyRow>(conn)
-                    .optional()?
-                else {
-                    return Ok(None);
-                };
-                if row.revoked_at.is_some() {
-                    return Ok(Some((row, false)));
-                }
-                let revision = next_revision(conn)?;
-                diesel::update(api_keys::table.find(id.as_str()))
-                    .set((api_keys::revoked_at.eq(at), api_keys::revision.eq(revision)))
-                    .execute(conn)?;
-                row.revoked_at = Some(at);
-                Ok(Some((row, true)))
-            })
-            .map_err(|failure| errors::from_query(failure.into_error()))
+        let id = id.clone();
+        let row = self.write(take_turn_to_write, move |conn| {
+            let Some(mut row) = api_keys::table
+                .find(id.as_str())
+                .select(COLUMNS)
+                .first::<KeyRow>(conn)
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            if row.revoked_at.is_some() {
+                return Ok(Some((row, false)));
+            }
+            let revision = next_revision(conn)?;
+            diesel::update(api_keys::table.find(id.as_str()))
+                .set((api_keys::revoked_at.eq(at), api_keys::revision.eq(revision)))
+                .execute(conn)?;
+            row.revoked_at = Some(at);
+            Ok(Some((row, true)))
         })?;
         Ok(match row {
             None => Revocation::NotFound,
@@ -227,23 +248,20 @@ impl KeyRegistry for DieselKeyRegistry {
         // instances recording the same keys at once take turns instead of deadlocking.
         let mut uses = uses.to_vec();
         uses.sort_unstable_by(|(a, _), (b, _)| a.as_str().cmp(b.as_str()));
-        self.with_connection(|conn| {
-            // Record-keeping writes (last use) need no ordering.
-            in_write_transaction(conn, no_turn, |conn| {
-                for (id, at) in &uses {
-                    diesel::update(
-                        api_keys::table.find(id.as_str()).filter(
-                            api_keys::last_used_at
-                                .is_null()
-                                .or(api_keys::last_used_at.lt(*at)),
-                        ),
-                    )
-                    .set(api_keys::last_used_at.eq(*at))
-                    .execute(conn)?;
-                }
-                Ok(())
-            })
-            .map_err(|failure| errors::from_query(failure.into_error()))
+        // Record-keeping writes (last use) need no ordering.
+        self.write(no_turn, move |conn| {
+            for (id, at) in &uses {
+                diesel::update(
+                    api_keys::table.find(id.as_str()).filter(
+                        api_keys::last_used_at
+                            .is_null()
+                            .or(api_keys::last_used_at.lt(*at)),
+                    ),
+                )
+                .set(api_keys::last_used_at.eq(*at))
+                .execute(conn)?;
+            }
+            Ok(())
         })
     }
 }

@@ -28,6 +28,9 @@ mod repository;
 mod schema;
 mod store;
 mod write_transaction;
+mod writer_jobs;
+mod writer_rounds;
+mod writes;
 mod written;
 
 pub use idempotency_store::DieselIdempotencyStore;

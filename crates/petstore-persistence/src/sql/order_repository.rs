@@ -1,9 +1,11 @@
 //! `DieselOrderRepository`: the order port on `orders` and `pets`, sharing the pet repository's
-//! pool. A transaction is a write transaction on one pooled connection, run on the blocking
-//! pool: SQLite's `BEGIN IMMEDIATE` admits one writer at a time, and on PostgreSQL the pet and
-//! the order are read `FOR UPDATE`, so two transactions on one pet take turns and the second
-//! sees what the first committed; and a key's open orders are counted under a lock of the key's
-//! own (an advisory lock on PostgreSQL), so two orders of one key take turns too.
+//! pool for reads. A transaction is one write transaction, the pet's change and the order's
+//! together. On SQLite it runs on the writer thread, in turn with every other write
+//! (`writes.rs`), so two transactions take turns and the second sees what the first committed.
+//! On PostgreSQL it runs on a pooled connection on the blocking pool, and the pet and the order
+//! are read `FOR UPDATE`, so two transactions on one pet take turns; and a key's open orders
+//! are counted under a lock of the key's own (an advisory lock), so two orders of one key take
+//! turns too.
 
 use std::cell::RefCell;
 
@@ -27,6 +29,7 @@ use super::pet_row::PetRow;
 use super::read::read_off_the_workers;
 use super::schema::{orders, pets};
 use super::write_transaction::{in_write_transaction, no_turn};
+use super::writes::Writes;
 use super::written::Written;
 use super::Pool;
 use crate::{DatabaseUrl, OrderIds};
@@ -35,6 +38,7 @@ use crate::{DatabaseUrl, OrderIds};
 #[derive(Clone)]
 pub struct DieselOrderRepository {
     pool: Pool,
+    writes: Writes,
     generations: Generations,
     health: StoreHealth,
     url: DatabaseUrl,
@@ -123,7 +127,7 @@ impl StoreTransaction for DieselTransaction<'_> {
         let query = pets::table.find(id.get()).select(PetRow::COLUMNS);
         let row = match &mut *self.conn {
             AnyConnection::Postgresql(pg) => query.for_update().first::<PetRow>(pg).optional(),
-            // `BEGIN IMMEDIATE` already holds the database's write lock.
+            // The transaction holds the database's write lock (`BEGIN IMMEDIATE`).
             AnyConnection::Sqlite(sqlite) => query.first::<PetRow>(sqlite).optional(),
         }
         .map_err(query_error)?;
@@ -158,7 +162,7 @@ impl StoreTransaction for DieselTransaction<'_> {
                 .execute(pg)
                 .map_err(query_error)?;
         }
-        // On SQLite, `BEGIN IMMEDIATE` already admits one writer at a time.
+        // On SQLite, the write lock (`BEGIN IMMEDIATE`) admits one writer at a time.
         let open = orders::table
             .filter(orders::placed_by.eq(placed_by.as_str()))
             .filter(orders::status.eq(OrderStatus::Placed.as_str()))
@@ -217,12 +221,14 @@ impl StoreTransaction for DieselTransaction<'_> {
 impl DieselOrderRepository {
     pub(crate) fn new(
         pool: Pool,
+        writes: Writes,
         generations: Generations,
         health: StoreHealth,
         url: DatabaseUrl,
     ) -> Self {
         Self {
             pool,
+            writes,
             generations,
             health,
             url,
@@ -261,55 +267,61 @@ impl DieselOrderRepository {
         plan: Option<RecordPlan<Order>>,
     ) -> Result<Written<Order>, OrderError> {
         self.health.admit_write()?;
-        let (pool, url, health) = (self.pool.clone(), self.url.clone(), self.health.clone());
-        let ids = self.ids.clone();
-        super::blocking::in_callers_span(move || {
-            let mut conn = super::metrics::checkout(&pool, Some(&health), "write")
-                .map_err(|error| errors::from_checkout(&error, &url))?;
-            // The work's own refusal (a conflict, a missing pet) must roll back and reach the
-            // caller as it is; diesel only knows its own errors, so it waits here meanwhile. So
-            // does a record found stored for the plan's key.
-            let refused: RefCell<Option<OrderError>> = RefCell::new(None);
-            let earlier: RefCell<Option<RecordRow>> = RefCell::new(None);
-            let outcome = in_write_transaction(&mut conn, no_turn, |conn| {
-                if let Some(plan) = &plan {
-                    if let Some(row) = records::find(conn, &plan.owner, &plan.key)? {
-                        if row.is_live(plan.expired_before) {
-                            earlier.replace(Some(row));
-                            return Err(DieselError::RollbackTransaction);
-                        }
-                    }
-                }
-                let order = match work(&mut DieselTransaction { conn, ids: &ids }) {
-                    Ok(order) => order,
-                    Err(error) => {
-                        refused.replace(Some(error));
-                        return Err(DieselError::RollbackTransaction);
-                    }
-                };
-                let Some(plan) = &plan else {
-                    return Ok(Written::Stored(order, None));
-                };
-                let record = plan.record_for(&order);
-                // Absent a moment ago, stored now: a transaction of another instance stored it
-                // meanwhile (the insert waited for its commit). Its write wins.
-                if !records::insert_if_absent(conn, &record, plan.expired_before)? {
-                    earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
+        let (ids, health) = (self.ids.clone(), self.health.clone());
+        self.writes
+            .run(move |conn| transact_on(conn, &work, plan.as_ref(), &ids, &health))
+            .await?
+    }
+}
+
+/// [`DieselOrderRepository::transact`] on `conn`.
+fn transact_on(
+    conn: &mut AnyConnection,
+    work: &OrderWork,
+    plan: Option<&RecordPlan<Order>>,
+    ids: &OrderIds,
+    health: &StoreHealth,
+) -> Result<Written<Order>, OrderError> {
+    // The work's own refusal (a conflict, a missing pet) must roll back and reach the caller as
+    // it is; diesel only knows its own errors, so it waits here meanwhile. So does a record
+    // found stored for the plan's key.
+    let refused: RefCell<Option<OrderError>> = RefCell::new(None);
+    let earlier: RefCell<Option<RecordRow>> = RefCell::new(None);
+    let outcome = in_write_transaction(conn, no_turn, |conn| {
+        if let Some(plan) = plan {
+            if let Some(row) = records::find(conn, &plan.owner, &plan.key)? {
+                if row.is_live(plan.expired_before) {
+                    earlier.replace(Some(row));
                     return Err(DieselError::RollbackTransaction);
                 }
-                Ok(Written::Stored(order, Some(record.response)))
-            });
-            match (outcome, refused.into_inner(), earlier.into_inner()) {
-                (Ok(written), _, _) => Ok(written),
-                (Err(_), Some(refusal), _) => Err(refusal),
-                (Err(_), None, Some(row)) => Ok(Written::Earlier(row.into_record()?)),
-                (Err(failure), None, None) => Err(OrderError::Repository(
-                    failure.into_repository_error(&health),
-                )),
             }
-        })
-        .await
-        .map_err(|error| OrderError::Repository(RepositoryError::Unexpected(Box::new(error))))?
+        }
+        let order = match work(&mut DieselTransaction { conn, ids }) {
+            Ok(order) => order,
+            Err(error) => {
+                refused.replace(Some(error));
+                return Err(DieselError::RollbackTransaction);
+            }
+        };
+        let Some(plan) = plan else {
+            return Ok(Written::Stored(order, None));
+        };
+        let record = plan.record_for(&order);
+        // Absent a moment ago, stored now: a transaction of another instance stored it
+        // meanwhile (the insert waited for its commit). Its write wins.
+        if !records::insert_if_absent(conn, &record, plan.expired_before)? {
+            earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
+            return Err(DieselError::RollbackTransaction);
+        }
+        Ok(Written::Stored(order, Some(record.response)))
+    });
+    match (outcome, refused.into_inner(), earlier.into_inner()) {
+        (Ok(written), _, _) => Ok(written),
+        (Err(_), Some(refusal), _) => Err(refusal),
+        (Err(_), None, Some(row)) => Ok(Written::Earlier(row.into_record()?)),
+        (Err(failure), None, None) => Err(OrderError::Repository(
+            failure.into_repository_error(health),
+        )),
     }
 }
 

@@ -22,6 +22,26 @@ pub(crate) struct Queued<R> {
     span: Span,
 }
 
+impl<R> Queued<R> {
+    /// `request`, queued by the caller in whose span this runs.
+    pub(crate) fn new(request: R) -> Self {
+        Self {
+            request,
+            span: Span::current(),
+        }
+    }
+
+    /// The request and its caller's span, to be sorted by kind.
+    pub(crate) fn into_parts(self) -> (R, Span) {
+        (self.request, self.span)
+    }
+
+    /// What [`into_parts`](Self::into_parts) took apart, put back together.
+    pub(crate) fn from_parts(request: R, span: Span) -> Self {
+        Self { request, span }
+    }
+}
+
 /// The sending and receiving ends of a storage thread's queue.
 pub(crate) type Sender<R> = mpsc::Sender<Queued<R>>;
 pub(crate) type Receiver<R> = mpsc::Receiver<Queued<R>>;
@@ -34,17 +54,38 @@ pub(crate) async fn ask<T, R>(
     request: impl FnOnce(Reply<T>) -> R,
 ) -> Result<T, RepositoryError> {
     let (reply, answer) = oneshot::channel();
-    let queued = Queued {
-        request: request(reply),
-        span: Span::current(),
-    };
-    queue.try_send(queued).map_err(|error| match error {
+    queue
+        .try_send(Queued::new(request(reply)))
+        .map_err(|error| refused(&error, thread))?;
+    answer.await.map_err(|_| stopped(thread))?
+}
+
+/// Where a caller that is not async (a thread of its own) waits for its answer.
+pub(crate) type BlockingReply<T> = std::sync::mpsc::SyncSender<Result<T, RepositoryError>>;
+
+/// [`ask`] for a caller that may block its thread: queues at once or is refused, then blocks
+/// until the answer comes. Never to be called from a storage thread, which would wait for
+/// itself.
+pub(crate) fn ask_blocking<T, R>(
+    queue: &Sender<R>,
+    thread: &str,
+    request: impl FnOnce(BlockingReply<T>) -> R,
+) -> Result<T, RepositoryError> {
+    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+    queue
+        .try_send(Queued::new(request(reply)))
+        .map_err(|error| refused(&error, thread))?;
+    answer.recv().map_err(|_| stopped(thread))?
+}
+
+/// A request the queue did not take: full (unavailable at once) or its thread gone.
+fn refused<R>(error: &mpsc::error::TrySendError<R>, thread: &str) -> RepositoryError {
+    match error {
         mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(Detail(
             format!("the queue of the {thread} is full"),
         ))),
         mpsc::error::TrySendError::Closed(_) => stopped(thread),
-    })?;
-    answer.await.map_err(|_| stopped(thread))?
+    }
 }
 
 fn stopped(thread: &str) -> RepositoryError {

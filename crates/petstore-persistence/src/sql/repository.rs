@@ -23,7 +23,7 @@ use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 use super::checkpointer::Checkpointer;
 use super::connection::{AnyConnection, Generations};
 use super::errors;
-use super::group_commit::CreateQueue;
+use super::group_commit::WriteQueue;
 use super::group_read::{load_page, Page, ReadQueue};
 use super::health::StoreHealth;
 use super::pet_row::PetRow;
@@ -45,7 +45,7 @@ pub struct DieselPetRepository {
     pub(super) pool: Pool,
     pub(super) reads: Reads,
     pub(super) generations: Generations,
-    pub(super) creates: CreateQueue,
+    pub(super) creates: WriteQueue,
     pub(super) health: StoreHealth,
     pub(super) _checkpointer: Option<std::sync::Arc<Checkpointer>>,
     pub(super) _probe: std::sync::Arc<Probe>,

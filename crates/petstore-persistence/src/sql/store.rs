@@ -1,7 +1,8 @@
 //! The SQL store: one database behind one connection pool, the threads that serve it (the
-//! writer of group commits, PostgreSQL's readers, SQLite's checkpointer, the health probe), its
-//! migrations, and the repositories built on it, which share all of that. `lib.rs`'s `open` asks
-//! for [`SqlStore::open`] and hands out its repositories as the ports.
+//! writer, which stores creates in groups and on SQLite runs every other write too, PostgreSQL's
+//! readers, SQLite's checkpointer, the health probe), its migrations, and the repositories built
+//! on it, which share all of that. `lib.rs`'s `open` asks for [`SqlStore::open`] and hands out
+//! its repositories as the ports.
 
 use std::path::Path;
 
@@ -11,13 +12,14 @@ use petstore_application::StorageFault;
 use super::checkpointer::{Checkpointer, WriterGate};
 use super::connection::{Generations, SqliteRole};
 use super::errors;
-use super::group_commit::CreateQueue;
+use super::group_commit::WriteQueue;
 use super::group_read::ReadQueue;
 use super::health::StoreHealth;
 use super::migrations;
 use super::pool::{build_pool, manager_for};
 use super::probe::Probe;
 use super::repository::{DieselPetRepository, Reads};
+use super::writes::Writes;
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
 /// One SQL database and everything that serves it. Cheap to clone; the threads stop when the
@@ -103,7 +105,7 @@ impl SqlStore {
                 (Reads::Grouped(queue), None)
             }
         };
-        let creates = CreateQueue::start(
+        let creates = WriteQueue::start(
             pool.clone(),
             generations.clone(),
             health.clone(),
@@ -182,32 +184,47 @@ impl SqlStore {
         super::PoolMetrics::new(self.pets.pool.clone(), self.pets.creates.depth())
     }
 
-    /// The orders, on this store's pool.
+    /// The orders, read on this store's pool and written like its other writes.
     pub fn orders(&self) -> super::DieselOrderRepository {
         super::DieselOrderRepository::new(
             self.pets.pool.clone(),
+            self.writes(),
             self.pets.generations.clone(),
             self.pets.health.clone(),
             self.pets.url.clone(),
         )
     }
 
-    /// The idempotency records of retried writes, on this store's pool.
+    /// The idempotency records of retried writes, read on this store's pool and written like
+    /// its other writes.
     pub fn idempotency(&self) -> super::DieselIdempotencyStore {
         super::DieselIdempotencyStore::new(
             self.pets.pool.clone(),
+            self.writes(),
             self.pets.generations.clone(),
             self.pets.health.clone(),
             self.pets.url.clone(),
         )
     }
 
-    /// The key registry, on this store's pool.
+    /// The key registry, read on this store's pool and written like its other writes.
     pub fn keys(&self) -> super::DieselKeyRegistry {
         super::DieselKeyRegistry::new(
             self.pets.pool.clone(),
+            self.writes(),
             self.pets.health.clone(),
             self.pets.url.clone(),
+        )
+    }
+
+    /// How the writes other than creates reach the database: on SQLite through the writer
+    /// thread, in turn with the creates; on PostgreSQL on pooled connections (`writes.rs`).
+    fn writes(&self) -> Writes {
+        Writes::new(
+            &self.pets.url,
+            &self.pets.creates,
+            &self.pets.pool,
+            &self.pets.health,
         )
     }
 
