@@ -11,6 +11,7 @@ use crate::edge::compression::compress_when_asked;
 use crate::routing::not_found;
 use crate::routing::servers::ApiServers;
 use crate::security::cors::{answer_cross_origin, CrossOrigin, CrossOriginContract};
+use crate::server::refusal::AnswerRefused;
 use crate::service::{self, swagger_ui_files};
 use crate::state::HttpState;
 use crate::{orders, pets};
@@ -76,14 +77,16 @@ pub fn app(
         .default_service(web::to(not_found))
         .wrap(middleware::from_fn(client_limit::limit_by_client))
         .wrap(cors)
+        .wrap(AnswerRefused)
         // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
         // id) and compresses large bodies for the clients that ask (`edge::compression`): one
         // middleware instead of layers of their own, each of which costs a boxed future.
         .wrap(middleware::from_fn(log_and_contain_failures))
 }
 
-/// `GET /metrics` alone, for an address of its own (`PETSTORE_METRICS_BIND`); `state` must
-/// have an exporter.
+/// `GET /metrics`, `GET /healthz` and `GET /readyz`, for an address of its own
+/// (`PETSTORE_METRICS_BIND`): probes there are answered even when the API's connections are all
+/// taken. `state` must have an exporter.
 pub fn metrics_app(
     state: HttpState,
 ) -> App<
@@ -98,7 +101,9 @@ pub fn metrics_app(
     App::new()
         .app_data(web::Data::new(state))
         .configure(service::metrics_routes)
+        .configure(service::health_routes)
         .default_service(web::to(not_found))
+        .wrap(AnswerRefused)
         // Prometheus asks for gzip.
         .wrap(middleware::from_fn(compress_when_asked))
 }

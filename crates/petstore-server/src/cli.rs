@@ -184,10 +184,17 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_KEEP_ALIVE", default_value = "5s", value_parser = parse_duration)]
     pub keep_alive: Duration,
 
-    /// Most connections open at once, across the workers (each serves its share); more wait
-    /// in the listen backlog. Lowered at start-up to fit the open-file limit.
+    /// Most connections served at once, across the workers. At the bound a new connection
+    /// takes the place of the one idle the longest; with none idle it is answered 503 and
+    /// closed. Lowered at start-up to fit the open-file limit.
     #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
+
+    /// Most connections served at once from one address (the socket's peer; the trusted
+    /// proxies have no bound of their own); one more is answered 429 and closed [default: an
+    /// eighth of --max-connections].
+    #[arg(long, env = "PETSTORE_MAX_CONNECTIONS_PER_CLIENT", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections_per_client: Option<u32>,
 
     /// On SIGTERM or SIGINT, how long the instance keeps serving with `/readyz` at 503 (and
     /// `Connection: close` on every answer) before it stops accepting, so that a balancer has
@@ -256,6 +263,15 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub servers: ApiServerArgs,
+}
+
+impl ServeArgs {
+    /// One address's bound when the total is `max_connections` (after any lowering to fit the
+    /// open-file limit): as configured, else an eighth of the total, at least one.
+    pub fn connections_per_client(&self, max_connections: usize) -> usize {
+        self.max_connections_per_client
+            .map_or((max_connections / 8).max(1), |bound| bound as usize)
+    }
 }
 
 /// The `servers` of the OpenAPI document. A URL not ending in `/v1` gets it appended, since the
@@ -550,10 +566,27 @@ mod tests {
         assert_eq!(args.head_timeout, Duration::from_secs(5));
         assert_eq!(args.keep_alive, Duration::from_secs(5));
         assert_eq!(args.max_connections, DEFAULT_MAX_CONNECTIONS);
+        assert_eq!(args.max_connections_per_client, None);
+        assert_eq!(args.connections_per_client(4096), 512);
+        assert_eq!(args.connections_per_client(7), 1);
         let err = Cli::try_parse_from(["petstore", "serve", "--head-timeout", "0s"]).unwrap_err();
         assert!(err.to_string().contains("at least 1ms"), "{err}");
         let err = Cli::try_parse_from(["petstore", "serve", "--max-connections", "0"]).unwrap_err();
         assert!(err.to_string().contains("--max-connections"), "{err}");
+        let err = Cli::try_parse_from(["petstore", "serve", "--max-connections-per-client", "0"])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("--max-connections-per-client"),
+            "{err}"
+        );
+        let Command::Serve(args) =
+            Cli::try_parse_from(["petstore", "serve", "--max-connections-per-client", "20"])
+                .unwrap()
+                .command
+        else {
+            panic!("parsed as another command");
+        };
+        assert_eq!(args.connections_per_client(4096), 20);
     }
 
     #[test]

@@ -20,7 +20,8 @@ const FILES_PER_DATABASE_CONNECTION: u64 = 3;
 pub struct FileBudget {
     /// Connections the API serves at once (`--max-connections`).
     pub connections: u64,
-    /// Other connections (the metrics port's).
+    /// Other connections: those accepted beyond the bound (refused ones being answered, ended
+    /// ones closing) and the metrics port's.
     pub other_connections: u64,
     /// Database connections (`--pool-size`).
     pub database_connections: u64,

@@ -1,6 +1,6 @@
 //! `petstore serve`: wires storage, the use cases and the HTTP adapter together and serves.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use secrecy::ExposeSecret as _;
 use crate::banner::{StartupBanner, StartupKey};
 use crate::cli::{Environment, ServeArgs};
 use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
+use crate::listen_backlog::{self, API_BACKLOG, METRICS_BACKLOG};
 use crate::listener_close::ListenerClose;
 use crate::logging::LogFormat;
 use crate::open_files::{self, FileBudget};
@@ -94,7 +95,8 @@ impl Application {
             address: args.bind,
             source,
         };
-        let listener = TcpListener::bind(args.bind).map_err(bind_error)?;
+        let listener = listen_backlog::bind(args.bind, API_BACKLOG).map_err(bind_error)?;
+        listen_backlog::warn_if_capped();
         let address = listener.local_addr().map_err(bind_error)?;
         // The default public URL is the address actually bound (port 0 becomes the real port).
         let servers = ApiServers::new(
@@ -132,7 +134,7 @@ impl Application {
         .with_trusted_proxies(args.trusted_proxies.clone(), args.client_address_header);
         let shutting_down = state.shutdown_flag();
         let workers = args.workers.unwrap_or_else(default_workers);
-        let limits = connection_limits(args);
+        let limits = connection_limits(args, workers);
         // `/metrics` on the API's port, or on an address of its own (then only there). In
         // production it is never on the API's port: it names refusal reasons and the build to
         // whoever asks, so without a metrics address of its own it is not served at all.
@@ -151,15 +153,19 @@ impl Application {
                     address: metrics_bind,
                     source,
                 };
-                let listener = TcpListener::bind(metrics_bind).map_err(metrics_error)?;
+                let listener =
+                    listen_backlog::bind(metrics_bind, METRICS_BACKLOG).map_err(metrics_error)?;
                 let metrics_address = listener.local_addr().map_err(metrics_error)?;
                 let settings = ServerSettings {
                     workers: 1,
                     shutdown_timeout: Duration::from_secs(1),
                     limits: ConnectionLimits {
                         max_connections: METRICS_MAX_CONNECTIONS,
+                        max_connections_per_client: METRICS_MAX_CONNECTIONS,
                         ..limits
                     },
+                    trusted_proxies: args.trusted_proxies.clone(),
+                    listener: "metrics",
                 };
                 let server = petstore_http::serve(listener, settings, move || {
                     petstore_http::metrics_app(metrics_state.clone())
@@ -184,6 +190,8 @@ impl Application {
             workers,
             shutdown_timeout: args.shutdown_timeout,
             limits,
+            trusted_proxies: args.trusted_proxies.clone(),
+            listener: "api",
         };
         let listener_close =
             ListenerClose::keep(&listener, args.shutdown_timeout).map_err(bind_error)?;
@@ -291,22 +299,31 @@ fn default_workers() -> usize {
 }
 
 /// The configured limits, with the connections bound lowered if the open-file limit cannot
-/// hold it.
-fn connection_limits(args: &ServeArgs) -> ConnectionLimits {
-    let other_connections = match args.metrics_bind {
-        Some(_) => METRICS_MAX_CONNECTIONS as u64,
-        None => 0,
-    };
-    let max_connections = open_files::fit(FileBudget {
-        connections: u64::from(args.max_connections),
-        other_connections,
-        database_connections: u64::from(args.storage.pool_size),
-    });
-    ConnectionLimits {
+/// hold it and the connections the server accepts beyond it (refused ones being answered,
+/// ended ones closing, the metrics port's).
+fn connection_limits(args: &ServeArgs, workers: usize) -> ConnectionLimits {
+    let limits = |max_connections: usize| ConnectionLimits {
         head_timeout: args.head_timeout,
         keep_alive: args.keep_alive,
-        max_connections: usize::try_from(max_connections).unwrap_or(usize::MAX),
-    }
+        max_connections,
+        max_connections_per_client: args.connections_per_client(max_connections),
+    };
+    let configured = limits(args.max_connections as usize);
+    let metrics_connections = match args.metrics_bind {
+        Some(_) => ConnectionLimits {
+            max_connections: METRICS_MAX_CONNECTIONS,
+            ..configured
+        }
+        .accepted_at_most(1),
+        None => 0,
+    };
+    let beyond_the_bound = configured.accepted_at_most(workers) - configured.max_connections;
+    let max_connections = open_files::fit(FileBudget {
+        connections: u64::from(args.max_connections),
+        other_connections: (metrics_connections + beyond_the_bound) as u64,
+        database_connections: u64::from(args.storage.pool_size),
+    });
+    limits(usize::try_from(max_connections).unwrap_or(usize::MAX))
 }
 
 /// Waits for SIGTERM or SIGINT (Ctrl-C) and says which came.

@@ -30,6 +30,14 @@ pub const RATE_LIMITED: &str = "petstore_rate_limited_total";
 pub const KEY_LOOKUPS: &str = "petstore_api_key_lookups_total";
 /// Connections ended because a request head did not arrive within the head timeout.
 pub const HEAD_TIMEOUTS: &str = "petstore_http_head_timeouts_total";
+/// Connections open now, by `listener` (`api`, `metrics`) and `state` (`admitted`, `refused`).
+pub const CONNECTIONS: &str = "petstore_http_connections";
+/// Connections refused as they were accepted, by `listener` and `reason` (`per_client`,
+/// `bound`): each is answered 429 or 503 at its first request and closed.
+pub const CONNECTIONS_REFUSED: &str = "petstore_http_connections_refused_total";
+/// Connections the server ended to make room, by `listener` and `state`: `idle` (a keep-alive
+/// connection between requests) or `refused` (a refused one that had not sent its request).
+pub const CONNECTIONS_ENDED: &str = "petstore_http_connections_ended_total";
 /// Requests being answered now.
 pub const REQUESTS_IN_FLIGHT: &str = "petstore_http_requests_in_flight";
 
@@ -87,6 +95,18 @@ pub fn describe_metrics() {
         "Connections closed because a request head did not arrive within the head timeout."
     );
     metrics::describe_gauge!(REQUESTS_IN_FLIGHT, "HTTP requests being answered now.");
+    metrics::describe_gauge!(
+        CONNECTIONS,
+        "Connections open now, by listener and state (admitted, or refused and awaiting its answer)."
+    );
+    metrics::describe_counter!(
+        CONNECTIONS_REFUSED,
+        "Connections refused when accepted, by listener and reason (per_client, bound); each is answered 429 or 503."
+    );
+    metrics::describe_counter!(
+        CONNECTIONS_ENDED,
+        "Connections ended to make room, by listener and state (idle keep-alive, refused before its request)."
+    );
 }
 
 /// Renders the exposition text for `GET /metrics`.

@@ -57,7 +57,7 @@ impl TrustedProxies {
         self.0.is_empty()
     }
 
-    fn trusts(&self, address: IpAddr) -> bool {
+    pub(crate) fn trusts(&self, address: IpAddr) -> bool {
         self.0
             .iter()
             .any(|&(block, bits)| in_block(address, block, bits))

@@ -60,6 +60,12 @@ impl<IO> HeadDeadline<IO> {
         }
     }
 
+    /// Whether a response has been written and the next request's head has not begun: the
+    /// connection is idle, as far as the bytes tell.
+    pub fn awaits_head(&self) -> bool {
+        self.head == Head::Awaited
+    }
+
     fn start_deadline(&mut self) {
         let deadline = Instant::now() + self.timeout;
         match &mut self.timer {

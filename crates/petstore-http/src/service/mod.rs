@@ -21,9 +21,8 @@ use crate::routing::{get, resource, GET};
 /// Health and the contract; `/metrics` too when `with_metrics` (the state has an exporter for
 /// this port).
 pub(crate) fn routes(config: &mut ServiceConfig, with_metrics: bool) {
+    health_routes(config);
     config
-        .service(resource(HEALTHZ_PATH, "healthz", GET).route(get().to(health::healthz)))
-        .service(resource(READYZ_PATH, "readyz", GET).route(get().to(health::readyz)))
         .service(resource(OPENAPI_PATH, "openapi", GET).route(get().to(docs::openapi_json)))
         .service(resource(OPENAPI_3_0_PATH, "openapi", GET).route(get().to(docs::openapi_3_0_json)))
         .service(resource(DOCS_PATH, "docs", GET).route(get().to(docs::redirect_to_index)))
@@ -34,6 +33,13 @@ pub(crate) fn routes(config: &mut ServiceConfig, with_metrics: bool) {
     if with_metrics {
         metrics_routes(config);
     }
+}
+
+/// `GET /healthz` and `GET /readyz`.
+pub(crate) fn health_routes(config: &mut ServiceConfig) {
+    config
+        .service(resource(HEALTHZ_PATH, "healthz", GET).route(get().to(health::healthz)))
+        .service(resource(READYZ_PATH, "readyz", GET).route(get().to(health::readyz)));
 }
 
 /// `GET /metrics` alone.
