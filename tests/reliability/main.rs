@@ -2,4 +2,5 @@
 //! the real binary under a load or a fault that takes a minute or thousands of connections to
 //! build, and checks what its clients would notice. `make test` runs a shorter form of each.
 
+mod connection_bound;
 mod mixed_soak;

@@ -94,7 +94,11 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Tracked<IO> {
             && this.io.awaits_head()
         {
             this.phase = Phase::Idle;
-            this.ticket.slot().became_idle(this.ticket.now());
+            let slot = this.ticket.slot();
+            // The connection's task may not read again before its next request (its last read
+            // was already pending): the end must wake it from here.
+            slot.wake_reader_when_ended(cx.waker());
+            slot.became_idle(this.ticket.now());
         }
         written
     }
@@ -105,5 +109,92 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Tracked<IO> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::io::{duplex, AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+    use crate::server::ledger::{ConnectionLedger, LedgerBounds};
+
+    /// A ledger of one connection.
+    fn ledger() -> Arc<ConnectionLedger> {
+        Arc::new(ConnectionLedger::new(
+            LedgerBounds {
+                max_connections: 1,
+                per_client: 1,
+                refusal_room: 1,
+                trusted: Default::default(),
+            },
+            "test",
+        ))
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_ended_by_the_ledger_reads_the_end_at_once() {
+        let ledger = ledger();
+        let (mut client, server) = duplex(4096);
+        let mut server = Tracked::new(
+            HeadDeadline::new(server, Duration::from_secs(5)),
+            ledger.admit(None),
+        );
+        // As actix-http does: the read after the request finds nothing before the response is
+        // written, and the task reads again only when woken.
+        let serving = tokio::spawn(async move {
+            let mut buf = [0; 256];
+            let mut wrote = false;
+            poll_fn(|cx| loop {
+                let mut read = ReadBuf::new(&mut buf);
+                match Pin::new(&mut server).poll_read(cx, &mut read) {
+                    Poll::Ready(Ok(())) if read.filled().is_empty() => return Poll::Ready(()),
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(err)) => panic!("{err}"),
+                    Poll::Pending if wrote => return Poll::Pending,
+                    Poll::Pending => {
+                        let response = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                        let written = Pin::new(&mut server).poll_write(cx, response);
+                        assert!(matches!(written, Poll::Ready(Ok(n)) if n == response.len()));
+                        wrote = true;
+                        return Poll::Pending;
+                    }
+                }
+            })
+            .await;
+        });
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = [0; 38];
+        client.read_exact(&mut response).await.unwrap();
+
+        let newcomer = ledger.admit(None);
+        assert_eq!(newcomer.refusal(), None, "the idle connection made room");
+        tokio::time::timeout(Duration::from_secs(1), serving)
+            .await
+            .expect("the ended connection's task was not woken")
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_connection_with_a_request_in_flight_is_never_ended() {
+        let ledger = ledger();
+        let (mut client, server) = duplex(4096);
+        let mut server = Tracked::new(
+            HeadDeadline::new(server, Duration::from_secs(5)),
+            ledger.admit(None),
+        );
+        client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+        let mut buf = [0; 256];
+        assert!(server.read(&mut buf).await.unwrap() > 0);
+        assert_eq!(ledger.admit(None).refusal(), Some(Refusal::Full));
+        client.write_all(b"more").await.unwrap();
+        assert_eq!(server.read(&mut buf).await.unwrap(), 4);
     }
 }

@@ -93,8 +93,9 @@ impl Slot {
         self.phase.store(IDLE, Ordering::Release);
     }
 
-    /// Wakes the reader of an idle connection so that it sees [`is_ended`](Self::is_ended);
-    /// call after a `Pending` read, then check `is_ended` again.
+    /// The task to wake when the connection is ended, so that its next read sees
+    /// [`is_ended`](Self::is_ended): registered as the connection becomes idle, and after each
+    /// read that found nothing (then `is_ended` is checked again).
     pub(crate) fn wake_reader_when_ended(&self, reader: &std::task::Waker) {
         self.reader.register(reader);
     }
