@@ -40,5 +40,5 @@ pub use routing::servers::{ApiServers, ServerUrl, ServerUrlError};
 pub use security::auth::{ApiKeys, KeyClaims, KeyError, EXP_LEEWAY, NOT_BEFORE_LEEWAY};
 pub use security::cors::CorsOrigins;
 pub use security::rate_limit::RateLimit;
-pub use server::{serve, ConnectionLimits, ServerSettings};
+pub use server::{drain::Connections, serve, ConnectionLimits, ServerSettings};
 pub use state::HttpState;

@@ -1,46 +1,76 @@
-//! Closing the API's listener without resetting a connection. Closing a listening socket resets
-//! every connection still in its accept queue: connections the kernel completed, whose clients
-//! have sent their requests and cannot know whether they were carried out. So at the end of the
-//! drain the kernel first stops completing connections for the listener, the server takes and
-//! answers what the queue holds, and only then is the listener closed.
+//! Closing the API's listener without leaving a request unanswered. Closing a listening socket
+//! resets every connection still in its accept queue, and a graceful stop closes every
+//! connection whose request has not started: connections whose clients have sent requests and
+//! cannot tell whether they were carried out. So at the end of the drain the kernel first stops
+//! completing connections for the listener, the server takes and answers what the queue holds
+//! and every connection it has, and only then is it stopped.
 
 use std::io;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use petstore_http::Connections;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
-/// How often the accept queue is looked at while the server empties it.
+/// How often the accept queue and the connections are looked at while the server empties them.
 const POLL_INTERVAL: Duration = Duration::from_millis(5);
 
-/// How long the accept queue must stay empty before the listener closes: a handshake begun before
-/// SYNs were dropped completes within a round trip, and a request sent right behind its handshake
-/// is read within one, so that neither is cut off by the stop.
+/// How long nothing must be queued or unanswered before the server stops: a handshake begun
+/// before SYNs were dropped completes within a round trip, and a connection just taken from the
+/// queue reaches its worker (and is counted) within a thread's wake-up, since with every
+/// connection answered the workers have nothing else to do.
 const SETTLE: Duration = Duration::from_millis(100);
 
-/// A second descriptor of the API's listening socket (actix-server owns the first), kept to
-/// stop new connections and watch the accept queue at the end of the drain.
+/// A second descriptor of the API's listening socket (actix-server owns the first), kept
+/// before the socket is handed to the server.
 #[derive(Debug)]
-pub(crate) struct ListenerClose {
+pub(crate) struct KeptListener(TcpListener);
+
+impl KeptListener {
+    pub(crate) fn keep(listener: &TcpListener) -> io::Result<Self> {
+        listener.try_clone().map(Self)
+    }
+
+    /// The end of the drain for the server serving the listener, which waits at most `within`
+    /// (the shutdown timeout).
+    pub(crate) fn watching<C: Unanswered>(
+        self,
+        connections: C,
+        within: Duration,
+    ) -> ListenerClose<C> {
+        ListenerClose {
+            listener: self.0,
+            connections,
+            within,
+        }
+    }
+}
+
+/// What the server has not answered yet.
+pub(crate) trait Unanswered {
+    fn unanswered(&self) -> usize;
+}
+
+impl Unanswered for Connections {
+    fn unanswered(&self) -> usize {
+        Connections::unanswered(self)
+    }
+}
+
+/// The listener and the server's connections, watched at the end of the drain.
+#[derive(Debug)]
+pub(crate) struct ListenerClose<C> {
     listener: TcpListener,
-    /// The longest the queue is waited for: the shutdown timeout.
+    connections: C,
     within: Duration,
 }
 
-impl ListenerClose {
-    /// Keeps a descriptor of `listener` (before it is handed to the server).
-    pub(crate) fn keep(listener: &TcpListener, within: Duration) -> io::Result<Self> {
-        Ok(Self {
-            listener: listener.try_clone()?,
-            within,
-        })
-    }
-
-    /// Refuses new connections, then returns once the server has taken every connection the
-    /// kernel already completed (the accept queue has stayed empty for [`SETTLE`]), or after the
-    /// shutdown timeout. The server keeps accepting and answering meanwhile; the caller then
-    /// stops it, which closes the listener.
-    pub(crate) async fn empty_the_accept_queue(self) {
+impl<C: Unanswered> ListenerClose<C> {
+    /// Refuses new connections, then returns once nothing has waited in the accept queue and
+    /// every connection has been answered for [`SETTLE`], or after the shutdown timeout. The
+    /// server keeps accepting and answering meanwhile (each answer closes its connection); the
+    /// caller then stops it, which closes the listener.
+    pub(crate) async fn wait_until_all_answered(self) {
         if let Err(err) = drop_new_connections(&self.listener) {
             tracing::warn!(
                 error = %err,
@@ -50,31 +80,33 @@ impl ListenerClose {
             return;
         }
         let deadline = Instant::now() + self.within;
+        let mut clear_since = None;
         loop {
-            loop {
-                match has_queued_connections(&self.listener) {
-                    Ok(false) => break,
-                    Ok(true) if Instant::now() < deadline => {
-                        actix_web::rt::time::sleep(POLL_INTERVAL).await;
-                    }
-                    Ok(true) => {
-                        tracing::warn!(
-                            within = ?self.within,
-                            "connections still wait to be accepted after the shutdown timeout; \
-                             closing the listener resets them"
-                        );
-                        return;
-                    }
-                    Err(err) => {
-                        tracing::warn!(error = %err, "cannot watch the listener's accept queue");
-                        return;
-                    }
+            let queued = match has_queued_connections(&self.listener) {
+                Ok(queued) => queued,
+                Err(err) => {
+                    tracing::warn!(error = %err, "cannot watch the listener's accept queue");
+                    return;
                 }
-            }
-            actix_web::rt::time::sleep(SETTLE).await;
-            if !has_queued_connections(&self.listener).unwrap_or(false) {
+            };
+            let unanswered = self.connections.unanswered();
+            let now = Instant::now();
+            if queued || unanswered > 0 {
+                clear_since = None;
+            } else if now.duration_since(*clear_since.get_or_insert(now)) >= SETTLE {
                 return;
             }
+            if now >= deadline {
+                tracing::warn!(
+                    within = ?self.within,
+                    queued,
+                    unanswered,
+                    "connections still wait for an answer after the shutdown timeout; the stop \
+                     closes them"
+                );
+                return;
+            }
+            actix_web::rt::time::sleep(POLL_INTERVAL).await;
         }
     }
 }
@@ -127,8 +159,25 @@ fn has_queued_connections(listener: &TcpListener) -> io::Result<bool> {
 mod tests {
     use std::io::{Read as _, Write as _};
     use std::net::TcpStream;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
 
     use super::*;
+
+    impl Unanswered for Arc<AtomicUsize> {
+        fn unanswered(&self) -> usize {
+            self.load(Ordering::Relaxed)
+        }
+    }
+
+    /// How long the server in a test takes to get round to its connections.
+    const SERVER_DELAY: Duration = Duration::from_millis(300);
+
+    fn wait(close: ListenerClose<Arc<AtomicUsize>>) -> Duration {
+        let started = Instant::now();
+        actix_web::rt::System::new().block_on(close.wait_until_all_answered());
+        started.elapsed()
+    }
 
     #[test]
     fn a_listener_that_drops_syns_completes_no_new_connection_but_keeps_its_queue() {
@@ -159,37 +208,63 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_queue_lets_the_listener_close_at_once() {
+    fn with_nothing_queued_or_unanswered_the_wait_ends_at_once() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let close = ListenerClose::keep(&listener, Duration::from_secs(5)).expect("keep");
-        let started = Instant::now();
-        actix_web::rt::System::new().block_on(close.empty_the_accept_queue());
+        let kept = KeptListener::keep(&listener).expect("keep");
+        let waited = wait(kept.watching(Arc::new(AtomicUsize::new(0)), Duration::from_secs(5)));
         assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "waited {:?} for an empty queue",
-            started.elapsed()
+            waited < SETTLE + Duration::from_millis(500),
+            "waited {waited:?} with nothing to wait for"
         );
     }
 
     #[test]
-    fn the_listener_closes_only_once_its_queued_connection_is_taken() {
-        const SERVER_DELAY: Duration = Duration::from_millis(300);
+    fn the_wait_lasts_until_the_queued_connection_is_taken() {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let address = listener.local_addr().expect("address");
-        let close = ListenerClose::keep(&listener, Duration::from_secs(5)).expect("keep");
+        let kept = KeptListener::keep(&listener).expect("keep");
         let _queued = TcpStream::connect(address).expect("connect");
-        let started = Instant::now();
-        // A server that gets round to accepting a while later.
         let server = std::thread::spawn(move || {
             std::thread::sleep(SERVER_DELAY);
             listener.accept().expect("accept")
         });
-        actix_web::rt::System::new().block_on(close.empty_the_accept_queue());
-        let waited = started.elapsed();
+        let waited = wait(kept.watching(Arc::new(AtomicUsize::new(0)), Duration::from_secs(5)));
         let _accepted = server.join().expect("the server thread");
         assert!(
             waited >= SERVER_DELAY + SETTLE,
             "stopped waiting after {waited:?}, with a connection in the queue"
+        );
+    }
+
+    #[test]
+    fn the_wait_lasts_until_every_connection_is_answered() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let kept = KeptListener::keep(&listener).expect("keep");
+        let unanswered = Arc::new(AtomicUsize::new(2));
+        let server = std::thread::spawn({
+            let unanswered = Arc::clone(&unanswered);
+            move || {
+                std::thread::sleep(SERVER_DELAY);
+                unanswered.store(0, Ordering::Relaxed);
+            }
+        });
+        let waited = wait(kept.watching(unanswered, Duration::from_secs(5)));
+        server.join().expect("the server thread");
+        assert!(
+            waited >= SERVER_DELAY + SETTLE,
+            "stopped waiting after {waited:?}, with connections unanswered"
+        );
+    }
+
+    #[test]
+    fn the_wait_ends_at_the_shutdown_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let kept = KeptListener::keep(&listener).expect("keep");
+        let within = Duration::from_millis(300);
+        let waited = wait(kept.watching(Arc::new(AtomicUsize::new(1)), within));
+        assert!(
+            waited >= within && waited < within + Duration::from_secs(1),
+            "waited {waited:?} for a connection that is never answered"
         );
     }
 }

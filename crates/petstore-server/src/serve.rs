@@ -10,7 +10,8 @@ use actix_web::dev::{Server, ServerHandle};
 use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, SystemClock};
 use petstore_domain::{IdempotencyRetention, KeyScope};
 use petstore_http::{
-    ApiServers, ConnectionLimits, HttpState, ServerSettings, ServerUrl, DOCS_PATH, METRICS_PATH,
+    ApiServers, ConnectionLimits, Connections, HttpState, ServerSettings, ServerUrl, DOCS_PATH,
+    METRICS_PATH,
 };
 use petstore_persistence::DatabaseUrl;
 use secrecy::ExposeSecret as _;
@@ -19,7 +20,7 @@ use crate::banner::{StartupBanner, StartupKey};
 use crate::cli::{Environment, ServeArgs};
 use crate::keys::{self, IssuedKey, KeyIssuer, Refresher};
 use crate::listen_backlog::{self, API_BACKLOG, METRICS_BACKLOG};
-use crate::listener_close::ListenerClose;
+use crate::listener_close::{KeptListener, ListenerClose};
 use crate::logging::LogFormat;
 use crate::open_files::{self, FileBudget};
 use crate::{key_secret, AppError};
@@ -41,7 +42,7 @@ pub struct Application {
     metrics_server: Option<Server>,
     shutting_down: Arc<AtomicBool>,
     drain_delay: Duration,
-    listener_close: ListenerClose,
+    listener_close: ListenerClose<Connections>,
     key_issuer: KeyIssuer,
     startup_key: Option<IssuedKey>,
     refresher: Refresher,
@@ -167,7 +168,7 @@ impl Application {
                     trusted_proxies: args.trusted_proxies.clone(),
                     listener: "metrics",
                 };
-                let server = petstore_http::serve(listener, settings, move || {
+                let (server, _) = petstore_http::serve(listener, settings, move || {
                     petstore_http::metrics_app(metrics_state.clone())
                 })
                 .map_err(metrics_error)?;
@@ -193,12 +194,12 @@ impl Application {
             trusted_proxies: args.trusted_proxies.clone(),
             listener: "api",
         };
-        let listener_close =
-            ListenerClose::keep(&listener, args.shutdown_timeout).map_err(bind_error)?;
-        let server = petstore_http::serve(listener, settings, move || {
+        let kept_listener = KeptListener::keep(&listener).map_err(bind_error)?;
+        let (server, connections) = petstore_http::serve(listener, settings, move || {
             petstore_http::app(state.clone())
         })
         .map_err(bind_error)?;
+        let listener_close = kept_listener.watching(connections, args.shutdown_timeout);
         Ok(Self {
             address,
             metrics_address,
@@ -273,7 +274,7 @@ impl Application {
             // Closing the listener would reset the connections waiting in its accept queue.
             tracing::info!("stopping: no new connections; answering those already completed");
             tokio::select! {
-                () = listener_close.empty_the_accept_queue() => {}
+                () = listener_close.wait_until_all_answered() => {}
                 signal = stop_signal() => tracing::info!(signal, "stop hurried"),
             }
             tracing::info!("stopping: closing the listener; finishing the requests in flight");

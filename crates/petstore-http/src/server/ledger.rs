@@ -322,6 +322,17 @@ impl ConnectionLedger {
         true
     }
 
+    /// Connections, admitted or refused, not answered yet: those that have not sent a request
+    /// and those whose request is being served (`drain.rs`).
+    pub(crate) fn unanswered(&self) -> usize {
+        let book = self.book();
+        let slots = book.admitted.values().map(|entry| &entry.slot);
+        slots
+            .chain(book.refused.values())
+            .filter(|slot| matches!(slot.phase.load(Ordering::Acquire), FRESH | BUSY))
+            .count()
+    }
+
     /// Gives up connection `id`'s place (nothing if the ledger already took it back).
     fn release(&self, id: u64) {
         let mut book = self.book();

@@ -20,6 +20,7 @@ use actix_web::dev::AppConfig;
 use actix_web::rt::net::TcpStream;
 
 use connection::Tracked;
+use drain::Connections;
 use head_deadline::HeadDeadline;
 use ledger::{ConnectionLedger, LedgerBounds};
 
@@ -92,12 +93,12 @@ impl ConnectionLimits {
 }
 
 /// Serves the `App`s that `app` builds (one per worker) on `listener`, with signals left to the
-/// caller: stop the server through its handle.
+/// caller: stop the server through its handle. Also returns its [`Connections`], for the stop.
 pub fn serve<F, I, S, B>(
     listener: TcpListener,
     settings: ServerSettings,
     app: F,
-) -> std::io::Result<Server>
+) -> std::io::Result<(Server, Connections)>
 where
     F: Fn() -> I + Send + Clone + 'static,
     I: IntoServiceFactory<S, Request>,
@@ -119,6 +120,7 @@ where
         },
         settings.listener,
     ));
+    let connections = Connections::new(Arc::clone(&ledger));
     let builder = Server::build()
         .workers(settings.workers)
         .disable_signals()
@@ -161,7 +163,7 @@ where
         })
         .and_then(http)
     })?;
-    Ok(builder.run())
+    Ok((builder.run(), connections))
 }
 
 #[cfg(test)]
