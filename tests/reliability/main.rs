@@ -3,4 +3,5 @@
 //! build, and checks what its clients would notice. `make test` runs a shorter form of each.
 
 mod connection_bound;
+mod drain_resets;
 mod mixed_soak;

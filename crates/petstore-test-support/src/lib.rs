@@ -30,6 +30,7 @@ mod matrix;
 mod process;
 pub mod sqlite_wal;
 mod startup_line;
+pub mod stop_under_load;
 mod walk_through;
 
 pub use app::builder::TestAppBuilder;
