@@ -1,4 +1,5 @@
-//! The writer thread: every write of the instance goes through it, in the order it was queued.
+//! The writer thread: the instance's creates, and on SQLite every other write too, go through it
+//! in the order they were queued.
 //!
 //! - Group commit: concurrent creates are gathered and stored by one transaction, with one
 //!   commit (one fsync, one turn of PostgreSQL's insert lock) for the whole group. Each request
@@ -27,8 +28,7 @@ use tokio::sync::mpsc;
 
 use super::batch_insert::{self, Entry, Outcomes};
 use super::checkpointer::WriterGate;
-use super::connection::AnyConnection;
-use super::connection::Generations;
+use super::connection::{AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::health::StoreHealth;
 use super::queue::{self, Queued, Reply};

@@ -128,6 +128,7 @@ impl DieselKeyRegistry {
         }
     }
 
+    /// Runs the read `work` on a connection of the pool.
     fn with_connection<T>(
         &self,
         work: impl FnOnce(&mut AnyConnection) -> Result<T, RepositoryError>,
