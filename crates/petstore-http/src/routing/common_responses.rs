@@ -30,12 +30,17 @@ pub(crate) fn every_operation(item: &mut PathItem) -> impl Iterator<Item = &mut 
 }
 
 /// What every operation may answer beyond its own statuses, from the parts every request passes
-/// through rather than from its handler: 429 when rate limits are on, 500 for an unexpected
-/// failure (a panic included), and for an operation that reads a body 408 (the body deadline)
-/// and 413 (the size limit); the rate-limit headers on every response to a key, and
-/// `X-Request-Id` on every response. An operation that documents one of these statuses itself
+/// through rather than from its handler: 429 when rate limits are on or the client's address
+/// holds its share of connections, 503 when the instance holds its bound of connections with
+/// none idle, 500 for an unexpected failure (a panic included), and for an operation that reads
+/// a body 408 (the body deadline) and 413 (the size limit); the rate-limit headers on every
+/// response to a key, and `X-Request-Id` on every response. An operation that documents one of these statuses itself
 /// keeps its own wording.
 pub(crate) struct CommonResponses;
+
+/// Why any operation may answer 503, besides its own reasons.
+const AT_THE_CONNECTION_BOUND: &str = "Also when the instance serves as many connections as it \
+    may and none is idle (this connection is closed after the answer).";
 
 /// An `Error` response with `description`.
 fn error_response(description: &str) -> utoipa::openapi::Response {
@@ -75,8 +80,10 @@ impl Modify for CommonResponses {
             for operation in every_operation(item) {
                 let too_many = ResponseBuilder::new()
                     .description(
-                        "`rate_limited`: this API key has used up its rate limit (per instance); \
-                         retry after `Retry-After` seconds.",
+                        "`rate_limited`: this API key has used up its rate limit (per instance), \
+                         or this client address already holds as many connections as one \
+                         address may (this connection is closed after the answer); retry after \
+                         `Retry-After` seconds.",
                     )
                     .content(
                         "application/json",
@@ -93,6 +100,18 @@ impl Modify for CommonResponses {
                     .build();
                 let responses = &mut operation.responses.responses;
                 responses.insert("429".to_owned(), too_many.into());
+                match responses.get_mut("503") {
+                    Some(RefOr::T(unavailable)) => {
+                        unavailable.description.push(' ');
+                        unavailable.description.push_str(AT_THE_CONNECTION_BOUND);
+                    }
+                    Some(RefOr::Ref(_)) => {}
+                    None => {
+                        let description =
+                            format!("`service_unavailable`: {AT_THE_CONNECTION_BOUND}");
+                        responses.insert("503".to_owned(), error_response(&description).into());
+                    }
+                }
                 responses.entry("500".to_owned()).or_insert_with(|| {
                     error_response(
                         "`internal_error`: an unexpected failure; details are only logged.",
@@ -180,6 +199,43 @@ mod tests {
             };
             assert!(ok.headers.contains_key("X-Request-Id"));
             assert!(ok.headers.contains_key("RateLimit"));
+        }
+    }
+
+    #[test]
+    fn every_operation_may_answer_503_at_the_connection_bound_after_its_own_reasons() {
+        let error = |description| ResponseBuilder::new().description(description).build();
+        let own = OperationBuilder::new()
+            .response(
+                "503",
+                error("`service_unavailable`: storage is unreachable."),
+            )
+            .build();
+        let mut item = PathItem::new(HttpMethod::Get, own);
+        item.delete = Some(OperationBuilder::new().build());
+        let mut openapi = OpenApiBuilder::new()
+            .paths(PathsBuilder::new().path("/things", item))
+            .build();
+        CommonResponses.modify(&mut openapi);
+        let item = &openapi.paths.paths["/things"];
+        for (operation, starts) in [
+            (
+                item.get.as_ref(),
+                "`service_unavailable`: storage is unreachable. Also when",
+            ),
+            (item.delete.as_ref(), "`service_unavailable`: Also when"),
+        ] {
+            let responses = &operation.expect("the operation").responses.responses;
+            let RefOr::T(unavailable) = &responses["503"] else {
+                panic!("an inline response");
+            };
+            assert!(
+                unavailable.description.starts_with(starts),
+                "{}",
+                unavailable.description
+            );
+            assert!(unavailable.description.contains("none is idle"));
+            assert!(unavailable.headers.contains_key("Retry-After"));
         }
     }
 
