@@ -105,6 +105,10 @@ impl Checkpointer {
 fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mpsc::Receiver<()>) {
     let wal = manager.sqlite_path().map(wal_of);
     let mut watch = WalWatch::default();
+    // Measured once before the first round, so the gauge is there from the start.
+    if let Some(wal) = &wal {
+        measure(wal, &mut watch);
+    }
     let mut conn: Option<AnyConnection> = None;
     loop {
         let last = match stopped.recv_timeout(INTERVAL) {
