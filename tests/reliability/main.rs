@@ -4,4 +4,5 @@
 
 mod connection_bound;
 mod drain_resets;
+mod held_reader;
 mod mixed_soak;
