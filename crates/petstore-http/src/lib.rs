@@ -11,7 +11,7 @@
 //! have one each: `edge` (reading bodies, JSON, query strings and cursors; the JSON `Error`
 //! guard), `security` (API keys, rate limits, CORS, security headers), `observability` (request
 //! ids, the request log, metrics), `routing` (paths and route helpers), `openapi` (the document
-//! the resources' parts merge into) and `server` (connections and their deadlines). `app`
+//! the resources' parts merge into) and `server` (connections: deadlines, bounds). `app`
 //! assembles them; `state` is what handlers share, `error` the `Error` body every failure
 //! becomes.
 
