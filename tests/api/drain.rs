@@ -10,9 +10,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::net::TcpStream;
 
 use crate::held_connections::{host, one_request};
-use petstore_test_support::stop_under_load::{
-    assert_stored_exactly, stop_under_load, Load, Outcomes,
-};
+use petstore_test_support::stop_under_load::{assert_stored_exactly, stop_repeatedly, Load};
 use petstore_test_support::{send, try_send, Backend, TestApp};
 
 const DRAIN_DELAY: Duration = Duration::from_secs(2);
@@ -114,21 +112,7 @@ async fn every_connection_accepted_before_the_listener_closes_is_answered() {
         reading: 0,
         pet_id: 0,
     };
-    let mut outcomes = Outcomes::default();
-    for stop in 0..STOPS {
-        if stop > 0 {
-            app.restart();
-        }
-        stop_under_load(&app, load, &mut outcomes).await;
-        let status = app.wait_for_exit();
-        assert!(status.success(), "exit status {status}");
-    }
+    let outcomes = stop_repeatedly(&mut app, load, STOPS).await;
     outcomes.assert_every_request_answered();
-    assert_eq!(
-        outcomes.refused(),
-        STOPS * CLIENTS,
-        "each client ends refused"
-    );
-    app.restart();
     assert_stored_exactly(&app, &outcomes.created()).await;
 }

@@ -3,9 +3,7 @@
 //! Every request sent on a connection is answered (201 and stored, 200, or 503 with `Connection:
 //! close`); a client that had not connected is refused. `tests/api/drain.rs` runs a short form.
 
-use petstore_test_support::stop_under_load::{
-    assert_stored_exactly, stop_under_load, Load, Outcomes,
-};
+use petstore_test_support::stop_under_load::{assert_stored_exactly, stop_repeatedly, Load};
 use petstore_test_support::{backend_named, TestApp};
 
 const STOPS: usize = 10;
@@ -30,18 +28,8 @@ async fn every_request_through_ten_stops_is_answered(mut app: TestApp) {
         reading: READING,
         pet_id,
     };
-    let mut outcomes = Outcomes::default();
-    for stop in 0..STOPS {
-        if stop > 0 {
-            app.restart();
-        }
-        stop_under_load(&app, load, &mut outcomes).await;
-        let status = app.wait_for_exit();
-        assert!(status.success(), "stop {stop}: exit status {status}");
-    }
+    let outcomes = stop_repeatedly(&mut app, load, STOPS).await;
     outcomes.assert_every_request_answered();
-    assert_eq!(outcomes.refused(), STOPS * (CREATING + READING));
-    app.restart();
     let mut expected = outcomes.created();
     expected.push(pet_id);
     assert_stored_exactly(&app, &expected).await;

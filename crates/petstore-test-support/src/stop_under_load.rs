@@ -61,11 +61,6 @@ impl Outcomes {
             .collect()
     }
 
-    /// Connections refused: each client ends with one.
-    pub fn refused(&self) -> usize {
-        self.count(|outcome| matches!(outcome, Outcome::Refused))
-    }
-
     /// Panics, with the counts and the first few, if any request sent on a connection got no
     /// answer.
     pub fn assert_every_request_answered(&self) {
@@ -77,16 +72,16 @@ impl Outcomes {
                 _ => None,
             })
             .collect();
+        let refused = self.count(|outcome| matches!(outcome, Outcome::Refused));
         assert!(
             cut_off.is_empty(),
             "{} of {} requests sent on an accepted connection got no answer ({} created, {} \
-             read, {} 503, {} refused); the first: {:?}",
+             read, {} 503, {refused} refused); the first: {:?}",
             cut_off.len(),
-            self.0.len() - self.refused(),
+            self.0.len() - refused,
             self.created().len(),
             self.count(|outcome| matches!(outcome, Outcome::Read)),
             self.count(|outcome| matches!(outcome, Outcome::Unavailable)),
-            self.refused(),
             &cut_off[..cut_off.len().min(5)]
         );
     }
@@ -96,9 +91,23 @@ impl Outcomes {
     }
 }
 
+/// Stops `app` (a server in a process) `stops` times under `load`, starting it again after
+/// each stop (and after the last), and says what every request's client saw. Each stop must
+/// end in exit status 0.
+pub async fn stop_repeatedly(app: &mut TestApp, load: Load, stops: usize) -> Outcomes {
+    let mut outcomes = Outcomes::default();
+    for stop in 0..stops {
+        stop_once(app, load, &mut outcomes).await;
+        let status = app.wait_for_exit();
+        assert!(status.success(), "stop {stop}: exit status {status}");
+        app.restart();
+    }
+    outcomes
+}
+
 /// Runs the clients, sends SIGTERM once each has been answered, and adds what every request's
-/// client saw to `outcomes`, until each client is refused. The server must be in a process.
-pub async fn stop_under_load(app: &TestApp, load: Load, outcomes: &mut Outcomes) {
+/// client saw to `outcomes`, until each client is refused.
+async fn stop_once(app: &TestApp, load: Load, outcomes: &mut Outcomes) {
     let host = app.address.trim_start_matches("http://").to_owned();
     let answered = Rc::new(Cell::new(0_usize));
     let requests = std::iter::repeat_n(Request::Create, load.creating).chain(std::iter::repeat_n(
