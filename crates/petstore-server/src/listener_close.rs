@@ -113,8 +113,11 @@ impl<C: Unanswered> ListenerClose<C> {
 
 /// Attaches a socket filter that drops every SYN to `listener`: the kernel then completes no new
 /// connection for it (a client retries its SYN and is refused once the listener is closed),
-/// while the handshakes already under way complete and join the accept queue. Connections
-/// completed afterwards inherit the filter, which an established connection never trips.
+/// while the handshakes already under way complete and join the accept queue. Only SYNs: the
+/// listener's filter also sees a handshake's last ACK, and a client whose ACK was dropped
+/// believes it is connected, sends its request and is reset when the listener closes.
+/// Connections completed afterwards inherit the filter, which an established connection never
+/// trips.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn drop_new_connections(listener: &TcpListener) -> io::Result<()> {
     use socket2::{SockFilter, SockRef};
