@@ -2,18 +2,17 @@
 //! run meanwhile.
 //!
 //! By default SQLite folds the WAL back into the database file inside the commit that takes it
-//! past 1,000 pages, and every other writer waits meanwhile (creates of over a second were
-//! measured). Writers here never checkpoint (`wal_autocheckpoint=0`, see `connection.rs`); this
-//! thread does, every [`INTERVAL`], on its own connection, which never waits for a lock
-//! (`busy_timeout=0`): a checkpoint that cannot go on gives up at once and is tried again the
-//! next round.
+//! past 1,000 pages, and every other writer waits meanwhile (`docs/benchmarks.md`). Writers here
+//! never checkpoint (`wal_autocheckpoint=0`, see `connection.rs`); this thread does, every
+//! [`INTERVAL`], on its own connection, which never waits for a lock (`busy_timeout=0`): a
+//! checkpoint that cannot go on gives up at once and is tried again the next round.
 //!
 //! - A `PASSIVE` checkpoint copies every page no reader still needs into the database file,
 //!   beside the writer and the readers, blocking neither. This is the bulk of the work.
 //! - Once the WAL holds [`RESTART_AFTER_PAGES`] and that `PASSIVE` checkpoint found no reader
 //!   needing any of it, the WAL is started over from its beginning: under a steady stream of
 //!   commits SQLite would otherwise never find a moment to do so, and the WAL would grow without
-//!   bound (346 MB in one benchmark run). The thread takes the [`WriterGate`] and runs a
+//!   bound. The thread takes the [`WriterGate`] and runs a
 //!   `RESTART` checkpoint, which copies the few pages committed since the `PASSIVE` one and
 //!   starts the WAL over, or, if a read began meanwhile and still uses the WAL, gives up at once
 //!   rather than wait for it while the writer waits for the gate. Taking the gate first keeps the
@@ -48,8 +47,9 @@ pub(crate) const INTERVAL: Duration = Duration::from_millis(200);
 const RESTART_AFTER_PAGES: i32 = 1_000;
 
 /// WAL file size past which a warning is logged: four times the size `journal_size_limit`
-/// trims it back to, which only a read held open for a long time makes it reach.
-pub(crate) const WAL_WARN_BYTES: u64 = 64 * 1024 * 1024;
+/// trims it back to, which a read held open for long makes it reach (or one transaction of
+/// that size).
+const WAL_WARN_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(QueryableByName)]
 struct CheckpointResult {
