@@ -9,14 +9,13 @@
 //!   of its own (one round trip a second, whatever the traffic), so an outage is seen even when
 //!   no request comes. SQLite faults are reported by the writes that meet them.
 //!
-//! Why a full disk did not heal before (reproduced with 8 writers on an 8 MiB tmpfs filled up,
-//! then 300 KiB freed): the checkpointer copies the WAL into the database file, which grows, so
-//! the checkpoint needs free space; meanwhile every create that reached SQLite appended to the
-//! WAL. The writers took the freed space first, the WAL could not be emptied (the checkpoint
-//! had no room to copy it into the database file), and from then on every checkpoint (every
-//! 200 ms) and nearly every create failed until more space was made. Now writes are refused
-//! while the disk is full; they resume only once [`headroom`] is free (measured before the WAL
-//! gives its own space back) and a `TRUNCATE` checkpoint has emptied the WAL.
+//! Why writes are refused while the disk is full: the checkpointer copies the WAL into the
+//! database file, which grows, so the checkpoint needs free space, while every create that
+//! reaches SQLite appends to the WAL. Let through, the writers would take the freed space first,
+//! the WAL could not be emptied (the checkpoint would have no room to copy it into the database
+//! file), and every checkpoint and nearly every create would fail until more space was made.
+//! So writes resume only once [`headroom`] is free (measured before the WAL gives its own space
+//! back) and a `TRUNCATE` checkpoint has emptied the WAL.
 
 use std::path::Path;
 use std::sync::mpsc::{self, RecvTimeoutError};
