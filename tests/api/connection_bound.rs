@@ -82,7 +82,7 @@ async fn assert_probe_answers(server: &Server, n: u32) {
 }
 
 #[actix_web::test]
-async fn past_the_bound_a_new_client_is_answered_at_once_in_place_of_the_longest_idle() {
+async fn past_the_bound_a_new_client_is_answered_at_once_in_place_of_the_oldest_idle() {
     let server = Server::start(&[
         ("PETSTORE_MAX_CONNECTIONS", "40"),
         ("PETSTORE_MAX_CONNECTIONS_PER_CLIENT", "20"),
@@ -95,10 +95,10 @@ async fn past_the_bound_a_new_client_is_answered_at_once_in_place_of_the_longest
     let (response, _) = answered_at_once(&server, 2, "/v1/pets").await;
     assert_eq!(response.status, 200, "{response:?}");
     assert!(!response.closes(), "{response:?}");
-    // The connection idle the longest made room; the others are still open.
+    // The oldest idle connection made room; the others are still open.
     assert!(
         closed_within(&mut first[0], AT_ONCE).await,
-        "the longest idle connection is still open"
+        "the oldest idle connection is still open"
     );
     assert!(!closed_within(&mut first[1], Duration::from_millis(100)).await);
     let ended = server

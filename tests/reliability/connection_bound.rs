@@ -3,7 +3,7 @@
 //!
 //! - `PETSTORE_MAX_CONNECTIONS=500` and 2,000 connections, from 40 addresses, that each make a
 //!   request, stay idle and reconnect as soon as they are closed: each newcomer takes the place
-//!   of the connection idle the longest, so the held ones churn while new clients are served.
+//!   of the oldest idle connection, so the held ones churn while new clients are served.
 //! - At the defaults (4,096, and an eighth of that for one address), one address opening 4,100
 //!   connections and renewing each every 5 s holds no more than its share, and another client
 //!   is served beside it.

@@ -185,7 +185,7 @@ pub struct ServeArgs {
     pub keep_alive: Duration,
 
     /// Most connections served at once, across the workers. At the bound a new connection
-    /// takes the place of the one idle the longest; with none idle it is answered 503 and
+    /// takes the place of the oldest idle one; with none idle it is answered 503 and
     /// closed. Lowered at start-up to fit the open-file limit.
     #[arg(long, env = "PETSTORE_MAX_CONNECTIONS", default_value_t = DEFAULT_MAX_CONNECTIONS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,

@@ -29,6 +29,8 @@ pub struct Tracked<IO> {
     io: HeadDeadline<IO>,
     ticket: Ticket,
     phase: Phase,
+    /// Whether the slot knows the connection's task (which is the same for its whole life).
+    task_registered: bool,
 }
 
 impl<IO> Tracked<IO> {
@@ -37,12 +39,24 @@ impl<IO> Tracked<IO> {
             io,
             ticket,
             phase: Phase::Fresh,
+            task_registered: false,
         }
     }
 
     /// Why the ledger refused the connection, if it did.
     pub(crate) fn refusal(&self) -> Option<Refusal> {
         self.ticket.refusal()
+    }
+
+    /// Lets the ledger wake the connection's task when it ends the connection: registered
+    /// before a connection can be ended (fresh and waiting, or idle), since its task may not
+    /// read again until something wakes it. True if it was ended meanwhile.
+    fn wake_task_when_ended(&mut self, task: &std::task::Waker) -> bool {
+        if !self.task_registered {
+            self.task_registered = true;
+            self.ticket.slot().wake_reader_when_ended(task);
+        }
+        self.ticket.slot().is_ended()
     }
 }
 
@@ -53,8 +67,7 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Tracked<IO> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let slot = this.ticket.slot();
-        if slot.is_ended() {
+        if this.ticket.slot().is_ended() {
             return Poll::Ready(Ok(()));
         }
         let filled = buf.filled().len();
@@ -62,19 +75,15 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Tracked<IO> {
             Poll::Ready(Ok(())) => {
                 if buf.filled().len() > filled && this.phase != Phase::Busy {
                     this.phase = Phase::Busy;
-                    slot.became_busy();
+                    this.ticket.slot().became_busy();
                 }
                 Poll::Ready(Ok(()))
             }
-            Poll::Pending if this.phase != Phase::Busy => {
-                // Only a connection without a request in flight is ever ended; registered
-                // before the second look, so an end decided in between still wakes this task.
-                slot.wake_reader_when_ended(cx.waker());
-                if slot.is_ended() {
-                    Poll::Ready(Ok(()))
-                } else {
-                    Poll::Pending
-                }
+            // Only a connection without a request in flight is ever ended.
+            Poll::Pending
+                if this.phase == Phase::Fresh && this.wake_task_when_ended(cx.waker()) =>
+            {
+                Poll::Ready(Ok(()))
             }
             other => other,
         }
@@ -94,11 +103,10 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Tracked<IO> {
             && this.io.awaits_head()
         {
             this.phase = Phase::Idle;
-            let slot = this.ticket.slot();
-            // The connection's task may not read again before its next request (its last read
-            // was already pending): the end must wake it from here.
-            slot.wake_reader_when_ended(cx.waker());
-            slot.became_idle(this.ticket.now());
+            // The task may not read again before the next request (its last read was already
+            // pending): the end must be able to wake it from here.
+            this.wake_task_when_ended(cx.waker());
+            this.ticket.slot().became_idle();
         }
         written
     }

@@ -3,9 +3,9 @@
 //! is read, what becomes of it:
 //!
 //! - **admitted**, when its peer holds fewer than its share and the listener is under its bound;
-//! - **admitted in place of an idle one**, at the bound: the keep-alive connection idle the
-//!   longest is ended (its reader sees the end of the stream), since a client that is waiting
-//!   for an answer matters more than one that may never send another request;
+//! - **admitted in place of an idle one**, at the bound: the oldest keep-alive connection that is
+//!   idle is ended (its reader sees the end of the stream), since a client that is waiting for
+//!   an answer matters more than one that may never send another request;
 //! - **refused**, over its peer's share or at the bound with no idle connection to end: it is
 //!   still taken, and its first request is answered at once with an error (`refusal.rs`), so
 //!   that no client is left waiting in the kernel's queue. Refused connections are bounded too
@@ -14,13 +14,12 @@
 //! Trusted proxies have no share: each carries many clients.
 //!
 //! The ledger's lock is taken twice per connection (accepted, closed). Between requests a
-//! connection only stores its phase in its own [`Slot`].
+//! connection only stores its phase in its own [`Slot`]: no clock is read, no lock is taken.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 
 use futures_util::task::AtomicWaker;
 use metrics::{Counter, Gauge};
@@ -60,8 +59,6 @@ const ENDED: u8 = 3;
 #[derive(Debug)]
 pub(crate) struct Slot {
     phase: AtomicU8,
-    /// When the connection last became idle, in nanoseconds of the ledger's clock.
-    idle_since: AtomicU64,
     /// The reader to wake when the connection is ended.
     reader: AtomicWaker,
 }
@@ -70,7 +67,6 @@ impl Slot {
     fn new(phase: u8) -> Self {
         Self {
             phase: AtomicU8::new(phase),
-            idle_since: AtomicU64::new(0),
             reader: AtomicWaker::new(),
         }
     }
@@ -88,14 +84,13 @@ impl Slot {
     }
 
     /// The response has been written; the connection waits for its next request.
-    pub(crate) fn became_idle(&self, at: u64) {
-        self.idle_since.store(at, Ordering::Relaxed);
+    pub(crate) fn became_idle(&self) {
         self.phase.store(IDLE, Ordering::Release);
     }
 
     /// The task to wake when the connection is ended, so that its next read sees
-    /// [`is_ended`](Self::is_ended): registered as the connection becomes idle, and after each
-    /// read that found nothing (then `is_ended` is checked again).
+    /// [`is_ended`](Self::is_ended): the connection's task, registered once (then `is_ended`
+    /// is checked again).
     pub(crate) fn wake_reader_when_ended(&self, reader: &std::task::Waker) {
         self.reader.register(reader);
     }
@@ -111,11 +106,6 @@ impl Slot {
         }
         ended
     }
-
-    fn idle_since(&self) -> Option<u64> {
-        (self.phase.load(Ordering::Acquire) == IDLE)
-            .then(|| self.idle_since.load(Ordering::Relaxed))
-    }
 }
 
 /// An admitted connection.
@@ -130,7 +120,8 @@ struct Entry {
 #[derive(Debug, Default)]
 struct Book {
     next_id: u64,
-    admitted: HashMap<u64, Entry>,
+    /// Admitted connections by id, the oldest first.
+    admitted: BTreeMap<u64, Entry>,
     /// Refused connections by id, the oldest first.
     refused: BTreeMap<u64, Arc<Slot>>,
     per_peer: HashMap<IpAddr, usize>,
@@ -166,7 +157,6 @@ impl LedgerMetrics {
 #[derive(Debug)]
 pub(crate) struct ConnectionLedger {
     bounds: LedgerBounds,
-    clock: Instant,
     book: Mutex<Book>,
     metrics: LedgerMetrics,
 }
@@ -189,11 +179,6 @@ impl Ticket {
     pub(crate) fn refusal(&self) -> Option<Refusal> {
         self.refusal
     }
-
-    /// Now, on the ledger's clock (for [`Slot::became_idle`]).
-    pub(crate) fn now(&self) -> u64 {
-        self.ledger.now()
-    }
 }
 
 impl Drop for Ticket {
@@ -207,14 +192,9 @@ impl ConnectionLedger {
     pub(crate) fn new(bounds: LedgerBounds, listener: &'static str) -> Self {
         Self {
             bounds,
-            clock: Instant::now(),
             book: Mutex::new(Book::default()),
             metrics: LedgerMetrics::new(listener),
         }
-    }
-
-    fn now(&self) -> u64 {
-        u64::try_from(self.clock.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn book(&self) -> MutexGuard<'_, Book> {
@@ -241,7 +221,7 @@ impl ConnectionLedger {
                 bound: self.bounds.per_client,
             })
         } else if book.admitted.len() >= self.bounds.max_connections
-            && !self.end_longest_idle(&mut book)
+            && !self.end_oldest_idle(&mut book)
         {
             Some(Refusal::Full)
         } else {
@@ -284,26 +264,20 @@ impl ConnectionLedger {
         ticket(slot)
     }
 
-    /// Ends the admitted connection idle the longest and takes it out of the book; false if
+    /// Ends the oldest admitted connection that is idle and takes it out of the book; false if
     /// none is idle.
-    fn end_longest_idle(&self, book: &mut Book) -> bool {
-        // A connection may turn busy between the scan and the end: then the next one is tried.
-        for _ in 0..3 {
-            let longest = book
-                .admitted
-                .iter()
-                .filter_map(|(id, entry)| Some((entry.slot.idle_since()?, *id)))
-                .min();
-            let Some((_, id)) = longest else {
-                return false;
-            };
-            if book.admitted[&id].slot.end_if(IDLE) {
-                remove_admitted(book, id);
-                self.metrics.ended_idle.increment(1);
-                return true;
-            }
-        }
-        false
+    fn end_oldest_idle(&self, book: &mut Book) -> bool {
+        let oldest = book
+            .admitted
+            .iter()
+            .find(|(_, entry)| entry.slot.end_if(IDLE))
+            .map(|(id, _)| *id);
+        let Some(id) = oldest else {
+            return false;
+        };
+        remove_admitted(book, id);
+        self.metrics.ended_idle.increment(1);
+        true
     }
 
     /// Ends the oldest refused connection that has not sent its request; false if every one

@@ -64,7 +64,7 @@ pub struct ConnectionLimits {
     /// after its response.
     pub keep_alive: Duration,
     /// Most connections served at once across the workers. At the bound a new connection
-    /// takes the place of the connection idle the longest; with none idle it is refused.
+    /// takes the place of the oldest idle one; with none idle it is refused.
     pub max_connections: usize,
     /// Most connections served at once from one peer address (a trusted proxy has no bound
     /// but the total); one more is refused.

@@ -19,10 +19,10 @@ fn peer(text: &str) -> Option<IpAddr> {
     Some(text.parse().unwrap())
 }
 
-/// A connection that made a request and waits for its next one since `at`.
-fn idle(ticket: &Ticket, at: u64) {
+/// A connection that made a request and waits for its next one.
+fn idle(ticket: &Ticket) {
     ticket.slot().became_busy();
-    ticket.slot().became_idle(at);
+    ticket.slot().became_idle();
 }
 
 #[test]
@@ -38,19 +38,19 @@ fn connections_are_admitted_up_to_the_bound_and_the_next_finding_none_idle_is_re
 }
 
 #[test]
-fn at_the_bound_the_connection_idle_the_longest_makes_room() {
+fn at_the_bound_the_oldest_idle_connection_makes_room() {
     let ledger = ledger(3, 10, "");
     let held: Vec<Ticket> = (0..3).map(|_| ledger.admit(peer("10.0.0.1"))).collect();
-    // The newest connection has been idle the longest.
-    idle(&held[2], 100);
-    idle(&held[1], 200);
+    // The oldest connection has not sent its request yet: it is not idle.
+    idle(&held[2]);
+    idle(&held[1]);
     let newcomer = ledger.admit(peer("10.0.0.2"));
     assert_eq!(newcomer.refusal(), None);
-    assert!(held[2].slot().is_ended());
-    assert!(!held[1].slot().is_ended() && !held[0].slot().is_ended());
+    assert!(held[1].slot().is_ended());
+    assert!(!held[2].slot().is_ended() && !held[0].slot().is_ended());
     let next = ledger.admit(peer("10.0.0.3"));
     assert_eq!(next.refusal(), None);
-    assert!(held[1].slot().is_ended());
+    assert!(held[2].slot().is_ended());
     // An ended connection's place was given once: dropping it frees nothing more.
     drop(held);
     let book = ledger.book();
@@ -62,7 +62,7 @@ fn at_the_bound_the_connection_idle_the_longest_makes_room() {
 fn a_connection_whose_next_request_began_is_no_longer_idle() {
     let ledger = ledger(1, 10, "");
     let held = ledger.admit(peer("10.0.0.1"));
-    idle(&held, 1);
+    idle(&held);
     held.slot().became_busy();
     assert_eq!(
         ledger.admit(peer("10.0.0.2")).refusal(),
@@ -95,7 +95,7 @@ fn one_address_is_refused_past_its_share_while_others_are_admitted() {
 fn an_address_over_its_share_is_refused_even_with_an_idle_connection_to_end() {
     let ledger = ledger(2, 1, "");
     let held = ledger.admit(peer("10.0.0.1"));
-    idle(&held, 1);
+    idle(&held);
     assert_eq!(
         ledger.admit(peer("10.0.0.1")).refusal(),
         Some(Refusal::PerClient { bound: 1 })
