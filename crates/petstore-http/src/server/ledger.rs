@@ -97,10 +97,12 @@ impl Slot {
 
     /// Ends the connection if it is in `phase`.
     fn end_if(&self, phase: u8) -> bool {
-        let ended = self
-            .phase
-            .compare_exchange(phase, ENDED, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok();
+        // A load first: scans try thousands of slots, most of them in another phase.
+        let ended = self.phase.load(Ordering::Relaxed) == phase
+            && self
+                .phase
+                .compare_exchange(phase, ENDED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
         if ended {
             self.reader.wake();
         }
