@@ -2,7 +2,7 @@
 //! an operator's query) never holds up the server's creates: the WAL grows behind the read
 //! instead, `/metrics` shows by how much, and the WAL starts over once the read ends.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -10,6 +10,7 @@ use futures_util::future::join_all;
 use serde_json::json;
 
 use petstore_test_support::sqlite_wal::{wal_generation, wal_pages, HeldRead};
+use petstore_test_support::timed_creates::{create_until_stopped, p99, sent_within, Timings};
 use petstore_test_support::{client, send, try_send, Backend, TestApp};
 
 /// Clients creating pets, and listing them, while the read is held: few enough that the bound
@@ -35,11 +36,6 @@ fn gauge(exposition: &str, name: &str) -> Option<f64> {
     })
 }
 
-fn p99(mut latencies: Vec<Duration>) -> Duration {
-    latencies.sort();
-    latencies[(latencies.len() * 99).div_ceil(100) - 1]
-}
-
 #[actix_web::test]
 async fn a_read_held_open_beside_the_server_never_stalls_its_creates() {
     let app = TestApp::spawn_process(Backend::Sqlite).await;
@@ -54,22 +50,7 @@ async fn a_read_held_open_beside_the_server_never_stalls_its_creates() {
     }
 
     let stop = Cell::new(false);
-    // When each create was sent, and how long it took.
-    let creates = RefCell::new(Vec::<(Instant, Duration)>::new());
-    let creating = |c: usize| {
-        let (app, stop, creates) = (&app, &stop, &creates);
-        async move {
-            let mut n = 0;
-            while !stop.get() {
-                let body = json!({"name": format!("client {c} pet {n}"), "categoryId": 1});
-                let sent = Instant::now();
-                let response = send(app.post_json("/v1/pets"), Some(body.to_string())).await;
-                assert_eq!(response.status.as_u16(), 201, "{}", response.body);
-                creates.borrow_mut().push((sent, sent.elapsed()));
-                n += 1;
-            }
-        }
-    };
+    let creates = Timings::default();
     let listing = || async {
         while !stop.get() {
             let response = send(app.get("/v1/pets?limit=20"), None).await;
@@ -117,20 +98,19 @@ async fn a_read_held_open_beside_the_server_never_stalls_its_creates() {
     };
     let ((held_since, held_until, shown, restarted), _, _) = futures_util::future::join3(
         scenario,
-        join_all((0..CREATING).map(creating)),
+        join_all((0..CREATING).map(|c| create_until_stopped(&app, c, &stop, &creates))),
         join_all((0..LISTING).map(|_| listing())),
     )
     .await;
 
-    let during: Vec<Duration> = creates
-        .into_inner()
-        .into_iter()
-        .filter(|(sent, _)| (held_since..held_until).contains(sent))
-        .map(|(_, took)| took)
-        .collect();
-    let slowest = during.iter().max().copied().unwrap_or_default();
+    let during = sent_within(&creates.into_inner(), &(held_since..held_until));
+    assert!(
+        !during.is_empty(),
+        "no create was sent while the read was held"
+    );
+    let slowest = during[during.len() - 1];
     let count = during.len();
-    let p99 = p99(during);
+    let p99 = p99(&during);
     eprintln!("while the read was held: {count} creates, p99 {p99:?}, slowest {slowest:?}");
     assert!(
         slowest < Duration::from_secs(1),

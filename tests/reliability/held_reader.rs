@@ -4,14 +4,14 @@
 //! go on as before (createPet p99 under 100 ms, none taking a second), and once it ends the WAL
 //! is started over. Without it, the WAL stays within its usual size under that load.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use serde_json::json;
 
 use petstore_test_support::sqlite_wal::{wal_generation, wal_pages, HeldRead};
+use petstore_test_support::timed_creates::{create_until_stopped, p99, sent_within, Timings};
 use petstore_test_support::{send, Backend, TestApp};
 
 const PETS: u64 = 1_000_000;
@@ -45,14 +45,9 @@ struct Phase {
 }
 
 fn summary(phase: &Phase, creates: &[(Instant, Duration)]) -> (usize, Duration, Duration) {
-    let mut during: Vec<Duration> = creates
-        .iter()
-        .filter(|(sent, _)| (phase.from..phase.to).contains(sent))
-        .map(|(_, took)| *took)
-        .collect();
-    during.sort();
+    let during = sent_within(creates, &(phase.from..phase.to));
     assert!(!during.is_empty(), "no create was sent {}", phase.name);
-    let p99 = during[(during.len() * 99).div_ceil(100) - 1];
+    let p99 = p99(&during);
     let slowest = during[during.len() - 1];
     let per_second = during.len() as f64 / (phase.to - phase.from).as_secs_f64();
     eprintln!(
@@ -81,21 +76,7 @@ async fn a_read_held_for_12_s_on_a_million_pets_never_stalls_creates() {
     eprintln!("{PETS} pets stored in {:?}", filled.elapsed());
 
     let stop = Cell::new(false);
-    let creates = RefCell::new(Vec::<(Instant, Duration)>::new());
-    let creating = |c: usize| {
-        let (app, stop, creates) = (&app, &stop, &creates);
-        async move {
-            let mut n = 0;
-            while !stop.get() {
-                let body = json!({"name": format!("client {c} pet {n}"), "categoryId": 1});
-                let sent = Instant::now();
-                let response = send(app.post_json("/v1/pets"), Some(body.to_string())).await;
-                assert_eq!(response.status.as_u16(), 201, "{}", response.body);
-                creates.borrow_mut().push((sent, sent.elapsed()));
-                n += 1;
-            }
-        }
-    };
+    let creates = Timings::default();
     let listing = |l: usize| {
         let (app, stop) = (&app, &stop);
         async move {
@@ -160,7 +141,7 @@ async fn a_read_held_for_12_s_on_a_million_pets_never_stalls_creates() {
     };
     let ((most_before, phases, restarted), _, _) = futures_util::future::join3(
         scenario,
-        join_all((0..CREATING).map(creating)),
+        join_all((0..CREATING).map(|c| create_until_stopped(&app, c, &stop, &creates))),
         join_all((0..LISTING).map(listing)),
     )
     .await;

@@ -31,6 +31,7 @@ mod process;
 pub mod sqlite_wal;
 mod startup_line;
 pub mod stop_under_load;
+pub mod timed_creates;
 mod walk_through;
 
 pub use app::builder::TestAppBuilder;
