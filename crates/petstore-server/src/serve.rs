@@ -252,6 +252,7 @@ impl Application {
             address = %self.address,
             servers = ?self.servers,
             max_connections = self.limits.max_connections,
+            max_connections_per_client = self.limits.max_connections_per_client,
             head_timeout = ?self.limits.head_timeout,
             keep_alive = ?self.limits.keep_alive,
             "serving"
