@@ -1,8 +1,8 @@
 //! Past the bound on connections, a client is answered at once: an idle keep-alive connection
 //! makes room for it, or it is answered 429 (its address holds its share) or 503 (every
 //! connection is busy) and the connection closed; `/healthz` and `/readyz` answer all the while,
-//! on the API's address and on the metrics address. Each address here is another client: the
-//! test connects from `127.0.0.2`, `127.0.0.3`, ...
+//! on the API's address and on the metrics address; a trusted proxy has no share of its own.
+//! Each address here is another client: the test connects from `127.0.0.2`, `127.0.0.3`, ...
 //!
 //! The full scenario (2,000 connections reconnecting when closed) is the reliability suite's
 //! `connection_bound`.
@@ -196,4 +196,26 @@ async fn with_every_connection_busy_a_newcomer_is_answered_503_and_probes_answer
         assert_eq!(response.json()["status"], status, "{path}: {response:?}");
     }
     drop(silent);
+}
+
+#[actix_web::test]
+async fn a_trusted_proxy_has_no_share_of_its_own_while_other_addresses_do() {
+    let server = Server::start(&[
+        ("PETSTORE_MAX_CONNECTIONS", "40"),
+        ("PETSTORE_MAX_CONNECTIONS_PER_CLIENT", "2"),
+        ("PETSTORE_KEEP_ALIVE", "60s"),
+        ("PETSTORE_TRUSTED_PROXIES", "127.0.0.3"),
+    ]);
+    // The proxy at 127.0.0.3 carries many clients: ten connections are served.
+    let _proxied = idle_connections(&server, 1, 10).await;
+    let (response, _) = answered_at_once(&server, 1, "/v1/pets").await;
+    assert_eq!(response.status, 200, "{response:?}");
+    // Any other address holds two.
+    let _held = idle_connections(&server, 0, 2).await;
+    assert_refused(
+        answered_at_once(&server, 0, "/v1/pets").await,
+        429,
+        "rate_limited",
+    )
+    .await;
 }
