@@ -19,7 +19,8 @@ pub const BATCH_SIZE: &str = "petstore_db_create_batch_size";
 pub const COMMIT_DURATION: &str = "petstore_db_create_commit_seconds";
 /// Pool connections, by `state` (`in_use`, `idle`).
 pub const CONNECTIONS: &str = "petstore_db_connections";
-/// Creates waiting in the queue for the writer thread's next group commit.
+/// Writes waiting in the writer thread's queue (the name predates other writes joining it, and
+/// dashboards use it).
 pub const CREATE_QUEUE_DEPTH: &str = "petstore_db_create_queue_depth";
 /// Bytes of the SQLite WAL file, measured by the checkpointer every round.
 pub const WAL_BYTES: &str = "petstore_sqlite_wal_bytes";
@@ -42,7 +43,7 @@ pub fn describe_metrics() {
     );
     metrics::describe_gauge!(
         CREATE_QUEUE_DEPTH,
-        "Creates waiting for the writer's next group commit."
+        "Writes waiting for the writer thread: creates, and on SQLite every other write too."
     );
     metrics::describe_gauge!(
         WAL_BYTES,
