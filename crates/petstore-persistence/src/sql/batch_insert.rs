@@ -14,6 +14,7 @@ use petstore_domain::{NewPet, Pet};
 
 use super::connection::AnyConnection;
 use super::errors::{self, Detail};
+use super::group_commit::Group;
 use super::idempotency_records::{self as records, RecordRow};
 use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::pet_row::PetRow;
@@ -27,6 +28,31 @@ const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
 
 /// What each create of a batch became, in the batch's order.
 pub(crate) type Outcomes = Vec<Result<Written<Pet>, RepositoryError>>;
+
+/// A create on the writer's queue, with the record to store with it when it came with an
+/// idempotency key.
+#[derive(Debug)]
+pub(crate) struct PetCreate {
+    pub(crate) new_pet: NewPet,
+    pub(crate) plan: Option<RecordPlan<Pet>>,
+}
+
+impl Group for PetCreate {
+    type Stored = Written<Pet>;
+
+    const PANICKED: &'static str = "storing a group of pets panicked";
+
+    fn store(conn: &mut AnyConnection, group: &[&Self]) -> Result<Outcomes, WriteFailure> {
+        let batch: Vec<Entry<'_>> = group
+            .iter()
+            .map(|create| Entry {
+                new_pet: &create.new_pet,
+                plan: create.plan.as_ref(),
+            })
+            .collect();
+        insert_batch(conn, &batch)
+    }
+}
 
 /// One create of a batch, with the record to store with it when it came with an idempotency
 /// key.

@@ -22,20 +22,17 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use petstore_application::{RecordPlan, RepositoryError};
-use petstore_domain::{NewPet, Pet};
+use petstore_application::RepositoryError;
 use tokio::sync::mpsc;
 
-use super::batch_insert::{self, Entry, Outcomes};
 use super::checkpointer::WriterGate;
 use super::connection::{AnyConnection, Generations};
 use super::errors::{self, Detail};
 use super::health::StoreHealth;
 use super::queue::{self, Queued, Reply};
 use super::write_transaction::WriteFailure;
-use super::writer_jobs::{self, Answer, Job};
+use super::writer_jobs::{Job, JobQueue};
 use super::writer_rounds::{Limits, Rounds, Write};
-use super::written::Written;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -46,24 +43,49 @@ const MAX_GROUP: usize = 256;
 /// waits for this many transactions at most.
 const MAX_JOBS_PER_ROUND: usize = 16;
 
-/// What the writer's queue carries.
-type Request = Write<Pending, Box<dyn Job>>;
+/// The creates the writer stores in groups, one kind per writer: the resource that has them
+/// says how a group is stored, the writer when and on which connection.
+pub(crate) trait Group: Send + Sized + 'static {
+    /// What one create of a group comes to.
+    type Stored: Send + 'static;
 
-/// A create waiting for its group's commit, with the record to store with it when it came with
-/// an idempotency key.
-struct Pending {
-    new_pet: NewPet,
-    plan: Option<RecordPlan<Pet>>,
-    reply: Reply<Written<Pet>>,
+    /// The failure each create of a group is answered with when storing the group panicked.
+    const PANICKED: &'static str;
+
+    /// Stores `group` in one write transaction. `Err` means the whole group failed and nothing
+    /// of it is stored; `Ok` holds each create's own outcome, in the group's order.
+    fn store(
+        conn: &mut AnyConnection,
+        group: &[&Self],
+    ) -> Result<Vec<Result<Self::Stored, RepositoryError>>, WriteFailure>;
+}
+
+/// What the writer's queue carries.
+type Request<C> = Write<Pending<C>, Box<dyn Job>>;
+
+/// What each create of a group came to, in the group's order.
+type Outcomes<C> = Vec<Result<<C as Group>::Stored, RepositoryError>>;
+
+/// A create waiting for its group's commit.
+struct Pending<C: Group> {
+    create: C,
+    reply: Reply<C::Stored>,
 }
 
 /// The sending end of the writer thread's queue. The thread ends once every clone is dropped.
-#[derive(Clone)]
-pub(crate) struct WriteQueue {
-    sender: queue::Sender<Request>,
+pub(crate) struct WriteQueue<C: Group> {
+    sender: queue::Sender<Request<C>>,
 }
 
-impl std::fmt::Debug for WriteQueue {
+impl<C: Group> Clone for WriteQueue<C> {
+    fn clone(&self) -> Self {
+        Self {
+            sender: self.sender.clone(),
+        }
+    }
+}
+
+impl<C: Group> std::fmt::Debug for WriteQueue<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WriteQueue")
             .field("queued", &self.depth().get())
@@ -71,7 +93,7 @@ impl std::fmt::Debug for WriteQueue {
     }
 }
 
-impl WriteQueue {
+impl<C: Group> WriteQueue<C> {
     /// Starts the writer thread, storing through connections of `pool`.
     pub(crate) fn start(
         pool: Pool,
@@ -107,46 +129,20 @@ impl WriteQueue {
         queue::Depth::of(&self.sender)
     }
 
-    /// Queues `new_pet` (and the record `plan` makes of it) for the next group and waits for
-    /// its commit.
-    pub(crate) async fn create(
-        &self,
-        new_pet: NewPet,
-        plan: Option<RecordPlan<Pet>>,
-    ) -> Result<Written<Pet>, RepositoryError> {
+    /// Queues `create` for the next group and waits for its commit.
+    pub(crate) async fn create(&self, create: C) -> Result<C::Stored, RepositoryError> {
         queue::ask(&self.sender, WRITER, |reply| {
-            Write::Create(Pending {
-                new_pet,
-                plan,
-                reply,
-            })
+            Write::Create(Pending { create, reply })
         })
         .await
     }
 
-    /// Queues `work` to be run on the writer's connection, in turn with every other write, and
-    /// waits for what it returns. `work` runs its own transaction on the connection it is
-    /// given and waits for nothing else (`writer_jobs.rs`).
-    pub(crate) async fn run<T, W>(&self, work: W) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
-    {
-        queue::ask(&self.sender, WRITER, |reply| {
-            Write::Job(writer_jobs::job(work, Answer::Awaited(reply)))
-        })
-        .await
-    }
-
-    /// [`run`](Self::run) for a caller that may block its thread (not an async worker's, and
-    /// never the writer's own).
-    pub(crate) fn run_blocking<T, W>(&self, work: W) -> Result<T, RepositoryError>
-    where
-        T: Send + 'static,
-        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
-    {
-        queue::ask_blocking(&self.sender, WRITER, |reply| {
-            Write::Job(writer_jobs::job(work, Answer::Blocked(reply)))
+    /// The same queue for the writes other than creates, run one by one between the groups
+    /// (`writer_jobs.rs`).
+    pub(crate) fn jobs(&self) -> JobQueue {
+        let sender = self.sender.clone();
+        JobQueue::new(WRITER, move |job| {
+            queue::offer(&sender, WRITER, Write::Job(job))
         })
     }
 }
@@ -155,7 +151,7 @@ impl WriteQueue {
 const WRITER: &str = "writer thread";
 
 /// The same failure for each of `count` pets (errors carry boxed sources, so one is made each).
-fn all_failed(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes {
+fn all_failed<C: Group>(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes<C> {
     (0..count).map(|_| Err(error())).collect()
 }
 
@@ -168,7 +164,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn run(self, mut rounds: Rounds<Pending, Box<dyn Job>>) {
+    fn run<C: Group>(self, mut rounds: Rounds<Pending<C>, Box<dyn Job>>) {
         while let Some(round) = rounds.next_round() {
             self.store_group(round.creates);
             for job in round.jobs {
@@ -178,7 +174,7 @@ impl Writer {
     }
 
     /// Stores a group of creates and answers each.
-    fn store_group(&self, mut group: Vec<Queued<Pending>>) {
+    fn store_group<C: Group>(&self, mut group: Vec<Queued<Pending<C>>>) {
         // A caller that went away (its client hung up) was never told the pet is stored.
         group.retain(|queued| !queued.request.reply.is_closed());
         if group.is_empty() {
@@ -186,23 +182,15 @@ impl Writer {
         }
         let span = queue::span_of(&group);
         let _in_span = span.enter();
-        let entries: Vec<Entry<'_>> = group
-            .iter()
-            .map(|queued| Entry {
-                new_pet: &queued.request.new_pet,
-                plan: queued.request.plan.as_ref(),
-            })
-            .collect();
+        let creates: Vec<&C> = group.iter().map(|queued| &queued.request.create).collect();
         // A bug in storing one group must not stop every later create.
         let outcomes =
-            catch_unwind(AssertUnwindSafe(|| self.store(&entries))).unwrap_or_else(|_| {
-                all_failed(entries.len(), || {
-                    RepositoryError::Unexpected(Box::new(Detail(
-                        "storing a group of pets panicked".to_owned(),
-                    )))
+            catch_unwind(AssertUnwindSafe(|| self.store(&creates))).unwrap_or_else(|_| {
+                all_failed::<C>(creates.len(), || {
+                    RepositoryError::Unexpected(Box::new(Detail(C::PANICKED.to_owned())))
                 })
             });
-        drop(entries);
+        drop(creates);
         for (queued, outcome) in group.into_iter().zip(outcomes) {
             // The caller may have gone since; its pet is stored all the same.
             let _ = queued.request.reply.send(outcome);
@@ -227,7 +215,7 @@ impl Writer {
     }
 
     /// Stores one group; every pet of it gets an outcome.
-    fn store(&self, group: &[Entry<'_>]) -> Outcomes {
+    fn store<C: Group>(&self, group: &[&C]) -> Outcomes<C> {
         if group.is_empty() {
             return Vec::new();
         }
@@ -237,12 +225,14 @@ impl Writer {
             let mut conn = match super::metrics::checkout(&self.pool, Some(&self.health), "write") {
                 Ok(conn) => conn,
                 Err(error) => {
-                    return all_failed(group.len(), || errors::from_checkout(&error, &self.url))
+                    return all_failed::<C>(group.len(), || {
+                        errors::from_checkout(&error, &self.url)
+                    })
                 }
             };
             let outcome = {
                 let _turn = self.gate.enter();
-                batch_insert::insert_batch(&mut conn, group)
+                C::store(&mut conn, group)
             };
             match outcome {
                 Ok(outcomes) => {
@@ -263,13 +253,13 @@ impl Writer {
                     let error = failure.into_error();
                     self.health.report_error(&error);
                     if let Some(fault) = errors::fault_of(&error) {
-                        return all_failed(group.len(), || {
+                        return all_failed::<C>(group.len(), || {
                             RepositoryError::Unavailable(Box::new(fault))
                         });
                     }
                     let message = self.url.scrub(&error.to_string());
                     let unavailable = errors::is_unavailable(&error);
-                    return all_failed(group.len(), || {
+                    return all_failed::<C>(group.len(), || {
                         let detail = Box::new(Detail(message.clone()));
                         if unavailable {
                             RepositoryError::Unavailable(detail)

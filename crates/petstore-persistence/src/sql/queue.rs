@@ -15,6 +15,9 @@ use super::errors::Detail;
 /// Where a request waits for its answer.
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, RepositoryError>>;
 
+/// Where a caller that is not async (a thread of its own) waits for its answer.
+pub(crate) type BlockingReply<T> = std::sync::mpsc::SyncSender<Result<T, RepositoryError>>;
+
 /// A request on a storage thread's queue, with the span of the caller that queued it.
 #[derive(Debug)]
 pub(crate) struct Queued<R> {
@@ -54,28 +57,16 @@ pub(crate) async fn ask<T, R>(
     request: impl FnOnce(Reply<T>) -> R,
 ) -> Result<T, RepositoryError> {
     let (reply, answer) = oneshot::channel();
-    queue
-        .try_send(Queued::new(request(reply)))
-        .map_err(|error| refused(&error, thread))?;
+    offer(queue, thread, request(reply))?;
     answer.await.map_err(|_| stopped(thread))?
 }
 
-/// Where a caller that is not async (a thread of its own) waits for its answer.
-pub(crate) type BlockingReply<T> = std::sync::mpsc::SyncSender<Result<T, RepositoryError>>;
-
-/// [`ask`] for a caller that may block its thread: queues at once or is refused, then blocks
-/// until the answer comes. Never to be called from a storage thread, which would wait for
-/// itself.
-pub(crate) fn ask_blocking<T, R>(
-    queue: &Sender<R>,
-    thread: &str,
-    request: impl FnOnce(BlockingReply<T>) -> R,
-) -> Result<T, RepositoryError> {
-    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+/// Queues `request` without waiting, or refuses it at once: `Unavailable` when the queue is
+/// full, `Unexpected` when `thread` is gone.
+pub(crate) fn offer<R>(queue: &Sender<R>, thread: &str, request: R) -> Result<(), RepositoryError> {
     queue
-        .try_send(Queued::new(request(reply)))
-        .map_err(|error| refused(&error, thread))?;
-    answer.recv().map_err(|_| stopped(thread))?
+        .try_send(Queued::new(request))
+        .map_err(|error| refused(&error, thread))
 }
 
 /// A request the queue did not take: full (unavailable at once) or its thread gone.
@@ -88,7 +79,8 @@ fn refused<R>(error: &mpsc::error::TrySendError<R>, thread: &str) -> RepositoryE
     }
 }
 
-fn stopped(thread: &str) -> RepositoryError {
+/// The failure of a request whose storage thread `thread` stopped before answering it.
+pub(crate) fn stopped(thread: &str) -> RepositoryError {
     RepositoryError::Unexpected(Box::new(Detail(format!("the {thread} stopped"))))
 }
 

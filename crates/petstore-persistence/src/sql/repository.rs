@@ -20,6 +20,7 @@ use diesel::prelude::*;
 use petstore_application::{PetRepository, RecordPlan, Recorded, RepositoryError};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
+use super::batch_insert::PetCreate;
 use super::checkpointer::Checkpointer;
 use super::connection::{AnyConnection, Generations};
 use super::errors;
@@ -45,7 +46,7 @@ pub struct DieselPetRepository {
     pub(super) pool: Pool,
     pub(super) reads: Reads,
     pub(super) generations: Generations,
-    pub(super) creates: WriteQueue,
+    pub(super) creates: WriteQueue<PetCreate>,
     pub(super) health: StoreHealth,
     pub(super) _checkpointer: Option<std::sync::Arc<Checkpointer>>,
     pub(super) _probe: std::sync::Arc<Probe>,
@@ -105,7 +106,13 @@ impl DieselPetRepository {
 impl PetRepository for DieselPetRepository {
     async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
         self.health.admit_write()?;
-        self.creates.create(new_pet, None).await?.into_unrecorded()
+        self.creates
+            .create(PetCreate {
+                new_pet,
+                plan: None,
+            })
+            .await?
+            .into_unrecorded()
     }
 
     async fn create_recorded(
@@ -115,7 +122,10 @@ impl PetRepository for DieselPetRepository {
     ) -> Result<Recorded<Pet>, RepositoryError> {
         self.health.admit_write()?;
         self.creates
-            .create(new_pet, Some(plan))
+            .create(PetCreate {
+                new_pet,
+                plan: Some(plan),
+            })
             .await?
             .into_recorded()
     }

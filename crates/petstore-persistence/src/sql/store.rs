@@ -222,7 +222,7 @@ impl SqlStore {
     fn writes(&self) -> Writes {
         Writes::new(
             &self.pets.url,
-            &self.pets.creates,
+            &self.pets.creates.jobs(),
             &self.pets.pool,
             &self.pets.health,
         )

@@ -6,12 +6,70 @@
 //! works through the connection it is given and nothing else.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use petstore_application::RepositoryError;
+use tokio::sync::oneshot;
 
 use super::connection::AnyConnection;
 use super::errors::Detail;
-use super::queue::{BlockingReply, Reply};
+use super::queue::{self, BlockingReply, Reply};
+
+/// The writer thread's queue as the writes other than creates see it: it takes jobs, whatever
+/// kind of create the writer stores in groups. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct JobQueue {
+    /// Queues a job at once or refuses it (full, or the writer gone).
+    offer: Arc<dyn Fn(Box<dyn Job>) -> Result<(), RepositoryError> + Send + Sync>,
+    /// Who runs the jobs, for the error when it is gone.
+    thread: &'static str,
+}
+
+impl std::fmt::Debug for JobQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobQueue")
+            .field("thread", &self.thread)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JobQueue {
+    /// The queue `offer` puts jobs on, for the thread named `thread`.
+    pub(crate) fn new(
+        thread: &'static str,
+        offer: impl Fn(Box<dyn Job>) -> Result<(), RepositoryError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            offer: Arc::new(offer),
+            thread,
+        }
+    }
+
+    /// Queues `work` to be run on the writer's connection, in turn with every other write, and
+    /// waits for what it returns. `work` runs its own transaction on the connection it is
+    /// given and waits for nothing else.
+    pub(crate) async fn run<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        (self.offer)(job(work, Answer::Awaited(reply)))?;
+        answer.await.map_err(|_| queue::stopped(self.thread))?
+    }
+
+    /// [`run`](Self::run) for a caller that may block its thread (not an async worker's, and
+    /// never the writer's own).
+    pub(crate) fn run_blocking<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        (self.offer)(job(work, Answer::Blocked(reply)))?;
+        answer.recv().map_err(|_| queue::stopped(self.thread))?
+    }
+}
 
 /// A write the writer thread runs on its connection, once.
 pub(crate) trait Job: Send {

@@ -13,8 +13,8 @@ use petstore_application::RepositoryError;
 
 use super::connection::AnyConnection;
 use super::errors;
-use super::group_commit::WriteQueue;
 use super::health::StoreHealth;
+use super::writer_jobs::JobQueue;
 use super::Pool;
 use crate::DatabaseUrl;
 
@@ -22,7 +22,7 @@ use crate::DatabaseUrl;
 #[derive(Clone, Debug)]
 pub(crate) enum Writes {
     /// SQLite: the writer thread's queue.
-    Writer(WriteQueue),
+    Writer(JobQueue),
     /// PostgreSQL: connections of the pool, side by side.
     Pooled {
         pool: Pool,
@@ -32,16 +32,16 @@ pub(crate) enum Writes {
 }
 
 impl Writes {
-    /// The way to write to `url`'s database: its writer thread's `queue` for SQLite, `pool` for
+    /// The way to write to `url`'s database: its writer thread's `jobs` for SQLite, `pool` for
     /// PostgreSQL.
     pub(crate) fn new(
         url: &DatabaseUrl,
-        queue: &WriteQueue,
+        jobs: &JobQueue,
         pool: &Pool,
         health: &StoreHealth,
     ) -> Self {
         match url {
-            DatabaseUrl::Sqlite(_) => Self::Writer(queue.clone()),
+            DatabaseUrl::Sqlite(_) => Self::Writer(jobs.clone()),
             DatabaseUrl::Postgres(_) | DatabaseUrl::Memory => Self::Pooled {
                 pool: pool.clone(),
                 health: health.clone(),
@@ -58,7 +58,7 @@ impl Writes {
         W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
     {
         match self {
-            Self::Writer(queue) => queue.run(work).await,
+            Self::Writer(jobs) => jobs.run(work).await,
             Self::Pooled { pool, health, url } => {
                 let (pool, health, url) = (pool.clone(), health.clone(), url.clone());
                 super::blocking::in_callers_span(move || {
@@ -79,7 +79,7 @@ impl Writes {
         W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
     {
         match self {
-            Self::Writer(queue) => queue.run_blocking(work),
+            Self::Writer(jobs) => jobs.run_blocking(work),
             Self::Pooled { pool, health, url } => {
                 let mut conn = super::metrics::checkout(pool, Some(health), "write")
                     .map_err(|error| errors::from_checkout(&error, url))?;
