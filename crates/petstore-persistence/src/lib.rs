@@ -14,7 +14,6 @@
 mod error;
 mod libpq_uri;
 mod memory;
-mod order_ids;
 mod postgres_url;
 mod settings;
 mod sql;
@@ -28,12 +27,11 @@ pub use error::StorageError;
 pub use memory::{
     InMemoryIdempotencyStore, InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository,
 };
-pub use order_ids::OrderIds;
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{
     describe_metrics, DieselIdempotencyStore, DieselKeyRegistry, DieselOrderRepository,
-    DieselPetRepository, PoolMetrics, SqlStore,
+    DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 

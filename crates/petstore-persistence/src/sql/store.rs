@@ -9,17 +9,19 @@ use std::path::Path;
 use diesel::r2d2::R2D2Connection;
 use petstore_application::StorageFault;
 
-use super::checkpointer::{Checkpointer, WriterGate};
-use super::connection::{Generations, SqliteRole};
-use super::errors;
-use super::group_commit::WriteQueue;
-use super::group_read::ReadQueue;
-use super::health::StoreHealth;
-use super::migrations;
-use super::pool::{build_pool, manager_for};
-use super::probe::Probe;
-use super::repository::{DieselPetRepository, Reads};
-use super::writes::Writes;
+use super::engine::checkpointer::{Checkpointer, WriterGate};
+use super::engine::connection::{Generations, SqliteRole};
+use super::engine::group_commit::WriteQueue;
+use super::engine::health::StoreHealth;
+use super::engine::pool::{build_pool, manager_for};
+use super::engine::probe::{self, Probe};
+use super::engine::writes::Writes;
+use super::engine::{errors, migrations};
+use super::idempotency::store::DieselIdempotencyStore;
+use super::keys::registry::DieselKeyRegistry;
+use super::orders::repository::DieselOrderRepository;
+use super::pets::group_read::ReadQueue;
+use super::pets::repository::{DieselPetRepository, Reads};
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
 /// One SQL database and everything that serves it. Cheap to clone; the threads stop when the
@@ -162,7 +164,7 @@ impl SqlStore {
         let mut conn = manager
             .establish()
             .map_err(|error| errors::connect_failed(&self.pets.url, &error))?;
-        super::probe::write_test(&mut conn).map_err(|error| {
+        probe::write_test(&mut conn).map_err(|error| {
             let reason = self.pets.url.scrub(&error.to_string());
             match errors::fault_of(&error) {
                 Some(StorageFault::ReadOnly) => StorageError::other(format!(
@@ -185,8 +187,8 @@ impl SqlStore {
     }
 
     /// The orders, read on this store's pool and written like its other writes.
-    pub fn orders(&self) -> super::DieselOrderRepository {
-        super::DieselOrderRepository::new(
+    pub fn orders(&self) -> DieselOrderRepository {
+        DieselOrderRepository::new(
             self.pets.pool.clone(),
             self.writes(),
             self.pets.generations.clone(),
@@ -197,8 +199,8 @@ impl SqlStore {
 
     /// The idempotency records of retried writes, read on this store's pool and written like
     /// its other writes.
-    pub fn idempotency(&self) -> super::DieselIdempotencyStore {
-        super::DieselIdempotencyStore::new(
+    pub fn idempotency(&self) -> DieselIdempotencyStore {
+        DieselIdempotencyStore::new(
             self.pets.pool.clone(),
             self.writes(),
             self.pets.generations.clone(),
@@ -208,8 +210,8 @@ impl SqlStore {
     }
 
     /// The key registry, read on this store's pool and written like its other writes.
-    pub fn keys(&self) -> super::DieselKeyRegistry {
-        super::DieselKeyRegistry::new(
+    pub fn keys(&self) -> DieselKeyRegistry {
+        DieselKeyRegistry::new(
             self.pets.pool.clone(),
             self.writes(),
             self.pets.health.clone(),

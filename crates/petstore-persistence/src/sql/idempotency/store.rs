@@ -1,4 +1,4 @@
-//! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](super::SqlStore). Lookups
+//! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](crate::SqlStore). Lookups
 //! are reads on its pool; storing a refusal and the purge are small write transactions, run
 //! like the store's other writes (`writes.rs`: on SQLite by the writer thread).
 
@@ -7,14 +7,14 @@ use diesel::QueryResult;
 use petstore_application::{IdempotencyRecord, IdempotencyStore, KeyOwner, RepositoryError};
 use petstore_domain::IdempotencyKey;
 
-use super::connection::{AnyConnection, Generations};
-use super::health::StoreHealth;
-use super::idempotency_records::{self as records, RecordRow};
-use super::read::read_off_the_workers;
 use super::record_sweep::RecordSweep;
-use super::write_transaction::{in_write_transaction, no_turn};
-use super::writes::Writes;
-use super::Pool;
+use super::records::{self, RecordRow};
+use crate::sql::engine::connection::{AnyConnection, Generations};
+use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::read::read_off_the_workers;
+use crate::sql::engine::write_transaction::{in_write_transaction, no_turn};
+use crate::sql::engine::writes::Writes;
+use crate::sql::engine::Pool;
 use crate::DatabaseUrl;
 
 /// Idempotency records in the database behind a pool.

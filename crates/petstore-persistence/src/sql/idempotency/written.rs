@@ -4,7 +4,7 @@
 
 use petstore_application::{IdempotencyRecord, Recorded, RepositoryError, StoredResponse};
 
-use super::errors::Detail;
+use crate::sql::engine::errors::Detail;
 
 #[derive(Debug)]
 pub(crate) enum Written<T> {

@@ -1,4 +1,4 @@
-//! `DieselPetRepository`: the pets' repository port on a [`SqlStore`](super::SqlStore)'s pools
+//! `DieselPetRepository`: the pets' repository port on a [`SqlStore`](crate::SqlStore)'s pools
 //! and threads. Each query is written once for both backends.
 //!
 //! - Creates go to the group commit's writer thread (`group_commit.rs`).
@@ -21,17 +21,17 @@ use petstore_application::{PetRepository, RecordPlan, Recorded, RepositoryError}
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::batch_insert::PetCreate;
-use super::checkpointer::Checkpointer;
-use super::connection::{AnyConnection, Generations};
-use super::errors;
-use super::group_commit::WriteQueue;
 use super::group_read::{load_page, Page, ReadQueue};
-use super::health::StoreHealth;
 use super::pet_row::PetRow;
-use super::probe::Probe;
-use super::read::read_off_the_workers;
-use super::schema::pets;
-use super::Pool;
+use crate::sql::engine::checkpointer::Checkpointer;
+use crate::sql::engine::connection::{AnyConnection, Generations};
+use crate::sql::engine::errors;
+use crate::sql::engine::group_commit::WriteQueue;
+use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::probe::Probe;
+use crate::sql::engine::read::read_off_the_workers;
+use crate::sql::engine::Pool;
+use crate::sql::schema::pets;
 use crate::{DatabaseUrl, PoolSettings};
 
 /// Largest page a SQLite read answers on the async worker: the default page of 20 pets and the
@@ -43,20 +43,20 @@ pub(crate) const INLINE_MAX_ROWS: usize = 21;
 /// writer thread and (SQLite) the checkpointer, which stop when the last clone is dropped.
 #[derive(Clone)]
 pub struct DieselPetRepository {
-    pub(super) pool: Pool,
-    pub(super) reads: Reads,
-    pub(super) generations: Generations,
-    pub(super) creates: WriteQueue<PetCreate>,
-    pub(super) health: StoreHealth,
-    pub(super) _checkpointer: Option<std::sync::Arc<Checkpointer>>,
-    pub(super) _probe: std::sync::Arc<Probe>,
-    pub(super) url: DatabaseUrl,
-    pub(super) settings: PoolSettings,
+    pub(crate) pool: Pool,
+    pub(crate) reads: Reads,
+    pub(crate) generations: Generations,
+    pub(crate) creates: WriteQueue<PetCreate>,
+    pub(crate) health: StoreHealth,
+    pub(crate) _checkpointer: Option<std::sync::Arc<Checkpointer>>,
+    pub(crate) _probe: std::sync::Arc<Probe>,
+    pub(crate) url: DatabaseUrl,
+    pub(crate) settings: PoolSettings,
 }
 
 /// How reads reach the database.
 #[derive(Clone)]
-pub(super) enum Reads {
+pub(crate) enum Reads {
     /// SQLite: read-only connections for reads answered on the caller's thread.
     Inline(Pool),
     /// PostgreSQL: the reader threads' queue.

@@ -4,8 +4,8 @@ use diesel::prelude::*;
 use petstore_application::RepositoryError;
 use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
 
-use super::errors::Detail;
-use super::schema::pets;
+use crate::sql::engine::errors::Detail;
+use crate::sql::schema::pets;
 
 /// A row of `pets`, before it is checked against the domain's rules.
 #[derive(Debug, Clone, Queryable, QueryableByName)]

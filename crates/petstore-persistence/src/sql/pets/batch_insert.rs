@@ -12,15 +12,15 @@ use diesel::sql_types::{BigInt, HasSqlType, Text};
 use petstore_application::{RecordPlan, RepositoryError, StoredResponse};
 use petstore_domain::{NewPet, Pet};
 
-use super::connection::AnyConnection;
-use super::errors::{self, Detail};
-use super::group_commit::Group;
-use super::idempotency_records::{self as records, RecordRow};
-use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::pet_row::PetRow;
-use super::schema::pets;
-use super::write_transaction::{in_write_transaction, WriteFailure};
-use super::written::Written;
+use crate::sql::engine::connection::AnyConnection;
+use crate::sql::engine::errors::{self, Detail};
+use crate::sql::engine::group_commit::Group;
+use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
+use crate::sql::engine::write_transaction::{in_write_transaction, WriteFailure};
+use crate::sql::idempotency::records::{self as records, RecordRow};
+use crate::sql::idempotency::written::Written;
+use crate::sql::schema::pets;
 
 /// Key of the PostgreSQL advisory lock inserts take turns on: "pets_ids" in ASCII, distinct from
 /// the migration lock's key.

@@ -18,14 +18,14 @@ use diesel::prelude::*;
 use petstore_application::RepositoryError;
 use tokio::sync::mpsc;
 
-use super::connection::{AnyConnection, Generations};
-use super::errors::Detail;
-use super::health::StoreHealth;
 use super::pet_row::PetRow;
-use super::queue::{self, Queued, Reply};
-use super::read::{from_read, read_with_retry};
-use super::schema::pets;
-use super::Pool;
+use crate::sql::engine::connection::{AnyConnection, Generations};
+use crate::sql::engine::errors::Detail;
+use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::queue::{self, Queued, Reply};
+use crate::sql::engine::read::{from_read, read_with_retry};
+use crate::sql::engine::Pool;
+use crate::sql::schema::pets;
 use crate::DatabaseUrl;
 
 /// Reader threads, each with at most one query in flight.

@@ -14,11 +14,11 @@ use petstore_application::{
 };
 use petstore_domain::IdempotencyKey;
 
-use super::connection::AnyConnection;
-use super::errors::Detail;
-use super::multi_row::{in_parts, BindValues, MultiRow};
 use super::record_sweep::RecordSweep;
-use super::schema::idempotency_records;
+use crate::sql::engine::connection::AnyConnection;
+use crate::sql::engine::errors::Detail;
+use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
+use crate::sql::schema::idempotency_records;
 
 #[derive(Debug, Queryable, QueryableByName)]
 #[diesel(table_name = idempotency_records)]

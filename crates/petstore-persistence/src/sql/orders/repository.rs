@@ -21,18 +21,19 @@ use petstore_domain::{
     VisibleOrders,
 };
 
-use super::connection::{AnyConnection, Generations};
-use super::errors::{self, Detail};
-use super::health::StoreHealth;
-use super::idempotency_records::{self as records, RecordRow};
-use super::pet_row::PetRow;
-use super::read::read_off_the_workers;
-use super::schema::{orders, pets};
-use super::write_transaction::{in_write_transaction, no_turn};
-use super::writes::Writes;
-use super::written::Written;
-use super::Pool;
-use crate::{DatabaseUrl, OrderIds};
+use super::order_ids::OrderIds;
+use crate::sql::engine::connection::{AnyConnection, Generations};
+use crate::sql::engine::errors::{self, Detail};
+use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::read::read_off_the_workers;
+use crate::sql::engine::write_transaction::{in_write_transaction, no_turn};
+use crate::sql::engine::writes::Writes;
+use crate::sql::engine::Pool;
+use crate::sql::idempotency::records::{self as records, RecordRow};
+use crate::sql::idempotency::written::Written;
+use crate::sql::pets::pet_row::PetRow;
+use crate::sql::schema::{orders, pets};
+use crate::DatabaseUrl;
 
 /// Orders in the database behind a pool.
 #[derive(Clone)]

@@ -11,13 +11,13 @@ use diesel::prelude::*;
 use petstore_application::{KeyChanges, KeyRegistry, RepositoryError, Revocation};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
-use super::connection::AnyConnection;
-use super::errors::{self, Detail};
-use super::health::StoreHealth;
-use super::schema::api_keys;
-use super::write_transaction::{in_write_transaction, no_turn};
-use super::writes::Writes;
-use super::Pool;
+use crate::sql::engine::connection::AnyConnection;
+use crate::sql::engine::errors::{self, Detail};
+use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::write_transaction::{in_write_transaction, no_turn};
+use crate::sql::engine::writes::Writes;
+use crate::sql::engine::Pool;
+use crate::sql::schema::api_keys;
 use crate::DatabaseUrl;
 
 /// The registry in the database behind a pool.
