@@ -1,5 +1,6 @@
 //! Test-only helpers for storage: a database of its own for every PostgreSQL test, control over
-//! the throwaway cluster for outage tests, and SQLite files in temporary directories.
+//! the throwaway cluster for outage tests, and SQLite files in temporary directories; and
+//! [`eventually`], the poll every suite waits with (here so the persistence tests have it too).
 //!
 //! PostgreSQL tests find their server through `TEST_DATABASE_URL`, which
 //! `tests/support/with-postgres.sh` (and so `make test`) sets after starting a throwaway cluster.
@@ -7,9 +8,11 @@
 //! nothing. Databases are created and dropped with the `psql` client, so this crate needs no
 //! database driver of its own.
 
+mod eventually;
 mod postgres;
 mod sqlite;
 
+pub use eventually::{eventually, eventually_blocking, Deadline};
 pub use postgres::{unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase};
 pub use sqlite::TestSqliteFile;
 

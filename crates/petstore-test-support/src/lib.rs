@@ -43,7 +43,8 @@ pub use listing::{next_link_target, NextLinks, Page};
 pub use matrix::{spawn_named, spawn_process_named};
 pub use petstore_test_database as database;
 pub use petstore_test_database::{
-    unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase, TestSqliteFile,
+    eventually, eventually_blocking, unreachable_postgres_url, ClusterControl, StoppedCluster,
+    TestDatabase, TestSqliteFile,
 };
 pub use process::{
     final_error, issue_key, petstore, petstore_binary, run_petstore, start_server,
