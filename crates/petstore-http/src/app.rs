@@ -1,6 +1,7 @@
 //! The assembled actix-web `App`: each resource's routes, the service's own endpoints, the
 //! fallbacks and the middleware around them all.
 
+use std::rc::Rc;
 use std::sync::LazyLock;
 
 use actix_web::body::MessageBody;
@@ -10,6 +11,7 @@ use actix_web::{middleware, web, App};
 use crate::edge::compression::compress_when_asked;
 use crate::routing::not_found;
 use crate::routing::servers::ApiServers;
+use crate::routing::table::{KeyedPaths, Routes};
 use crate::security::cors::{answer_cross_origin, CrossOrigin, CrossOriginContract};
 use crate::server::refusal::AnswerRefused;
 use crate::service::{self, swagger_ui_files};
@@ -59,29 +61,42 @@ pub fn app(
         cross_origin.is_some(),
         middleware::from_fn(move |req, next| answer_cross_origin(cross_origin.clone(), req, next)),
     );
-    let serves_metrics = state.metrics().is_some();
-    let serves_orders = state.has_orders();
+    let routes = api_routes(&state);
+    let keyed = Rc::new(KeyedPaths::of(routes.iter().map(|(routes, _)| *routes)));
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_files()))
-        // Routes are tried in order: the API's first, so its requests are not matched against
-        // the documentation's pattern on the way.
-        .configure(pets::routes)
         .configure(|config| {
-            if serves_orders {
-                orders::routes(config);
+            for (routes, served) in routes {
+                if served {
+                    routes.register(config);
+                }
             }
         })
-        .configure(|config| service::routes(config, serves_metrics))
-        .configure(service::root::routes)
         .default_service(web::to(not_found))
-        .wrap(middleware::from_fn(client_limit::limit_by_client))
+        .wrap(middleware::from_fn(move |req, next| {
+            client_limit::limit_by_client(Rc::clone(&keyed), req, next)
+        }))
         .wrap(cors)
         .wrap(AnswerRefused)
         // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
         // id) and compresses large bodies for the clients that ask (`edge::compression`): one
         // middleware instead of layers of their own, each of which costs a boxed future.
         .wrap(middleware::from_fn(log_and_contain_failures))
+}
+
+/// Every resource the API's port may serve, in the order the router tries them (the API's first,
+/// so its requests are not matched against the documentation's pattern on the way), each with
+/// whether `state` serves it. Which paths need a key is read from all of them, served or not.
+fn api_routes(state: &HttpState) -> [(&'static Routes, bool); 6] {
+    [
+        (&pets::ROUTES, true),
+        (&orders::ROUTES, state.has_orders()),
+        (&service::HEALTH, true),
+        (&service::CONTRACT, true),
+        (&service::METRICS, state.metrics().is_some()),
+        (&service::root::ROUTES, true),
+    ]
 }
 
 /// `GET /metrics`, `GET /healthz` and `GET /readyz`, for an address of its own
@@ -100,8 +115,8 @@ pub fn metrics_app(
 > {
     App::new()
         .app_data(web::Data::new(state))
-        .configure(service::metrics_routes)
-        .configure(service::health_routes)
+        .configure(|config| service::METRICS.register(config))
+        .configure(|config| service::HEALTH.register(config))
         .default_service(web::to(not_found))
         .wrap(AnswerRefused)
         // Prometheus asks for gzip.
@@ -113,3 +128,6 @@ mod tests;
 
 #[cfg(test)]
 mod docs_tests;
+
+#[cfg(test)]
+mod route_table_tests;

@@ -8,6 +8,8 @@
 //! second, each of the flood's connections gets one answer a second; the timer costs nothing
 //! while it waits.
 
+use std::rc::Rc;
+
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{header, StatusCode};
@@ -16,8 +18,8 @@ use actix_web::web::Data;
 use actix_web::{HttpMessage, HttpRequest};
 
 use crate::error::{ApiError, ErrorCode};
+use crate::routing::table::KeyedPaths;
 use crate::security::auth::KeyClaims;
-use crate::security::client_limit::needs_a_key;
 use crate::security::rate_limit::{Decision, RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
 use crate::state::HttpState;
 
@@ -25,9 +27,10 @@ use crate::state::HttpState;
 pub(crate) const TARPIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The middleware: anonymous requests are counted before they are served (a flood of them
-/// is turned away before it costs anything more), requests to the API once their key was
-/// refused (the 401 becomes a 429 when the address's bucket is empty).
+/// is turned away before it costs anything more), requests to the `keyed` paths once their key
+/// was refused (the 401 becomes a 429 when the address's bucket is empty).
 pub(crate) async fn limit_by_client(
+    keyed: Rc<KeyedPaths>,
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
@@ -47,7 +50,7 @@ pub(crate) async fn limit_by_client(
             .client_address(req)
             .map_or_else(|| "unknown".to_owned(), |address| address.to_string())
     };
-    if !needs_a_key(req.path()) {
+    if !keyed.contain(req.path()) {
         return match limiter.check(&bucket(req.request())) {
             Decision::Allowed(headers) => {
                 req.extensions_mut().insert(headers);

@@ -31,6 +31,7 @@ use crate::observability::metrics;
 use crate::observability::request_id::{RequestId, REQUEST_ID};
 use crate::observability::request_log::{record, Outcome};
 use crate::observability::trace_context::TraceContext;
+use crate::routing::table::matched;
 use crate::security::auth::{KeyClaims, PresentedKeyId};
 use crate::security::headers::{insert_security_headers, SECURITY_HEADERS};
 use crate::security::rate_limit::{RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
@@ -68,11 +69,12 @@ pub(crate) async fn log_and_contain_failures(
         .catch_unwind()
         .instrument(span)
         .await;
-    let outcome_of = |status, operation, key_id, presented_key_id, cause| Outcome {
+    let outcome_of = |status, operation, route, key_id, presented_key_id, cause| Outcome {
         method: &method,
         path: &path,
         request_id: &request_id,
         operation,
+        route,
         status,
         started,
         key_id,
@@ -89,10 +91,12 @@ pub(crate) async fn log_and_contain_failures(
                 accepts_gzip,
             )
             .await;
-            let operation = if response.status() == StatusCode::METHOD_NOT_ALLOWED {
-                "method_not_allowed"
+            let (operation, route) = if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+                ("method_not_allowed", None)
             } else {
-                metrics::operation(response.request())
+                matched(response.request()).map_or((metrics::NOT_FOUND, None), |operation| {
+                    (operation.id, Some(operation.path))
+                })
             };
             let (key_id, presented_key_id, rate_limit) = {
                 let extensions = response.request().extensions();
@@ -129,6 +133,7 @@ pub(crate) async fn log_and_contain_failures(
             record(&outcome_of(
                 response.status(),
                 operation,
+                route,
                 key_id.as_deref(),
                 presented_key_id.as_deref(),
                 cause.as_deref(),
@@ -142,7 +147,7 @@ pub(crate) async fn log_and_contain_failures(
             let err: actix_web::Error =
                 with_every_response_header(ensure_api_error(&err, &request_id), &request_id).into();
             let status = err.as_response_error().status_code();
-            record(&outcome_of(status, "unrouted", None, None, None));
+            record(&outcome_of(status, "unrouted", None, None, None, None));
             Err(err)
         }
         Err(panic) => {
@@ -155,7 +160,14 @@ pub(crate) async fn log_and_contain_failures(
                 ApiError::new(ErrorCode::InternalError, INTERNAL_ERROR_MESSAGE),
                 &request_id,
             );
-            record(&outcome_of(err.status(), "unrouted", None, None, None));
+            record(&outcome_of(
+                err.status(),
+                "unrouted",
+                None,
+                None,
+                None,
+                None,
+            ));
             Err(err.into())
         }
     }

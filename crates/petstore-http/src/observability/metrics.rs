@@ -3,9 +3,9 @@
 //! installs the Prometheus recorder and hands the app an [`MetricsExporter`] for `GET /metrics`;
 //! without a recorder (unit tests) every call here does nothing.
 //!
-//! Label values are fixed sets (`operation` is the OpenAPI `operationId`, never the raw path), so
-//! the number of series stays bounded whatever clients send. Counter and histogram handles are
-//! looked up once per worker thread and label set, not per request.
+//! Label values are fixed sets (`operation` is the OpenAPI `operationId` from the route table,
+//! never the raw path), so the number of series stays bounded whatever clients send. Counter and
+//! histogram handles are looked up once per worker thread and label set, not per request.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -16,6 +16,8 @@ use std::time::Duration;
 use actix_web::http::Method;
 use actix_web::HttpRequest;
 use metrics::{Counter, Histogram};
+
+use crate::routing::table::matched;
 
 /// Requests answered, by `operation`, `method` and `status`.
 pub const REQUESTS: &str = "petstore_http_requests_total";
@@ -222,48 +224,15 @@ pub(crate) fn rate_limited(operation: &'static str) {
     metrics::counter!(RATE_LIMITED, "operation" => operation).increment(1);
 }
 
-/// The OpenAPI `operationId` the request was routed to (or what kind of non-API request it
-/// was), from the name its resource was registered under and the method: the `operation` label
-/// of the metrics and log line. A fixed set, whatever the path.
+/// The operation the request was routed to, as the route table names it (the OpenAPI
+/// `operationId`, or the name of a service endpoint), or `not_found`: the `operation` label of
+/// the metrics and the log line. A fixed set, whatever the path.
 pub(crate) fn operation(req: &HttpRequest) -> &'static str {
-    match (req.match_name(), req.method()) {
-        (Some("pets"), &Method::POST) => "createPet",
-        (Some("pets"), _) => "listPets",
-        (Some("pet"), _) => "getPet",
-        (Some("orders"), &Method::POST) => "placeOrder",
-        (Some("orders"), _) => "listOrders",
-        (Some("order"), _) => "getOrder",
-        (Some("approveOrder"), _) => "approveOrder",
-        (Some("deliverOrder"), _) => "deliverOrder",
-        (Some("cancelOrder"), _) => "cancelOrder",
-        (Some("healthz"), _) => "healthz",
-        (Some("readyz"), _) => "readyz",
-        (Some("metrics"), _) => "metrics",
-        (Some("openapi"), _) => "openapi",
-        (Some("docs" | "docs_file"), _) => "docs",
-        (Some("root"), _) => "root",
-        _ => "not_found",
-    }
+    matched(req).map_or(NOT_FOUND, |operation| operation.id)
 }
 
-/// The route template of an `operation` (as [`operation`] names it), for the request's log
-/// line: what a search for "every getPet" matches, whatever the id in the path.
-pub(crate) fn route(operation: &str) -> Option<&'static str> {
-    Some(match operation {
-        "createPet" | "listPets" => "/v1/pets",
-        "getPet" => "/v1/pets/{petId}",
-        "placeOrder" | "listOrders" => "/v1/store/orders",
-        "getOrder" => "/v1/store/orders/{orderId}",
-        "approveOrder" => "/v1/store/orders/{orderId}/approve",
-        "deliverOrder" => "/v1/store/orders/{orderId}/deliver",
-        "cancelOrder" => "/v1/store/orders/{orderId}/cancel",
-        "healthz" => "/healthz",
-        "readyz" => "/readyz",
-        "metrics" => "/metrics",
-        "docs" => "/docs",
-        _ => return None,
-    })
-}
+/// The `operation` of a request no route matched.
+pub(crate) const NOT_FOUND: &str = "not_found";
 
 fn method_label(method: &Method) -> &'static str {
     match *method {

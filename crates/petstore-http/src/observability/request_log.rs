@@ -24,6 +24,8 @@ pub(crate) struct Outcome<'a> {
     pub(crate) path: &'a str,
     pub(crate) request_id: &'a RequestId,
     pub(crate) operation: &'static str,
+    /// The template of the route it matched (`/v1/pets/{petId}`), if one did.
+    pub(crate) route: Option<&'static str>,
     pub(crate) status: StatusCode,
     pub(crate) started: Instant,
     pub(crate) key_id: Option<&'a str>,
@@ -126,7 +128,7 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
     let key_id = outcome.key_id;
     let presented_key_id = outcome.presented_key_id;
     let cause = outcome.cause;
-    let route = metrics::route(operation);
+    let route = outcome.route;
     let client = outcome.client.map(tracing::field::display);
     let user_agent = outcome.user_agent.map(logged_user_agent);
     let user_agent = user_agent.as_deref();

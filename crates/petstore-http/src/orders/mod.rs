@@ -11,22 +11,22 @@ mod errors;
 mod handlers;
 mod params;
 
-use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::middleware::DefaultHeaders;
-use actix_web::web::{self, ServiceConfig};
-use actix_web::Route;
+use actix_web::http::Method;
+use petstore_domain::KeyScope;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::{OpenApi, RefOr};
 use utoipa::Modify;
 
 use crate::idempotency::openapi::IdempotentPosts;
 use crate::routing::common_responses::{every_operation, CommonResponses};
-use crate::routing::paths::{ORDERS_PATH, ORDER_PATH};
-use crate::routing::{get, resource, GET, GET_POST, POST};
+use crate::routing::paths::{
+    APPROVE_ORDER_PATH, CANCEL_ORDER_PATH, DELIVER_ORDER_PATH, ORDERS_PATH, ORDER_PATH,
+};
+use crate::routing::table::{Access, Operation, Routes};
 use dto::{NewOrderDto, OrderDto, OrderStatusDto};
 
 /// Says on every order response that the resource may still change.
-const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
+const STABILITY: &str = "x-api-stability";
 
 /// The orders' operations and schemas, with the responses all operations share, marked
 /// experimental.
@@ -45,43 +45,56 @@ const STABILITY: HeaderName = HeaderName::from_static("x-api-stability");
 )]
 pub(crate) struct OrdersApi;
 
-pub(crate) fn routes(config: &mut ServiceConfig) {
-    // On every response of these resources, the key's refusals and the 405s included.
-    let experimental =
-        || DefaultHeaders::new().add((STABILITY, HeaderValue::from_static("experimental")));
-    let action = |action: &str, name: &str, route: Route| {
-        resource(format!("{ORDER_PATH}/{action}"), name, POST)
-            .route(route)
-            .wrap(experimental())
-    };
-    config
-        .service(
-            resource(ORDERS_PATH, "orders", GET_POST)
-                .route(get().to(handlers::list_orders))
-                .route(web::post().to(handlers::place_order))
-                .wrap(experimental()),
-        )
-        .service(
-            resource(ORDER_PATH, "order", GET)
-                .route(get().to(handlers::get_order))
-                .wrap(experimental()),
-        )
-        .service(action(
-            "approve",
-            "approveOrder",
-            web::post().to(handlers::approve_order),
-        ))
-        .service(action(
-            "deliver",
-            "deliverOrder",
-            web::post().to(handlers::deliver_order),
-        ))
-        .service(action(
-            "cancel",
-            "cancelOrder",
-            web::post().to(handlers::cancel_order),
-        ));
-}
+/// The orders' operations: the router, the metrics' labels and which paths need a key read them
+/// from here. Every response on their paths says the resource is experimental, the key's
+/// refusals and the 405s included.
+pub(crate) static ROUTES: Routes = Routes {
+    operations: &[
+        Operation {
+            id: "listOrders",
+            method: Method::GET,
+            path: ORDERS_PATH,
+            access: Access::Key(KeyScope::Read),
+            handler: |route| route.to(handlers::list_orders),
+        },
+        Operation {
+            id: "placeOrder",
+            method: Method::POST,
+            path: ORDERS_PATH,
+            access: Access::Key(KeyScope::Write),
+            handler: |route| route.to(handlers::place_order),
+        },
+        Operation {
+            id: "getOrder",
+            method: Method::GET,
+            path: ORDER_PATH,
+            access: Access::Key(KeyScope::Read),
+            handler: |route| route.to(handlers::get_order),
+        },
+        Operation {
+            id: "approveOrder",
+            method: Method::POST,
+            path: APPROVE_ORDER_PATH,
+            access: Access::Key(KeyScope::Store),
+            handler: |route| route.to(handlers::approve_order),
+        },
+        Operation {
+            id: "deliverOrder",
+            method: Method::POST,
+            path: DELIVER_ORDER_PATH,
+            access: Access::Key(KeyScope::Store),
+            handler: |route| route.to(handlers::deliver_order),
+        },
+        Operation {
+            id: "cancelOrder",
+            method: Method::POST,
+            path: CANCEL_ORDER_PATH,
+            access: Access::Key(KeyScope::Write),
+            handler: |route| route.to(handlers::cancel_order),
+        },
+    ],
+    every_response_header: Some((STABILITY, "experimental")),
+};
 
 /// Marks the store's operations experimental: `x-stability: experimental` on each, and the
 /// `X-API-Stability` header on each of their responses.

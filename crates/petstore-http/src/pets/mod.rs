@@ -8,7 +8,8 @@ mod get_pet;
 mod handlers;
 mod params;
 
-use actix_web::web::{self, ServiceConfig};
+use actix_web::http::Method;
+use petstore_domain::KeyScope;
 use utoipa::OpenApi;
 
 #[cfg(test)]
@@ -17,7 +18,7 @@ pub(crate) use dto::NEW_PET_FIELDS;
 use crate::idempotency::openapi::IdempotentPosts;
 use crate::routing::common_responses::CommonResponses;
 use crate::routing::paths::{PETS_PATH, PET_PATH};
-use crate::routing::{get, resource, GET, GET_POST};
+use crate::routing::table::{Access, Operation, Routes};
 use dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use get_pet::GetPetDeprecation;
 
@@ -31,16 +32,34 @@ use get_pet::GetPetDeprecation;
 )]
 pub(crate) struct PetsApi;
 
-pub(crate) fn routes(config: &mut ServiceConfig) {
-    // getPet is deprecated for clients (its OpenAPI operation says so) but served until its
-    // sunset, when the use case answers 410 itself.
-    #[allow(deprecated)]
-    let get_pet_route = get().to(get_pet::get_pet);
-    config
-        .service(
-            resource(PETS_PATH, "pets", GET_POST)
-                .route(get().to(handlers::list_pets))
-                .route(web::post().to(handlers::create_pet)),
-        )
-        .service(resource(PET_PATH, "pet", GET).route(get_pet_route));
-}
+/// The pets' operations: the router, the metrics' labels and which paths need a key read them
+/// from here.
+pub(crate) static ROUTES: Routes = Routes {
+    operations: &[
+        Operation {
+            id: "listPets",
+            method: Method::GET,
+            path: PETS_PATH,
+            access: Access::Key(KeyScope::Read),
+            handler: |route| route.to(handlers::list_pets),
+        },
+        Operation {
+            id: "createPet",
+            method: Method::POST,
+            path: PETS_PATH,
+            access: Access::Key(KeyScope::Write),
+            handler: |route| route.to(handlers::create_pet),
+        },
+        // Deprecated for clients (its OpenAPI operation says so) but served until its sunset,
+        // when the use case answers 410 itself.
+        Operation {
+            id: "getPet",
+            method: Method::GET,
+            path: PET_PATH,
+            access: Access::Key(KeyScope::Read),
+            #[allow(deprecated)]
+            handler: |route| route.to(get_pet::get_pet),
+        },
+    ],
+    every_response_header: None,
+};

@@ -18,6 +18,8 @@ pub const OPENAPI_PATH: &str = "/v1/openapi.json";
 pub const OPENAPI_3_0_PATH: &str = "/v1/openapi-3.0.json";
 /// Swagger UI (outside the API's version prefix: it is for people, not clients).
 pub const DOCS_PATH: &str = "/docs";
+/// Swagger UI's files, `index.html` for `/docs/`.
+pub const DOCS_FILE_PATH: &str = "/docs/{file:.*}";
 /// Liveness and readiness, outside the API's version prefix (no key needed).
 pub const HEALTHZ_PATH: &str = "/healthz";
 pub const READYZ_PATH: &str = "/readyz";
@@ -28,6 +30,10 @@ pub const METRICS_PATH: &str = "/metrics";
 pub const ORDERS_PATH: &str = "/v1/store/orders";
 /// One order.
 pub const ORDER_PATH: &str = "/v1/store/orders/{orderId}";
+/// The moves of one order.
+pub const APPROVE_ORDER_PATH: &str = "/v1/store/orders/{orderId}/approve";
+pub const DELIVER_ORDER_PATH: &str = "/v1/store/orders/{orderId}/deliver";
+pub const CANCEL_ORDER_PATH: &str = "/v1/store/orders/{orderId}/cancel";
 
 /// The path of one order, as `Location` gives it.
 pub fn order_path(id: impl std::fmt::Display) -> String {
@@ -49,5 +55,14 @@ mod tests {
             assert!(path.starts_with(&format!("{BASE_PATH}/")), "{path}");
         }
         assert_eq!(PET_PATH, pet_path("{petId}"));
+        assert_eq!(ORDER_PATH, order_path("{orderId}"));
+        for (path, action) in [
+            (APPROVE_ORDER_PATH, "approve"),
+            (DELIVER_ORDER_PATH, "deliver"),
+            (CANCEL_ORDER_PATH, "cancel"),
+        ] {
+            assert_eq!(path, format!("{ORDER_PATH}/{action}"));
+        }
+        assert_eq!(DOCS_FILE_PATH, format!("{DOCS_PATH}/{{file:.*}}"));
     }
 }

@@ -9,40 +9,82 @@ mod metrics;
 pub(crate) mod root;
 mod swagger_ui_files;
 
-use actix_web::web::ServiceConfig;
+use actix_web::http::Method;
 
 pub(crate) use docs::swagger_ui_files;
 
 use crate::routing::paths::{
-    DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH, READYZ_PATH,
+    DOCS_FILE_PATH, DOCS_PATH, HEALTHZ_PATH, METRICS_PATH, OPENAPI_3_0_PATH, OPENAPI_PATH,
+    READYZ_PATH,
 };
-use crate::routing::{get, resource, GET};
-
-/// Health and the contract; `/metrics` too when `with_metrics` (the state has an exporter for
-/// this port).
-pub(crate) fn routes(config: &mut ServiceConfig, with_metrics: bool) {
-    health_routes(config);
-    config
-        .service(resource(OPENAPI_PATH, "openapi", GET).route(get().to(docs::openapi_json)))
-        .service(resource(OPENAPI_3_0_PATH, "openapi", GET).route(get().to(docs::openapi_3_0_json)))
-        .service(resource(DOCS_PATH, "docs", GET).route(get().to(docs::redirect_to_index)))
-        .service(
-            resource(format!("{DOCS_PATH}/{{file:.*}}"), "docs_file", GET)
-                .route(get().to(docs::swagger_ui)),
-        );
-    if with_metrics {
-        metrics_routes(config);
-    }
-}
+use crate::routing::table::{Access, Operation, Routes};
 
 /// `GET /healthz` and `GET /readyz`.
-pub(crate) fn health_routes(config: &mut ServiceConfig) {
-    config
-        .service(resource(HEALTHZ_PATH, "healthz", GET).route(get().to(health::healthz)))
-        .service(resource(READYZ_PATH, "readyz", GET).route(get().to(health::readyz)));
-}
+pub(crate) static HEALTH: Routes = Routes {
+    operations: &[
+        Operation {
+            id: "healthz",
+            method: Method::GET,
+            path: HEALTHZ_PATH,
+            access: Access::Open,
+            handler: |route| route.to(health::healthz),
+        },
+        Operation {
+            id: "readyz",
+            method: Method::GET,
+            path: READYZ_PATH,
+            access: Access::Open,
+            handler: |route| route.to(health::readyz),
+        },
+    ],
+    every_response_header: None,
+};
 
-/// `GET /metrics` alone.
-pub(crate) fn metrics_routes(config: &mut ServiceConfig) {
-    config.service(resource(METRICS_PATH, "metrics", GET).route(get().to(metrics::metrics)));
-}
+/// The published contract: the OpenAPI documents and Swagger UI.
+pub(crate) static CONTRACT: Routes = Routes {
+    operations: &[
+        Operation {
+            id: "openapi",
+            method: Method::GET,
+            path: OPENAPI_PATH,
+            access: Access::Open,
+            handler: |route| route.to(docs::openapi_json),
+        },
+        Operation {
+            id: "openapi",
+            method: Method::GET,
+            path: OPENAPI_3_0_PATH,
+            access: Access::Open,
+            handler: |route| route.to(docs::openapi_3_0_json),
+        },
+        Operation {
+            id: "docs",
+            method: Method::GET,
+            path: DOCS_PATH,
+            access: Access::Open,
+            handler: |route| route.to(docs::redirect_to_index),
+        },
+        Operation {
+            id: "docs",
+            method: Method::GET,
+            path: DOCS_FILE_PATH,
+            access: Access::Open,
+            handler: |route| route.to(docs::swagger_ui),
+        },
+    ],
+    every_response_header: None,
+};
+
+/// `GET /metrics`, served where the state has an exporter.
+pub(crate) static METRICS: Routes = Routes {
+    operations: &[
+        Operation {
+            id: "metrics",
+            method: Method::GET,
+            path: METRICS_PATH,
+            access: Access::Open,
+            handler: |route| route.to(metrics::metrics),
+        },
+    ],
+    every_response_header: None,
+};

@@ -2,14 +2,13 @@
 //! and its OpenAPI document, in the body and as RFC 8631 `Link`s (`service-doc`,
 //! `service-desc`), instead of a bare 404 for whoever tries the address first.
 
-use actix_web::http::header;
-use actix_web::web::ServiceConfig;
+use actix_web::http::{header, Method};
 use actix_web::HttpResponse;
 use serde::Serialize;
 
 use crate::openapi::{API_TITLE, API_VERSION};
 use crate::routing::paths::{BASE_PATH, DOCS_PATH, OPENAPI_PATH, ROOT_PATH};
-use crate::routing::{get, resource, GET};
+use crate::routing::table::{Access, Operation, Routes};
 
 /// The body of `GET /` and `GET /v1`.
 #[derive(Debug, Serialize)]
@@ -31,12 +30,26 @@ const START: Start = Start {
     openapi: OPENAPI_PATH,
 };
 
-/// Both paths, named `root` (the metrics' `operation` label).
-pub(crate) fn routes(config: &mut ServiceConfig) {
-    for path in [ROOT_PATH, BASE_PATH] {
-        config.service(resource(path, "root", GET).route(get().to(start)));
-    }
-}
+/// Both paths, as the operation `root`.
+pub(crate) static ROUTES: Routes = Routes {
+    operations: &[
+        Operation {
+            id: "root",
+            method: Method::GET,
+            path: ROOT_PATH,
+            access: Access::Open,
+            handler: |route| route.to(start),
+        },
+        Operation {
+            id: "root",
+            method: Method::GET,
+            path: BASE_PATH,
+            access: Access::Open,
+            handler: |route| route.to(start),
+        },
+    ],
+    every_response_header: None,
+};
 
 async fn start() -> HttpResponse {
     HttpResponse::Ok()
