@@ -1,7 +1,27 @@
-//! The diesel adapter: one repository implementation over [`connection::AnyConnection`], which is
-//! either a PostgreSQL or a SQLite connection. Only connecting, per-connection settings,
-//! migrations, checkpoints and the write-transaction flavour differ by backend; every query is
-//! written once.
+//! The diesel adapter for SQLite files and PostgreSQL servers: [`SqlStore`] owns one database's
+//! pool, health and writer thread and hands each resource its repository.
+//!
+//! - `engine/`: the machinery every resource shares and that knows no resource (connections and
+//!   pools, the writer with its group commit, write transactions, reads, health and probe, the
+//!   checkpointer, migrations, errors, metrics).
+//! - `pets/`, `orders/`, `keys/`, `idempotency/`: each resource's repository, rows and
+//!   statements. `schema.rs` is the tables they share.
+//!
+//! Every query runs on [`engine::connection::AnyConnection`], either backend's connection, and
+//! is written once where diesel allows. The backends differ in these places only:
+//!
+//! - the machinery: connecting and each connection's settings (`engine/connection.rs`,
+//!   `engine/pool.rs`), the migrations' dialects (`engine/migrations.rs`), how a write
+//!   transaction begins (`engine/write_transaction.rs`), where writes other than creates run
+//!   (`engine/writes.rs`), the probe's checks (`engine/probe.rs`), SQLite's checkpointer and the
+//!   wording of connection errors (`engine/errors.rs`);
+//! - how pets are read: SQLite's inline readers or PostgreSQL's grouped reads (`store.rs` picks,
+//!   `pets/repository.rs`, `pets/group_read.rs`);
+//! - in resource code, the locks only PostgreSQL needs, since SQLite's `BEGIN IMMEDIATE` already
+//!   admits one writer at a time (`pets/batch_insert.rs`, `orders/repository.rs`,
+//!   `keys/registry.rs`), the idempotency records' insert and purge, which take each backend's
+//!   cheapest form (`idempotency/records.rs`, `idempotency/record_sweep.rs`), and statements
+//!   with `RETURNING`, which diesel runs only on a concrete backend's connection.
 
 mod engine;
 mod idempotency;

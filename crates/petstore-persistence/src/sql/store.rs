@@ -16,19 +16,39 @@ use super::engine::health::StoreHealth;
 use super::engine::pool::{build_pool, manager_for};
 use super::engine::probe::{self, Probe};
 use super::engine::writes::Writes;
+use super::engine::Pool;
 use super::engine::{errors, migrations};
 use super::idempotency::store::DieselIdempotencyStore;
 use super::keys::registry::DieselKeyRegistry;
 use super::orders::repository::DieselOrderRepository;
+use super::pets::batch_insert::PetCreate;
 use super::pets::group_read::ReadQueue;
 use super::pets::repository::{DieselPetRepository, Reads};
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
-/// One SQL database and everything that serves it. Cheap to clone; the threads stop when the
-/// store and every repository built from it are dropped.
-#[derive(Clone, Debug)]
+/// One SQL database and everything that serves it: the pool, the store's health and the writer
+/// thread, which it hands to each resource's repository. Cheap to clone; the threads stop when
+/// the store and every repository built from it are dropped.
+#[derive(Clone)]
 pub struct SqlStore {
+    pool: Pool,
+    generations: Generations,
+    health: StoreHealth,
+    writer: WriteQueue<PetCreate>,
+    url: DatabaseUrl,
+    settings: PoolSettings,
+    /// The pets' repository, with the reads only pets have (SQLite's inline readers,
+    /// PostgreSQL's grouped reads); it keeps the checkpointer and the probe running.
     pets: DieselPetRepository,
+}
+
+impl std::fmt::Debug for SqlStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlStore")
+            .field("url", &self.url)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SqlStore {
@@ -107,7 +127,7 @@ impl SqlStore {
                 (Reads::Grouped(queue), None)
             }
         };
-        let creates = WriteQueue::start(
+        let writer = WriteQueue::start(
             pool.clone(),
             generations.clone(),
             health.clone(),
@@ -116,32 +136,39 @@ impl SqlStore {
             settings.queue_size,
         )
         .map_err(thread_failed)?;
+        let pets = DieselPetRepository {
+            pool: pool.clone(),
+            reads,
+            generations: generations.clone(),
+            creates: writer.clone(),
+            health: health.clone(),
+            _checkpointer: checkpointer,
+            _probe: std::sync::Arc::new(probe),
+            url: url.clone(),
+            settings: *settings,
+        };
         Ok(Self {
-            pets: DieselPetRepository {
-                pool,
-                reads,
-                generations,
-                creates,
-                health,
-                _checkpointer: checkpointer,
-                _probe: std::sync::Arc::new(probe),
-                url: url.clone(),
-                settings: *settings,
-            },
+            pool,
+            generations,
+            health,
+            writer,
+            url: url.clone(),
+            settings: *settings,
+            pets,
         })
     }
 
     /// Applies every pending migration on a connection of its own; returns the versions
     /// applied. Blocking.
     pub fn run_migrations(&self) -> Result<Vec<String>, StorageError> {
-        run_migrations(&self.pets.url, &self.pets.settings)
+        run_migrations(&self.url, &self.settings)
     }
 
     /// Fails unless a write to the database can be committed: a SQLite file (or directory, or
     /// filesystem) that is read-only, or a full disk, is refused at start-up with a message
     /// that says so, rather than reported ready and then failing every write. Blocking.
     pub fn check_writable(&self) -> Result<(), StorageError> {
-        let DatabaseUrl::Sqlite(path) = &self.pets.url else {
+        let DatabaseUrl::Sqlite(path) = &self.url else {
             return Ok(());
         };
         // SQLite opens a file it may not write read-only without a word, and on a read-only
@@ -150,50 +177,50 @@ impl SqlStore {
             Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
                 return Err(StorageError::other(format!(
                     "the SQLite database {} cannot be written: {error}",
-                    self.pets.url
+                    self.url
                 )))
             }
             _ => {}
         }
         let manager = manager_for(
-            &self.pets.url,
-            &self.pets.settings,
+            &self.url,
+            &self.settings,
             SqliteRole::ReadWrite,
-            &self.pets.generations,
+            &self.generations,
         )?;
         let mut conn = manager
             .establish()
-            .map_err(|error| errors::connect_failed(&self.pets.url, &error))?;
+            .map_err(|error| errors::connect_failed(&self.url, &error))?;
         probe::write_test(&mut conn).map_err(|error| {
-            let reason = self.pets.url.scrub(&error.to_string());
+            let reason = self.url.scrub(&error.to_string());
             match errors::fault_of(&error) {
                 Some(StorageFault::ReadOnly) => StorageError::other(format!(
                     "the SQLite database {} cannot be written (the file, its directory or its \
                      filesystem is read-only for this process): {reason}",
-                    self.pets.url
+                    self.url
                 )),
                 Some(StorageFault::Full) => StorageError::other(format!(
                     "the SQLite database {} cannot be written: the filesystem is full: {reason}",
-                    self.pets.url
+                    self.url
                 )),
-                _ => errors::query_failed(&self.pets.url, &error),
+                _ => errors::query_failed(&self.url, &error),
             }
         })
     }
 
     /// Sets the pool gauges on demand.
     pub fn pool_metrics(&self) -> super::PoolMetrics {
-        super::PoolMetrics::new(self.pets.pool.clone(), self.pets.creates.depth())
+        super::PoolMetrics::new(self.pool.clone(), self.writer.depth())
     }
 
     /// The orders, read on this store's pool and written like its other writes.
     pub fn orders(&self) -> DieselOrderRepository {
         DieselOrderRepository::new(
-            self.pets.pool.clone(),
+            self.pool.clone(),
             self.writes(),
-            self.pets.generations.clone(),
-            self.pets.health.clone(),
-            self.pets.url.clone(),
+            self.generations.clone(),
+            self.health.clone(),
+            self.url.clone(),
         )
     }
 
@@ -201,44 +228,38 @@ impl SqlStore {
     /// its other writes.
     pub fn idempotency(&self) -> DieselIdempotencyStore {
         DieselIdempotencyStore::new(
-            self.pets.pool.clone(),
+            self.pool.clone(),
             self.writes(),
-            self.pets.generations.clone(),
-            self.pets.health.clone(),
-            self.pets.url.clone(),
+            self.generations.clone(),
+            self.health.clone(),
+            self.url.clone(),
         )
     }
 
     /// The key registry, read on this store's pool and written like its other writes.
     pub fn keys(&self) -> DieselKeyRegistry {
         DieselKeyRegistry::new(
-            self.pets.pool.clone(),
+            self.pool.clone(),
             self.writes(),
-            self.pets.health.clone(),
-            self.pets.url.clone(),
+            self.health.clone(),
+            self.url.clone(),
         )
     }
 
     /// How the writes other than creates reach the database: on SQLite through the writer
     /// thread, in turn with the creates; on PostgreSQL on pooled connections (`writes.rs`).
     fn writes(&self) -> Writes {
-        Writes::new(
-            &self.pets.url,
-            &self.pets.creates.jobs(),
-            &self.pets.pool,
-            &self.pets.health,
-        )
+        Writes::new(&self.url, &self.writer.jobs(), &self.pool, &self.health)
     }
 
     /// Whether the database answers within the checkout timeout. Blocking; for start-up loops.
     pub fn check(&self) -> Result<(), StorageError> {
         let mut conn = self
-            .pets
             .pool
             .get()
-            .map_err(|error| errors::checkout_failed(&self.pets.url, &error))?;
+            .map_err(|error| errors::checkout_failed(&self.url, &error))?;
         conn.ping()
-            .map_err(|error| errors::query_failed(&self.pets.url, &error))
+            .map_err(|error| errors::query_failed(&self.url, &error))
     }
 
     /// The pets, on this store.
