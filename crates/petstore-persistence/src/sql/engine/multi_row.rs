@@ -1,10 +1,10 @@
 //! Multi-row statements diesel keeps prepared. `sql_query` is never cached, so a group's
-//! `INSERT ... VALUES (...), (...)` was parsed and planned again for every group (13 % of the
-//! writer thread's time with idempotency records, docs/benchmarks.md). A statement of this type
-//! has the same text for the same number of rows, and diesel's statement cache keeps one
-//! prepared statement per text, without bound: so rows go in parts of power-of-two sizes
-//! ([`in_parts`]), at most nine shapes of a statement per connection. (A shape for every group
-//! size seen took a SQLite server from 46 to 86 MiB.)
+//! `INSERT ... VALUES (...), (...)` would be parsed and planned again for every group, a cost
+//! the writer thread pays on every commit (`docs/benchmarks.md`). A statement of this type has
+//! the same text for the same number of rows, and diesel's statement cache keeps one prepared
+//! statement per text, without bound: so rows go in parts of power-of-two sizes ([`in_parts`]),
+//! at most nine shapes of a statement per connection, which keeps each connection's memory
+//! bounded whatever group sizes come.
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};

@@ -1,7 +1,6 @@
 //! PostgreSQL's purge of expired idempotency records: a sweep over the table's blocks, a slice
-//! of them per round, in place of an index on `stored_at`, which every keyed write paid for
-//! (the keyed create's rate 0.64 of plain's with it, 0.68-0.76 without, alternated on one
-//! database; docs/benchmarks.md). PostgreSQL's heap reuses the space a purge frees, so its
+//! of them per round, in place of an index on `stored_at`, which every keyed write would pay
+//! for (`docs/benchmarks.md`). PostgreSQL's heap reuses the space a purge frees, so its
 //! physical order is not arrival order (SQLite's rowid order is, and it purges by it): the sweep
 //! reads every block in turn instead, each slice by a TID range scan.
 

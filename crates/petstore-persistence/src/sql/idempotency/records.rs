@@ -159,7 +159,7 @@ pub(crate) fn insert_many_if_absent(
 /// there already, its expired record deleted and the insert run again. An upsert (`ON
 /// CONFLICT ... DO UPDATE`) can abort halfway through its rows (its update and every `NOT
 /// NULL` resolve conflicts by `ABORT`), so SQLite kept a statement journal for it, a copy of
-/// every page the statement changed: about a fifth of the insert's time (docs/benchmarks.md).
+/// every page the statement changed, a cost on every keyed write (`docs/benchmarks.md`).
 /// `OR IGNORE` cannot abort. A replaced record is a new row, so rows stay in arrival order.
 fn insert_or_replace_expired(
     conn: &mut SqliteConnection,

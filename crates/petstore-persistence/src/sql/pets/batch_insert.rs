@@ -194,7 +194,7 @@ fn deserialization(what: &str) -> DieselError {
 /// Each entry's outcome from what the transaction did with it.
 fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
     // Sized up front: an outcome is large (a record's worth), and growing the list one push at
-    // a time copied it over and over (2 % of the writer thread's time with keyed creates).
+    // a time would copy it over and over on the writer thread.
     let mut done: Outcomes = Vec::with_capacity(slots.len());
     for slot in slots {
         let outcome = match slot {
