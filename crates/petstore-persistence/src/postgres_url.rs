@@ -138,7 +138,7 @@ impl PostgresUrl {
     ///   nothing, is noticed by the client within seconds, whether a request is being sent
     ///   (unacknowledged data) or its answer awaited (keepalive probes go unanswered).
     ///
-    /// (The statement timeout is set per session instead; see `sql/connection.rs`.) libpq has
+    /// (The statement timeout is set per session instead; see `sql/engine/connection.rs`.) libpq has
     /// no URL fragments, so a `#` is left where it is, part of whatever holds it.
     pub(crate) fn for_libpq(&self, settings: &PoolSettings) -> String {
         let mut url = self.raw.clone();

@@ -16,8 +16,8 @@ pub struct PoolSettings {
     /// by the server, before the request counts as unavailable. Zero leaves both unbounded.
     pub statement_timeout: Duration,
     /// Most requests waiting in each of the storage's queues: creates for the group commit
-    /// (`sql/group_commit.rs`) and, on PostgreSQL, reads for the reader threads
-    /// (`sql/group_read.rs`). One more is refused at once as unavailable rather than queued
+    /// (`sql/engine/group_commit.rs`) and, on PostgreSQL, reads for the reader threads
+    /// (`sql/pets/group_read.rs`). One more is refused at once as unavailable rather than queued
     /// without bound.
     pub queue_size: usize,
 }

@@ -111,7 +111,8 @@ fn configure_sqlite(conn: &mut SqliteConnection, role: SqliteRole) -> QueryResul
 ///   lock queue), and the request answers 503.
 /// - `idle_in_transaction_session_timeout`: a session left inside a transaction by an instance
 ///   that hung or lost the network is ended, so the insert-ordering lock it held (see
-///   `repository.rs`) cannot stall the creates of every other instance for longer than this.
+///   `pets/batch_insert.rs`) cannot stall the creates of every other instance for longer than
+///   this.
 fn configure_postgres(conn: &mut PgConnection, limit: Duration) -> QueryResult<()> {
     let ms = limit.as_millis();
     conn.batch_execute(&format!(

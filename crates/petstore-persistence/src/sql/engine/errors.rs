@@ -8,7 +8,7 @@
 //! violation: ids come from the database, so one can only mean the schema was tampered with, and
 //! retrying would not help. No write here runs at an isolation level that can fail to
 //! serialize, but should one ever (a stricter `default_transaction_isolation` on the server),
-//! `repository.rs` retries the whole write a few times first. Neither kind carries SQL to
+//! `write_transaction.rs` retries the whole write a few times first. Neither kind carries SQL to
 //! clients: the HTTP layer shows only the variant; the source is for logs.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};

@@ -1,6 +1,6 @@
 //! `DieselIdempotencyStore`: the idempotency port on a [`SqlStore`](crate::SqlStore). Lookups
 //! are reads on its pool; storing a refusal and the purge are small write transactions, run
-//! like the store's other writes (`writes.rs`: on SQLite by the writer thread).
+//! like the store's other writes (`engine/writes.rs`: on SQLite by the writer thread).
 
 use async_trait::async_trait;
 use diesel::QueryResult;

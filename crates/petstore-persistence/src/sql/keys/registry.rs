@@ -1,6 +1,6 @@
-//! `DieselKeyRegistry`: the key registry port on the `api_keys` table, read on the pet
-//! repository's pool and written like the store's other writes (`writes.rs`: on SQLite by the
-//! writer thread). Every call is blocking (the port says so).
+//! `DieselKeyRegistry`: the key registry port on the `api_keys` table, read on the store's pool
+//! and written like the store's other writes (`engine/writes.rs`: on SQLite by the writer
+//! thread). Every call is blocking (the port says so).
 //!
 //! Inserts and revocations take the next `revision` inside a write transaction that writers take
 //! turns on (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a table lock readers do not wait for), so a

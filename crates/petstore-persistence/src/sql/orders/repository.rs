@@ -1,7 +1,7 @@
-//! `DieselOrderRepository`: the order port on `orders` and `pets`, sharing the pet repository's
-//! pool for reads. A transaction is one write transaction, the pet's change and the order's
-//! together. On SQLite it runs on the writer thread, in turn with every other write
-//! (`writes.rs`), so two transactions take turns and the second sees what the first committed.
+//! `DieselOrderRepository`: the order port on `orders` and `pets`, read on the store's pool. A
+//! transaction is one write transaction, the pet's change and the order's together. On SQLite it
+//! runs on the writer thread, in turn with every other write (`engine/writes.rs`), so two
+//! transactions take turns and the second sees what the first committed.
 //! On PostgreSQL it runs on a pooled connection on the blocking pool, and the pet and the order
 //! are read `FOR UPDATE`, so two transactions on one pet take turns; and a key's open orders
 //! are counted under a lock of the key's own (an advisory lock), so two orders of one key take

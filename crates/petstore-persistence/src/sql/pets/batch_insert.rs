@@ -291,8 +291,8 @@ fn assign(batch: &[&NewPet], rows: Vec<PetRow>) -> Vec<Option<PetRow>> {
 /// the two commits ends past the lower id, and the next page starts after it. A
 /// transaction-scoped advisory lock, taken before the insert and released after the commit is
 /// visible, lets one insert transaction at a time run, across every instance on the database.
-/// Each instance stores its creates in groups (see `group_commit.rs`), so one turn stores many
-/// pets; reads never take the lock. SQLite needs nothing: `BEGIN IMMEDIATE` already admits one
+/// Each instance stores its creates in groups (see `engine/group_commit.rs`), so one turn stores
+/// many pets; reads never take the lock. SQLite needs nothing: `BEGIN IMMEDIATE` already admits one
 /// writer at a time.
 fn take_turn_to_insert(conn: &mut AnyConnection) -> QueryResult<()> {
     match conn {

@@ -1,7 +1,7 @@
 //! `DieselPetRepository`: the pets' repository port on a [`SqlStore`](crate::SqlStore)'s pools
 //! and threads. Each query is written once for both backends.
 //!
-//! - Creates go to the group commit's writer thread (`group_commit.rs`).
+//! - Creates go to the group commit's writer thread (`engine/group_commit.rs`).
 //! - Reads on SQLite are answered on the calling async worker by an idle read-only connection
 //!   when one is free and the answer is small (a point read, a page of at most
 //!   [`INLINE_MAX_ROWS`]): SQLite answers those from memory in microseconds, less than the hop
@@ -186,7 +186,7 @@ impl PetRepository for DieselPetRepository {
         rows.into_iter().map(PetRow::into_pet).collect()
     }
 
-    /// What the probe knows (`probe.rs`), without a round trip: a flood of readiness checks
+    /// What the probe knows (`engine/probe.rs`), without a round trip: a flood of readiness checks
     /// costs the database nothing.
     async fn ping(&self) -> Result<(), RepositoryError> {
         self.health.admit_write()
