@@ -15,12 +15,14 @@ use super::connection::AnyConnection;
 use super::errors::Detail;
 use super::queue::{self, BlockingReply, Reply};
 
+/// Queues a job at once or refuses it (full, or the writer gone).
+type Offer = dyn Fn(Box<dyn Job>) -> Result<(), RepositoryError> + Send + Sync;
+
 /// The writer thread's queue as the writes other than creates see it: it takes jobs, whatever
 /// kind of create the writer stores in groups. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct JobQueue {
-    /// Queues a job at once or refuses it (full, or the writer gone).
-    offer: Arc<dyn Fn(Box<dyn Job>) -> Result<(), RepositoryError> + Send + Sync>,
+    offer: Arc<Offer>,
     /// Who runs the jobs, for the error when it is gone.
     thread: &'static str,
 }
@@ -168,8 +170,8 @@ mod tests {
     #[test]
     fn a_job_without_a_connection_runs_nothing_and_answers_why() {
         let (reply, answer) = std::sync::mpsc::sync_channel(1);
-        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let ran_in_job = std::sync::Arc::clone(&ran);
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ran_in_job = Arc::clone(&ran);
         let job = job(
             move |_| ran_in_job.store(true, std::sync::atomic::Ordering::SeqCst),
             Answer::Blocked(reply),
