@@ -20,7 +20,7 @@ pub use api_key::{
 pub use human_name::{HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
-    NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderCaller, OrderConflict,
+    Caller, NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderConflict,
     OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderQuantityError, OrderStatus,
     OrderStatusError, TooManyOpenOrders, VisibleOrders,
 };

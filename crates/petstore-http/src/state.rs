@@ -37,7 +37,7 @@ pub(crate) struct RenderedDocuments {
 /// or small), as the server clones it once per worker.
 #[derive(Debug, Clone)]
 pub struct HttpState {
-    service: PetService,
+    pets: PetService,
     orders: Option<OrderService>,
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
@@ -73,13 +73,13 @@ impl HttpState {
     /// OpenAPI document gets [`ApiServers::default`] until [`with_servers`](Self::with_servers)
     /// says otherwise.
     pub fn new(
-        service: PetService,
+        pets: PetService,
         key_directory: KeyDirectory,
         key_secret: &[u8],
         previous_secrets: &[&[u8]],
     ) -> Self {
         Self {
-            service,
+            pets,
             orders: None,
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
@@ -146,7 +146,6 @@ impl HttpState {
         self
     }
 
-    /// The flag that, once set, makes `/readyz` answer 503 (the server is shutting down).
     /// Idempotent retries (`Idempotency-Key` on every POST). Without them the header is
     /// ignored.
     pub fn with_idempotency(mut self, idempotency: Idempotency) -> Self {
@@ -158,6 +157,7 @@ impl HttpState {
         self.idempotency.as_ref()
     }
 
+    /// The flag that, once set, makes `/readyz` answer 503 (the server is shutting down).
     pub fn shutdown_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.shutting_down)
     }
@@ -201,7 +201,7 @@ impl HttpState {
 
     /// Whether storage answers (for `/readyz`, which needs no key).
     pub(crate) async fn check_storage(&self) -> Result<(), RepositoryError> {
-        self.service.check_storage().await
+        self.pets.check_storage().await
     }
 
     /// Serves the store's orders with `orders` (without it, their paths are 404).

@@ -13,8 +13,8 @@ use petstore_application::{
     SystemClock,
 };
 use petstore_domain::{
-    IdempotencyKey, KeyId, KeyScope, NewOrder, OrderCaller, OrderFilter, OrderListQuery,
-    OrderQuantity, PageLimit, Pet, PetStatus,
+    Caller, IdempotencyKey, KeyId, KeyScope, NewOrder, OrderFilter, OrderListQuery, OrderQuantity,
+    PageLimit, Pet, PetStatus,
 };
 
 petstore_test_database::on_backends!(
@@ -161,7 +161,7 @@ async fn a_recorded_order_is_placed_once(fixture: Fixture) {
         .expect("create");
     let orders = OrderService::new(fixture.orders_arc(), Arc::new(SystemClock));
     let order = || NewOrder::new(pet.id(), OrderQuantity::ONE);
-    let caller = OrderCaller::new(
+    let caller = Caller::new(
         KeyId::parse(&"1".repeat(32)).expect("a key id"),
         KeyScope::Write,
     );

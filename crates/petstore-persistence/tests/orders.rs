@@ -15,8 +15,8 @@ use petstore_application::{
     OrderError, OrderRepository, OrderService, OrderWork, RepositoryError, SystemClock,
 };
 use petstore_domain::{
-    KeyId, KeyScope, NewOrder, OpenOrderLimit, OrderAction, OrderCaller, OrderConflict,
-    OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderStatus, PageLimit, PetId, PetStatus,
+    Caller, KeyId, KeyScope, NewOrder, OpenOrderLimit, OrderAction, OrderConflict, OrderFilter,
+    OrderId, OrderListQuery, OrderQuantity, OrderStatus, PageLimit, PetId, PetStatus,
     TooManyOpenOrders,
 };
 use petstore_persistence::{OrderIds, PoolSettings, SqlStore};
@@ -54,12 +54,12 @@ fn key(digit: char) -> KeyId {
     KeyId::parse(&digit.to_string().repeat(32)).expect("a key id")
 }
 
-fn staff() -> OrderCaller {
-    OrderCaller::new(key('5'), KeyScope::Store)
+fn staff() -> Caller {
+    Caller::new(key('5'), KeyScope::Store)
 }
 
-fn customer(digit: char) -> OrderCaller {
-    OrderCaller::new(key(digit), KeyScope::Write)
+fn customer(digit: char) -> Caller {
+    Caller::new(key(digit), KeyScope::Write)
 }
 
 fn service(fixture: &Fixture) -> OrderService {

@@ -3,7 +3,7 @@
 //! the [`OrderRepository`] port, so the application changes both atomically without knowing
 //! how storage makes a transaction (`docs/architecture.md`).
 //!
-//! Every use case is asked by an [`OrderCaller`] (a key and its scope), and its rules are kept
+//! Every use case is asked by a [`Caller`] (a key and its scope), and its rules are kept
 //! here: a key sees and cancels only the orders it placed, an order it may not see is "not
 //! found" like a missing one, only the staff approve and deliver, and a key has at most
 //! [`OpenOrderLimit`] orders open, counted in the placing transaction itself.
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use petstore_domain::{
-    KeyScope, NewOrder, OpenOrderLimit, Order, OrderAction, OrderCaller, OrderId, OrderListQuery,
+    Caller, KeyScope, NewOrder, OpenOrderLimit, Order, OrderAction, OrderId, OrderListQuery,
 };
 
 mod errors;
@@ -67,7 +67,7 @@ impl OrderService {
     /// Places `new` for `caller`: its pet goes `available -> pending` and the order is stored
     /// as the caller's, together; unless the caller already has as many open orders as a key
     /// may.
-    pub async fn place(&self, caller: &OrderCaller, new: NewOrder) -> Result<Order, OrderError> {
+    pub async fn place(&self, caller: &Caller, new: NewOrder) -> Result<Order, OrderError> {
         Self::may_place(caller)?;
         self.repository
             .in_transaction(self.placing(caller, new))
@@ -78,7 +78,7 @@ impl OrderService {
     /// transaction, or the record stored first for the key.
     pub async fn place_recorded(
         &self,
-        caller: &OrderCaller,
+        caller: &Caller,
         new: NewOrder,
         plan: RecordPlan<Order>,
     ) -> Result<Recorded<Order>, OrderError> {
@@ -88,7 +88,7 @@ impl OrderService {
             .await
     }
 
-    fn may_place(caller: &OrderCaller) -> Result<(), OrderError> {
+    fn may_place(caller: &Caller) -> Result<(), OrderError> {
         if caller.may_place() {
             Ok(())
         } else {
@@ -98,7 +98,7 @@ impl OrderService {
         }
     }
 
-    fn placing(&self, caller: &OrderCaller, new: NewOrder) -> OrderWork {
+    fn placing(&self, caller: &Caller, new: NewOrder) -> OrderWork {
         let (placed_by, limit) = (caller.key().clone(), self.open_order_limit);
         Box::new(move |tx| {
             // Counted first: the count holds the key's turn for the rest of the transaction,
@@ -117,7 +117,7 @@ impl OrderService {
     /// caller may not see is not found, an action its scope does not allow is forbidden.
     pub async fn act(
         &self,
-        caller: &OrderCaller,
+        caller: &Caller,
         id: OrderId,
         action: OrderAction,
     ) -> Result<Order, OrderError> {
@@ -131,7 +131,7 @@ impl OrderService {
     /// or the record stored first for the key.
     pub async fn act_recorded(
         &self,
-        caller: &OrderCaller,
+        caller: &Caller,
         id: OrderId,
         action: OrderAction,
         plan: RecordPlan<Order>,
@@ -144,7 +144,7 @@ impl OrderService {
 
     /// Refuses an action the caller's scope does not allow before anything is read, so the
     /// refusal says nothing about the order.
-    fn may_act(caller: &OrderCaller, action: OrderAction) -> Result<(), OrderError> {
+    fn may_act(caller: &Caller, action: OrderAction) -> Result<(), OrderError> {
         if caller.may(action) {
             Ok(())
         } else {
@@ -154,7 +154,7 @@ impl OrderService {
         }
     }
 
-    fn acting(&self, caller: &OrderCaller, id: OrderId, action: OrderAction) -> OrderWork {
+    fn acting(&self, caller: &Caller, id: OrderId, action: OrderAction) -> OrderWork {
         let caller = caller.clone();
         let now = self
             .clock
@@ -182,7 +182,7 @@ impl OrderService {
     }
 
     /// The order `id`, if `caller` may see it; else not found, as if there were none.
-    pub async fn get(&self, caller: &OrderCaller, id: OrderId) -> Result<Order, OrderError> {
+    pub async fn get(&self, caller: &Caller, id: OrderId) -> Result<Order, OrderError> {
         self.repository
             .find(id)
             .await?
@@ -194,7 +194,7 @@ impl OrderService {
     /// ascending by id.
     pub async fn list(
         &self,
-        caller: &OrderCaller,
+        caller: &Caller,
         query: OrderListQuery,
     ) -> Result<OrderPage, OrderError> {
         let limit = usize::from(query.limit.get());

@@ -8,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use mockall::predicate::eq;
 use petstore_domain::{
-    CategoryId, KeyId, KeyScope, NewOrder, NewPet, OpenOrderLimit, Order, OrderAction, OrderCaller,
+    Caller, CategoryId, KeyId, KeyScope, NewOrder, NewPet, OpenOrderLimit, Order, OrderAction,
     OrderConflict, OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderStatus, PageLimit,
     Pet, PetId, PetName, PetStatus, TooManyOpenOrders, VisibleOrders,
 };
@@ -37,12 +37,12 @@ fn bob() -> KeyId {
     KeyId::parse(&"b".repeat(32)).unwrap()
 }
 
-fn customer() -> OrderCaller {
-    OrderCaller::new(alice(), KeyScope::Write)
+fn customer() -> Caller {
+    Caller::new(alice(), KeyScope::Write)
 }
 
-fn staff() -> OrderCaller {
-    OrderCaller::new(KeyId::parse(&"5".repeat(32)).unwrap(), KeyScope::Store)
+fn staff() -> Caller {
+    Caller::new(KeyId::parse(&"5".repeat(32)).unwrap(), KeyScope::Store)
 }
 
 /// The customer's order 3.
@@ -320,7 +320,7 @@ async fn the_staff_are_bound_too() {
 #[tokio::test]
 async fn a_read_key_places_nothing_and_storage_is_not_asked() {
     // No expectation on the repository: any call fails the test.
-    let reader = OrderCaller::new(alice(), KeyScope::Read);
+    let reader = Caller::new(alice(), KeyScope::Read);
     let err = service(MockOrderRepository::new())
         .place(&reader, NewOrder::new(PetId::new(7), OrderQuantity::ONE))
         .await
@@ -340,7 +340,7 @@ async fn a_read_key_places_nothing_and_storage_is_not_asked() {
 async fn only_the_staff_approve_and_deliver_and_a_refusal_reads_nothing() {
     for action in [OrderAction::Approve, OrderAction::Deliver] {
         for scope in [KeyScope::Read, KeyScope::Write] {
-            let caller = OrderCaller::new(alice(), scope);
+            let caller = Caller::new(alice(), scope);
             let err = service(MockOrderRepository::new())
                 .act(&caller, OrderId::new(3), action)
                 .await
@@ -356,7 +356,7 @@ async fn only_the_staff_approve_and_deliver_and_a_refusal_reads_nothing() {
             );
         }
     }
-    let reader = OrderCaller::new(alice(), KeyScope::Read);
+    let reader = Caller::new(alice(), KeyScope::Read);
     let err = service(MockOrderRepository::new())
         .act(&reader, OrderId::new(3), OrderAction::Cancel)
         .await
@@ -426,7 +426,7 @@ async fn a_key_gets_its_own_orders_and_the_staff_every_order() {
             .returning(move |_| Ok(Some(order_of(3, OrderStatus::Placed, owner.clone()))));
         service(repository)
     };
-    let reader = OrderCaller::new(alice(), KeyScope::Read);
+    let reader = Caller::new(alice(), KeyScope::Read);
     for caller in [&customer(), &reader] {
         assert!(stored(Some(alice()))
             .get(caller, OrderId::new(3))

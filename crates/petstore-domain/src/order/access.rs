@@ -5,9 +5,10 @@
 
 use crate::{KeyId, KeyScope, Order, OrderAction};
 
-/// The key asking for orders: its id (the owner of what it places) and its scope.
+/// The authenticated caller: its key's id (the owner of the orders it places) and the key's
+/// scope, which decide what it may do with pets and orders.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OrderCaller {
+pub struct Caller {
     key: KeyId,
     scope: KeyScope,
 }
@@ -22,7 +23,7 @@ pub enum VisibleOrders {
     PlacedBy(KeyId),
 }
 
-impl OrderCaller {
+impl Caller {
     pub const fn new(key: KeyId, scope: KeyScope) -> Self {
         Self { key, scope }
     }
@@ -93,13 +94,13 @@ mod tests {
         let theirs = order_of(Some(key('b')));
         let ownerless = order_of(None);
         for scope in [KeyScope::Read, KeyScope::Write] {
-            let caller = OrderCaller::new(key('a'), scope);
+            let caller = Caller::new(key('a'), scope);
             assert!(caller.can_see(&mine), "{scope}");
             assert!(!caller.can_see(&theirs), "{scope}");
             assert!(!caller.can_see(&ownerless), "{scope}");
             assert_eq!(caller.visible(), VisibleOrders::PlacedBy(key('a')));
         }
-        let staff = OrderCaller::new(key('c'), KeyScope::Store);
+        let staff = Caller::new(key('c'), KeyScope::Store);
         assert!([mine, theirs, ownerless]
             .iter()
             .all(|order| staff.can_see(order)));
@@ -108,7 +109,7 @@ mod tests {
 
     #[test]
     fn only_the_staff_approve_and_deliver_and_a_writer_cancels() {
-        let caller = |scope| OrderCaller::new(key('a'), scope);
+        let caller = |scope| Caller::new(key('a'), scope);
         let read = caller(KeyScope::Read);
         assert!(!read.may_place());
         assert!(![

@@ -12,7 +12,7 @@ mod open_limit;
 mod quantity;
 mod status;
 
-pub use access::{OrderCaller, VisibleOrders};
+pub use access::{Caller, VisibleOrders};
 pub use id::OrderId;
 pub use listing::{OrderFilter, OrderListQuery};
 pub use open_limit::{OpenOrderLimit, OpenOrderLimitError, TooManyOpenOrders};

@@ -4,7 +4,7 @@
 //! key's scope allows the operation and that the key is within its rate limit, and keeps the
 //! key's claims (for the request's log line) and its rate-limit headers (for the response) in
 //! the request's extensions. A handler without it cannot compile a call to a use case. It also
-//! carries who the caller is (the key's id and its scope, [`OrderCaller`]), which the order use
+//! carries who the caller is (the key's id and its scope, [`Caller`]), which the order use
 //! cases need: a key sees only its own orders.
 
 use std::future::{ready, Ready};
@@ -17,7 +17,7 @@ use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::{Either, LocalBoxFuture};
 use petstore_application::{OrderService, PetService};
-use petstore_domain::{KeyId, KeyScope, OrderCaller};
+use petstore_domain::{Caller, KeyId, KeyScope};
 
 use super::HttpState;
 use crate::error::{ApiError, ErrorCode};
@@ -56,13 +56,13 @@ impl Scope for Store {
 /// cases.
 pub(crate) struct Authorized<S: Scope> {
     state: Data<HttpState>,
-    caller: OrderCaller,
+    caller: Caller,
     scope: PhantomData<S>,
 }
 
 impl<S: Scope> Authorized<S> {
     pub(crate) fn pets(&self) -> &PetService {
-        &self.state.service
+        &self.state.pets
     }
 
     /// The order use cases. Order routes are registered only when the state has them.
@@ -74,7 +74,7 @@ impl<S: Scope> Authorized<S> {
     }
 
     /// Who is asking: the key's id and its whole scope (which may allow more than `S`).
-    pub(crate) fn caller(&self) -> &OrderCaller {
+    pub(crate) fn caller(&self) -> &Caller {
         &self.caller
     }
 
@@ -152,7 +152,7 @@ impl<S: Scope> Authorized<S> {
         }
         Ok(Self {
             state,
-            caller: OrderCaller::new(key, scope),
+            caller: Caller::new(key, scope),
             scope: PhantomData,
         })
     }
