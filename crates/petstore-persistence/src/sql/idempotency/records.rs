@@ -265,10 +265,9 @@ where
 }
 
 /// A group's records on PostgreSQL as one array per column, inserted from `unnest`: one
-/// statement of one shape for any number of records. A `VALUES` list took one statement per
-/// power-of-two part of the group (`multi_row`; three or four round trips for a usual group of
-/// 20-30) and an expression per value for the executor to set up at every execution
-/// (docs/benchmarks.md).
+/// statement of one shape for any number of records, where a `VALUES` list takes one statement
+/// (one round trip) per power-of-two part of the group (`multi_row`) and an expression per value
+/// for the executor to set up at every execution (`docs/benchmarks.md`).
 struct RecordColumns<'a> {
     owners: Vec<&'a str>,
     keys: Vec<&'a str>,
