@@ -23,7 +23,8 @@ use crate::routing::table::{matched, Access, KeyedPaths, Operation};
 use crate::security::auth::test_directory;
 use crate::state::HttpState;
 
-fn state() -> HttpState {
+/// A state with the pets alone (nothing here reaches storage); shared with `docs_tests.rs`.
+pub(super) fn state() -> HttpState {
     let service = PetService::new(
         Arc::new(MockPetRepository::new()),
         Arc::new(MockClock::new()),
