@@ -8,7 +8,6 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{middleware, web, App};
 
-use crate::edge::compression::compress_when_asked;
 use crate::routing::not_found;
 use crate::routing::servers::ApiServers;
 use crate::routing::table::{KeyedPaths, Routes};
@@ -16,6 +15,7 @@ use crate::security::cors::{answer_cross_origin, CrossOrigin, CrossOriginContrac
 use crate::server::refusal::AnswerRefused;
 use crate::service::{self, swagger_ui_files};
 use crate::state::HttpState;
+use crate::wire::compression::compress_when_asked;
 use crate::{orders, pets};
 use request_middleware::log_and_contain_failures;
 
@@ -38,7 +38,7 @@ pub(crate) static CROSS_ORIGIN_CONTRACT: LazyLock<CrossOriginContract> = LazyLoc
 ///   3.0.3), `GET /docs` (Swagger UI), and `GET /` and `GET /v1` pointing to them: no key.
 /// - The pets (`/v1/pets`, `/v1/pets/{petId}`) and, when the state has them, the orders
 ///   (`/v1/store/orders...`): bearer key first (`state::Authorized`).
-/// - Bodies of 1 KiB or more go out gzip-encoded to clients that accept it (`edge::compression`).
+/// - Bodies of 1 KiB or more go out gzip-encoded to clients that accept it (`wire::compression`).
 /// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
 pub fn app(
     state: HttpState,
@@ -80,7 +80,7 @@ pub fn app(
         .wrap(cors)
         .wrap(AnswerRefused)
         // Also adds the headers every response carries (`nosniff`, `no-referrer`, the request
-        // id) and compresses large bodies for the clients that ask (`edge::compression`): one
+        // id) and compresses large bodies for the clients that ask (`wire::compression`): one
         // middleware instead of layers of their own, each of which costs a boxed future.
         .wrap(middleware::from_fn(log_and_contain_failures))
 }

@@ -8,15 +8,14 @@
 //! The folders show the design. Each resource owns one, with its handlers, DTOs, parameters,
 //! routes and part of the OpenAPI document: `pets`, `orders`; `service` holds the endpoints about
 //! the service itself (health, metrics, the documents and Swagger UI). The cross-cutting jobs
-//! have one each: `edge` (reading bodies, JSON, query strings and cursors; the JSON `Error`
-//! guard), `security` (API keys, rate limits, CORS, security headers), `observability` (request
-//! ids, the request log, metrics), `routing` (paths and route helpers), `openapi` (the document
-//! the resources' parts merge into) and `server` (connections: deadlines, bounds). `app`
-//! assembles them; `state` is what handlers share, `error` the `Error` body every failure
-//! becomes.
+//! have one each: `wire` (the HTTP wire formats: bodies, JSON, query strings, cursors, gzip; the
+//! JSON `Error` guard), `security` (API keys, rate limits, CORS, security headers),
+//! `observability` (request ids, the request log, metrics), `routing` (paths and route helpers),
+//! `openapi` (the document the resources' parts merge into) and `server` (connections:
+//! deadlines, bounds). `app` assembles them; `state` is what handlers share, `error` the `Error`
+//! body every failure becomes.
 
 mod app;
-mod edge;
 pub mod error;
 mod idempotency;
 mod observability;
@@ -28,9 +27,9 @@ pub mod security;
 mod server;
 mod service;
 mod state;
+mod wire;
 
 pub use app::{app, metrics_app};
-pub use edge::cursor::CursorCodec;
 pub use error::{ApiError, ErrorCode};
 pub use observability::metrics::{describe_metrics, record_in_flight, MetricsExporter};
 pub use routing::paths::{
@@ -42,3 +41,4 @@ pub use security::cors::CorsOrigins;
 pub use security::rate_limit::RateLimit;
 pub use server::{drain::Connections, serve, ConnectionLimits, ServerSettings};
 pub use state::HttpState;
+pub use wire::cursor::CursorCodec;

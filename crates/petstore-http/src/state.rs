@@ -16,7 +16,6 @@ use actix_web::web::Bytes;
 use actix_web::HttpRequest;
 use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, RepositoryError};
 
-use crate::edge::cursor::CursorCodec;
 use crate::observability::metrics::MetricsExporter;
 use crate::routing::servers::ApiServers;
 use crate::security::auth::ApiKeys;
@@ -24,6 +23,7 @@ use crate::security::client_address::{ClientAddressHeader, ClientAddresses, Trus
 use crate::security::client_limit::CLIENT_POLICY;
 use crate::security::cors::CorsOrigins;
 use crate::security::rate_limit::{KeyRateLimiter, RateLimit};
+use crate::wire::cursor::CursorCodec;
 
 /// The OpenAPI documents as served, in 3.1 and 3.0.3.
 #[derive(Debug)]

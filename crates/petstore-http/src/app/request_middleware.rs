@@ -24,8 +24,6 @@ use actix_web::HttpMessage;
 use futures_util::FutureExt as _;
 use tracing::Instrument as _;
 
-use crate::edge::compression;
-use crate::edge::error_body::{ensure_api_error, ensure_json_error};
 use crate::error::{ApiError, ErrorCause, ErrorCode, INTERNAL_ERROR_MESSAGE};
 use crate::observability::metrics;
 use crate::observability::request_id::{RequestId, REQUEST_ID};
@@ -37,6 +35,8 @@ use crate::security::headers::{insert_security_headers, SECURITY_HEADERS};
 use crate::security::rate_limit::{RateLimitHeaders, RATE_LIMIT, RATE_LIMIT_POLICY};
 use crate::server::drain::close_connection_when_draining;
 use crate::state::HttpState;
+use crate::wire::compression;
+use crate::wire::error_body::{ensure_api_error, ensure_json_error};
 
 /// Wraps every request: gives it its id, writes its one log line and metrics record, adds the
 /// per-response headers, turns a panic into a 500, and makes sure no error leaves without the

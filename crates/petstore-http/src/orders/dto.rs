@@ -7,9 +7,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use crate::edge::json::whole_i64;
-use crate::edge::status_dto::status_dto;
 use crate::error::ApiError;
+use crate::wire::json::whole_i64;
+use crate::wire::status_dto::status_dto;
 
 /// An order as the API returns it (the classic Petstore's fields).
 #[derive(Debug, Serialize, ToSchema)]

@@ -10,13 +10,13 @@ use petstore_domain::{Order, OrderAction};
 
 use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
 use super::params::{next_page_link, order_id, parse_list};
-use crate::edge::body::{read_limited, require_json_content_type};
-use crate::edge::json::json_object;
-use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response};
 use crate::routing::paths::order_path;
 use crate::state::{Authorized, HttpState, Read, Scope, Store, Write};
+use crate::wire::body::{read_limited, require_json_content_type};
+use crate::wire::json::json_object;
+use crate::wire::query;
 
 /// Places an order for an available pet: the pet becomes `pending` and the order `placed`,
 /// together, and the order is the key's own. An order for a pet that is not available is 409

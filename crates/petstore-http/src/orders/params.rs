@@ -5,10 +5,10 @@
 use actix_web::HttpRequest;
 use petstore_domain::{OrderFilter, OrderId, OrderListQuery, OrderStatus, PetId};
 
-use crate::edge::cursor::CursorCodec;
-use crate::edge::query::{self, LIMIT};
 use crate::error::ApiError;
 use crate::routing::paths::ORDERS_PATH;
+use crate::wire::cursor::CursorCodec;
+use crate::wire::query::{self, LIMIT};
 
 const STATUS: &str = "status";
 const PET_ID: &str = "petId";

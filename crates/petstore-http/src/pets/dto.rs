@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::fields;
-use crate::edge::json::{json_object, whole_i64, NotWholeI64};
-use crate::edge::status_dto::status_dto;
 use crate::error::ApiError;
+use crate::wire::json::{json_object, whole_i64, NotWholeI64};
+use crate::wire::status_dto::status_dto;
 
 /// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`. Also the `Pet` schema of
 /// the OpenAPI document; its constraints restate what the domain guarantees of every stored pet.

@@ -15,10 +15,10 @@ use utoipa::Modify;
 
 use super::dto::PetDto;
 use super::params::parse_pet_id;
-use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::routing::paths::PETS_PATH;
 use crate::state::{Authorized, Read};
+use crate::wire::query;
 
 /// RFC 9745 `Deprecation` header.
 pub(crate) const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");

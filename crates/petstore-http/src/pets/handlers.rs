@@ -15,12 +15,12 @@ use petstore_domain::Pet;
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
-use crate::edge::body::{read_limited, require_json_content_type};
-use crate::edge::query;
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
+use crate::wire::body::{read_limited, require_json_content_type};
+use crate::wire::query;
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a
 /// `Link: <...>; rel="next"` header points at the next page.

@@ -8,10 +8,10 @@ use petstore_domain::{PageLimit, PetId, PetIds, PetListQuery, PetStatus};
 
 use super::dto::PetStatusDto;
 use super::fields;
-use crate::edge::cursor::CursorCodec;
-use crate::edge::query::{self, LIMIT};
 use crate::error::ApiError;
 use crate::routing::paths::PETS_PATH;
+use crate::wire::cursor::CursorCodec;
+use crate::wire::query::{self, LIMIT};
 
 /// The query parameters of `listPets`, as [`parse_list_request`] reads them: their OpenAPI
 /// description comes from the same names and domain rules.

@@ -12,7 +12,7 @@ use actix_web::web::{self, Bytes};
 use actix_web::HttpResponse;
 use utoipa_swagger_ui::Config;
 
-use crate::edge::compression::{
+use crate::wire::compression::{
     accepts_gzip, gzip_once, is_compressible, EncodingChosen, MIN_COMPRESSED_BYTES,
 };
 
