@@ -18,7 +18,7 @@ use diesel::sql_types::BigInt;
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::Pet;
 use petstore_persistence::{PoolMetrics, PoolSettings};
-use petstore_test_database::{TestDatabase, TestSqliteFile};
+use petstore_test_database::{eventually, TestDatabase, TestSqliteFile};
 use tokio::task::JoinHandle;
 
 /// The key of the insert-ordering lock (`INSERT_LOCK_KEY` in `src/sql/batch_insert.rs`).
@@ -35,19 +35,26 @@ fn open_with_metrics(url: &str, settings: &PoolSettings) -> (Arc<dyn PetReposito
     )
 }
 
-/// Waits (10 s at most) until `done` says so.
-async fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+/// Waits (10 s at most) until the gauges show what `done` looks for.
+async fn wait_until(what: &str, metrics: &PoolMetrics, done: impl Fn(&PoolMetrics) -> bool) {
+    eventually(Duration::from_secs(10), what, async || {
+        if done(metrics) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} connections in use, {} creates queued",
+                metrics.connections_in_use(),
+                metrics.queued_creates()
+            ))
+        }
+    })
+    .await;
 }
 
 /// Once the writer thread has taken the create it was sent and waits for the write lock with
 /// it: a connection checked out, nothing left in the queue.
 async fn writer_holds_the_first(metrics: &PoolMetrics) {
-    wait_until("the writer took the first create", || {
+    wait_until("the writer took the first create", metrics, |metrics| {
         metrics.connections_in_use() >= 1 && metrics.queued_creates() == 0
     })
     .await;
@@ -113,7 +120,7 @@ async fn first_then_group(
     let first = spawn_create(repo, "First");
     writer_holds_the_first(metrics).await;
     let group: Vec<_> = names.iter().map(|name| spawn_create(repo, name)).collect();
-    wait_until("the group queued behind the first", || {
+    wait_until("the group queued behind the first", metrics, |metrics| {
         metrics.queued_creates() == names.len()
     })
     .await;
@@ -265,7 +272,7 @@ async fn a_create_finding_the_queue_full_is_refused_at_once() {
     let committing = spawn_create(&repo, "First");
     writer_holds_the_first(&metrics).await;
     let queued = [spawn_create(&repo, "Rex"), spawn_create(&repo, "Tom")];
-    wait_until("two creates fill the queue", || {
+    wait_until("two creates fill the queue", &metrics, |metrics| {
         metrics.queued_creates() == 2
     })
     .await;

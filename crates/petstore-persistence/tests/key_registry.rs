@@ -8,6 +8,7 @@ use std::sync::Arc;
 use common::{open_storage, Fixture};
 use petstore_application::{KeyRegistry, Revocation};
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
+use petstore_test_database::eventually_blocking;
 
 petstore_test_database::on_backends!(
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)] crate::common::fixture,
@@ -152,19 +153,21 @@ async fn concurrent_writers_never_let_a_reader_miss_a_change(fixture: Fixture) {
     let mut seen = std::collections::BTreeSet::new();
     let mut revision = 0;
     // A deadline, not a number of rounds: on a busy machine the writers may not have run at all
-    // while the reader spins through many empty rounds.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while seen.len() < 40 {
-        let changes = keys.changes_since(revision).expect("changes");
-        seen.extend(changes.keys.into_iter().map(|key| key.id));
-        revision = changes.revision;
-        assert!(
-            std::time::Instant::now() < deadline,
-            "saw {} of 40",
-            seen.len()
-        );
-        std::thread::yield_now();
-    }
+    // while the reader goes through many empty rounds.
+    eventually_blocking(
+        std::time::Duration::from_secs(30),
+        "all 40 keys seen through changes_since",
+        || {
+            let changes = keys.changes_since(revision).expect("changes");
+            seen.extend(changes.keys.into_iter().map(|key| key.id));
+            revision = changes.revision;
+            if seen.len() >= 40 {
+                Ok(())
+            } else {
+                Err(seen.len())
+            }
+        },
+    );
     for writer in writers {
         writer.join().expect("writer");
     }

@@ -13,7 +13,7 @@ use common::{new_pet, open, parse};
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::PetId;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
-use petstore_test_database::{unreachable_postgres_url, TestDatabase};
+use petstore_test_database::{eventually, unreachable_postgres_url, TestDatabase};
 
 const ONE_SECOND: PoolSettings = PoolSettings {
     max_size: 4,
@@ -361,14 +361,15 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
     }
     // The reads have reached the database once a reader's query waits for the lock; the
     // others queue behind it meanwhile.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while database.sessions_running("select").1 == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "no read ever waited for the lock"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        "a read waiting for the lock",
+        async || match database.sessions_running("select") {
+            (_, 0) => Err("no read waits"),
+            _ => Ok(()),
+        },
+    )
+    .await;
     locker.batch_execute("COMMIT").expect("unlock");
 
     for (id, find) in finds {

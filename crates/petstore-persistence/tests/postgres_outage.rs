@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::{new_pet, parse};
 use petstore_application::RepositoryError;
 use petstore_persistence::PoolSettings;
-use petstore_test_database::{ClusterControl, TestDatabase};
+use petstore_test_database::{eventually, ClusterControl, TestDatabase};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back() {
@@ -49,17 +49,12 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
     stopped.start();
 
     // Same repository, same pool: it serves again without being rebuilt.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let found = loop {
-        match repo.find(before.id()).await {
-            Ok(found) => break found,
-            Err(err) if Instant::now() < deadline => {
-                eprintln!("not back yet: {err}");
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Err(err) => panic!("still failing after the restart: {err:?}"),
-        }
-    };
+    let found = eventually(
+        Duration::from_secs(10),
+        "the pet found again after the restart",
+        async || repo.find(before.id()).await,
+    )
+    .await;
     assert_eq!(found, Some(before));
     repo.create(new_pet("Polly", 1, None))
         .await
@@ -69,14 +64,12 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
 
 /// Waits until the store is ready (a ping succeeds), within 2 s.
 async fn once_ready(repo: &std::sync::Arc<dyn petstore_application::PetRepository>) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while let Err(error) = repo.ping().await {
-        assert!(
-            Instant::now() < deadline,
-            "not ready 2 s after the restart: {error:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(
+        Duration::from_secs(2),
+        "the store ready after the restart",
+        async || repo.ping().await,
+    )
+    .await;
 }
 
 /// Connections are not pinged on checkout: after a restart, the first request to meet a closed

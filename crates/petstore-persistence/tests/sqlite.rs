@@ -6,7 +6,7 @@ mod common;
 use common::{new_pet, open, parse};
 use petstore_domain::PetStatus;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
-use petstore_test_database::TestSqliteFile;
+use petstore_test_database::{eventually, TestSqliteFile};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
@@ -171,15 +171,15 @@ async fn the_checkpointer_folds_the_wal_into_the_database_file_in_the_background
 
     // 2,000 rows and their index entries take well over 64 KiB; until a checkpoint copies them,
     // they live only in the WAL and the database file keeps its empty size.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while size() < 64 * 1024 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the database file is still {} bytes (empty: {empty}); no checkpoint ran",
-            size()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    eventually(
+        std::time::Duration::from_secs(5),
+        &format!("a checkpoint to grow the database file from its empty {empty} bytes"),
+        async || match size() {
+            grown if grown >= 64 * 1024 => Ok(()),
+            bytes => Err(bytes),
+        },
+    )
+    .await;
     assert_eq!(repo.list(None, None, 100).await.expect("list").len(), 100);
 }
 
