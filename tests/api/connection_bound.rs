@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use petstore_test_support::eventually;
 use tokio::net::TcpStream;
 
 pub(crate) mod raw_http;
@@ -162,15 +163,15 @@ async fn with_every_connection_busy_a_newcomer_is_answered_503_and_probes_answer
             &[r#"listener="api""#, r#"state="admitted""#],
         )
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while admitted().await < 40.0 {
-        assert!(
-            Instant::now() < deadline,
-            "the server took {} of 40",
-            admitted().await
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        "the server to take all 40 connections",
+        async || match admitted().await {
+            all if all >= 40.0 => Ok(()),
+            taken => Err(taken),
+        },
+    )
+    .await;
 
     assert_refused(
         answered_at_once(&server, 1, "/v1/pets").await,

@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 
 use crate::held_connections::{host, one_request};
 use petstore_test_support::stop_under_load::{assert_stored_exactly, stop_repeatedly, Load};
-use petstore_test_support::{send, try_send, Backend, TestApp};
+use petstore_test_support::{eventually, send, try_send, Backend, TestApp};
 
 const DRAIN_DELAY: Duration = Duration::from_secs(2);
 
@@ -34,19 +34,20 @@ async fn sigterm_turns_readyz_503_at_once_then_serves_through_the_drain_delay() 
     app.terminate();
     let signalled = Instant::now();
     // The signal is delivered asynchronously: poll for the 503, well within the drain delay.
-    loop {
-        let response = readyz().await;
-        if response.status == 503 {
-            response.assert_error(503, "service_unavailable");
-            break;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_millis(500),
-            "/readyz still {} after SIGTERM",
-            response.status
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-    }
+    let unready = eventually(
+        signalled + Duration::from_millis(500),
+        "/readyz 503 after SIGTERM",
+        async || {
+            let response = readyz().await;
+            if response.status == 503 {
+                Ok(response)
+            } else {
+                Err(response.status)
+            }
+        },
+    )
+    .await;
+    unready.assert_error(503, "service_unavailable");
 
     // Draining: the API still answers, and tells each client to close its connection.
     let created = send(
@@ -71,15 +72,18 @@ async fn sigterm_turns_readyz_503_at_once_then_serves_through_the_drain_delay() 
     );
 
     // Then it stops accepting, not before the drain delay, and exits 0.
-    let deadline = signalled + DRAIN_DELAY + Duration::from_secs(10);
-    let refused_after = loop {
-        match try_send(app.client.get(app.url("/healthz")), None).await {
-            Ok(response) => assert_eq!(response.status, 200, "{}", response.body),
-            Err(_) => break signalled.elapsed(),
-        }
-        assert!(Instant::now() < deadline, "still accepting after the drain");
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    };
+    let refused_after = eventually(
+        signalled + DRAIN_DELAY + Duration::from_secs(10),
+        "connections refused after the drain",
+        async || match try_send(app.client.get(app.url("/healthz")), None).await {
+            Ok(response) => {
+                assert_eq!(response.status, 200, "{}", response.body);
+                Err(response.status)
+            }
+            Err(_) => Ok(signalled.elapsed()),
+        },
+    )
+    .await;
     assert!(
         refused_after >= DRAIN_DELAY,
         "stopped accepting after {refused_after:?}, before the drain delay"

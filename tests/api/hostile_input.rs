@@ -4,11 +4,13 @@
 //! comes back in an error message with its invisible and bidirectional characters escaped.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use petstore_test_support::{client, issue_key, send, start_server_logging_to, Backend, TestApp};
+use petstore_test_support::{
+    client, eventually, issue_key, send, start_server_logging_to, Backend, TestApp,
+};
 
 #[actix_web::test]
 async fn every_operation_refuses_a_query_parameter_it_does_not_take() {
@@ -119,22 +121,20 @@ async fn a_huge_path_is_logged_cut_and_marked() {
     .await;
     response.assert_error(404, "not_found");
 
-    // The line is written by the log thread: poll the file for it, with a deadline.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let line = loop {
-        let logged = std::fs::read_to_string(&log_path).expect("read the log");
-        if let Some(line) = logged
-            .lines()
-            .find(|line| line.contains("more bytes not logged"))
-        {
-            break line.to_owned();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no request line with a cut path:\n{logged}"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-    };
+    // The line is written by the log thread: poll the file for it.
+    let line = eventually(
+        Duration::from_secs(10),
+        "a request line with a cut path",
+        async || {
+            let logged = std::fs::read_to_string(&log_path).expect("read the log");
+            logged
+                .lines()
+                .find(|line| line.contains("more bytes not logged"))
+                .map(str::to_owned)
+                .ok_or(logged)
+        },
+    )
+    .await;
     let mut child = started.child;
     let _ = child.kill();
     let _ = child.wait();

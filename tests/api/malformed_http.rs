@@ -4,9 +4,9 @@
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use petstore_test_support::start_server_logging_to;
+use petstore_test_support::{eventually_blocking, start_server_logging_to};
 
 /// Sends `request` on a connection of its own and returns what comes back before the close.
 fn exchange(address: &str, request: &[u8]) -> String {
@@ -52,14 +52,18 @@ fn malformed_requests_are_refused_without_error_lines_in_the_log() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     // Lines are written by a logging thread, in order: once that request's line is in the file,
     // so is everything the malformed requests could have logged before it.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&log_path)
-        .expect("read the log")
-        .contains("/healthz")
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    eventually_blocking(
+        Duration::from_secs(10),
+        "the /healthz request's line in the log",
+        || {
+            let log = std::fs::read_to_string(&log_path).expect("read the log");
+            if log.contains("/healthz") {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        },
+    );
     child.kill().expect("stop the server");
     child.wait().expect("reap the server");
 

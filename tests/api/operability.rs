@@ -10,7 +10,7 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 
 use petstore_test_support::on_backends;
-use petstore_test_support::{client, send, start_server_logging_to, Backend, TestApp};
+use petstore_test_support::{client, eventually, send, start_server_logging_to, Backend, TestApp};
 
 /// The value of the sample of `name` whose labels include all of `labels`, if there is one.
 fn sample(exposition: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
@@ -816,9 +816,7 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
         let started = start_server_logging_to(dir.path(), &url, &env, Stdio::from(log));
         let mut child = started.child;
         let key = petstore_test_support::issue_key(dir.path(), &env, &["--name", "logged"]);
-        let wait_until = Instant::now() + Duration::from_secs(5);
-        let mut request_id = String::new();
-        while Instant::now() < wait_until {
+        let request_id = eventually(Duration::from_secs(5), "the new key accepted", async || {
             let response = send(
                 client()
                     .get(format!("{}/v1/pets", started.address))
@@ -831,14 +829,16 @@ async fn json_logs_carry_request_ids_and_never_a_secret() {
                 None,
             )
             .await;
-            request_id = response
-                .header("x-request-id")
-                .unwrap_or_default()
-                .to_owned();
             if response.status.as_u16() == 200 {
-                break;
+                Ok(response
+                    .header("x-request-id")
+                    .unwrap_or_default()
+                    .to_owned())
+            } else {
+                Err(response.status)
             }
-        }
+        })
+        .await;
         let refused = send(
             client()
                 .get(format!("{}/v1/pets", started.address))
@@ -1055,11 +1055,15 @@ async fn sigterm_under_load_loses_no_acknowledged_create(mut app: TestApp) {
     let load = join_all(clients);
     // SIGTERM once the load is well under way: every client has had several creates answered.
     let stop = async {
-        while acknowledged_so_far.load(std::sync::atomic::Ordering::Relaxed) < 64 * 4
-            && Instant::now() < deadline
-        {
-            actix_web::rt::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually(
+            deadline,
+            "the load under way: 256 creates answered",
+            async || match acknowledged_so_far.load(std::sync::atomic::Ordering::Relaxed) {
+                under_way if under_way >= 64 * 4 => Ok(()),
+                so_far => Err(so_far),
+            },
+        )
+        .await;
         app.terminate();
     };
     let (acknowledged, ()) = futures_util::future::join(load, stop).await;

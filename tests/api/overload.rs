@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use petstore_test_support::{send, Backend, TestApp};
+use petstore_test_support::{eventually, send, Backend, TestApp};
 
 #[actix_web::test]
 async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout() {
@@ -23,14 +23,15 @@ async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout
     );
     let list_meanwhile = async {
         // Once the create's insert is running, it holds the only connection (for 3 s).
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while app.postgres().sessions_running("insert into").0 == 0 {
-            assert!(
-                Instant::now() < deadline,
-                "the create never reached the database"
-            );
-            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-        }
+        eventually(
+            Duration::from_secs(10),
+            "the create's insert running in the database",
+            async || match app.postgres().sessions_running("insert into").0 {
+                0 => Err("no insert running"),
+                _ => Ok(()),
+            },
+        )
+        .await;
         let started = Instant::now();
         let response = send(app.get("/v1/pets"), None).await;
         (response, started.elapsed())

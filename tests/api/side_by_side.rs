@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::json;
 
-use petstore_test_support::{try_send, Backend, TestApp};
+use petstore_test_support::{eventually, try_send, Backend, TestApp};
 
 /// What a next release would add: the shapes of a table, nullable and defaulted columns (one on
 /// orders), and its version recorded as diesel records an applied migration.
@@ -72,17 +72,26 @@ async fn an_expand_only_migration_under_traffic_breaks_nothing_and_the_old_relea
             }
         }
     };
+    let answers = async |count: usize| {
+        eventually(
+            Duration::from_secs(30),
+            &format!("{count} answers"),
+            async || match answered.get() {
+                enough if enough >= count => Ok(()),
+                so_far => Err(format!(
+                    "{so_far} answers, {} failures",
+                    failures.borrow().len()
+                )),
+            },
+        )
+        .await;
+    };
     let migrate = async {
-        while answered.get() < 200 {
-            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-        }
+        answers(200).await;
         let url = app.postgres().url().to_owned();
         psql(&url, EXPAND).await;
         psql(&url, EXPAND_INDEX).await;
-        let after = answered.get() + 200;
-        while answered.get() < after {
-            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
-        }
+        answers(answered.get() + 200).await;
         stop.set(true);
     };
     futures_util::future::join(join_all((0..8).map(client)), migrate).await;

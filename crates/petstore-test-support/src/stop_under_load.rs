@@ -8,13 +8,14 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use std::io::ErrorKind;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use crate::app::TestApp;
+use crate::eventually;
 
 /// Far beyond any answer, or the refusal of a connection that was not accepted.
 const GIVE_UP: Duration = Duration::from_secs(15);
@@ -131,11 +132,15 @@ async fn stop_once(app: &TestApp, load: Load, outcomes: &mut Outcomes) {
             })
         })
         .collect();
-    let started = Instant::now();
-    while answered.get() < clients.len() {
-        assert!(started.elapsed() < GIVE_UP, "the clients got no answers");
-        actix_web::rt::time::sleep(Duration::from_millis(5)).await;
-    }
+    eventually(
+        GIVE_UP,
+        "as many answers as there are clients",
+        async || match answered.get() {
+            all if all >= clients.len() => Ok(()),
+            so_far => Err(so_far),
+        },
+    )
+    .await;
     app.terminate();
     for client in clients {
         outcomes.0.extend(client.await.expect("a client"));
