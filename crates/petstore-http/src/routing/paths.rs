@@ -1,8 +1,7 @@
-//! Every path the service answers, written once: the routes (each resource's `routes`,
-//! `service::routes`), the `Location`, `Link` and redirect headers, and error messages use
-//! these. The OpenAPI document's paths are
-//! relative to [`BASE_PATH`] (its servers end in it); `app/docs_tests.rs` checks that each one,
-//! so prefixed, is routed.
+//! Every path the service answers, written once: the route tables (each resource's `ROUTES`,
+//! the service's own), the `Location`, `Link` and redirect headers, and error messages use
+//! these. The OpenAPI document's paths are relative to [`BASE_PATH`] (its servers end in it);
+//! `app/docs_tests.rs` checks that each one, so prefixed, is routed.
 
 /// Where to start (as is [`BASE_PATH`] itself): links to the documentation and the document.
 pub const ROOT_PATH: &str = "/";
