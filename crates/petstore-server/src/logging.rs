@@ -46,11 +46,9 @@ impl LogFormat {
 /// `format`.
 ///
 /// Request threads only format their lines: a logging thread writes them, many lines per
-/// `write`, so no request waits on stderr's lock or a system call (writing each line in place
-/// showed up as the log line's share plus the stderr lock's waits in the profile that
-/// `docs/benchmarks.md` records). Should stderr stop
-/// draining (a stuck log collector), lines beyond a large buffer are dropped rather than
-/// stalling requests. Dropping the returned guard writes out what is buffered.
+/// `write`, so no request waits on stderr's lock or a system call. Should stderr stop draining
+/// (a stuck log collector), lines beyond a large buffer are dropped rather than stalling
+/// requests. Dropping the returned guard writes out what is buffered.
 pub fn init(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
     let (targets, env_filter) = filter::from_env();
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()

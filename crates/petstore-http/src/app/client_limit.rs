@@ -3,10 +3,9 @@
 //! they are served, requests to the API once their key was refused.
 //!
 //! A client over its limit gets its 429 after [`TARPIT`]: a 429 costs the service as much as
-//! the cheapest answer, so a flood answered at once (measured: 64 connections asking `/readyz`
-//! from one address) took two thirds of getPet's throughput from everyone else. Held for a
-//! second, each of the flood's connections gets one answer a second; the timer costs nothing
-//! while it waits.
+//! the cheapest answer, so a flood answered at once would take the workers from everyone
+//! else. Held for a second, each of the flood's connections gets one answer a second; the timer
+//! costs nothing while it waits.
 
 use std::rc::Rc;
 

@@ -12,8 +12,7 @@
 //! Each key has a direct (unkeyed) governor limiter, found in that cache under a read lock of
 //! one of its shards: a check is then one atomic compare-and-swap. (governor's keyed limiter
 //! takes a write lock on a `DashMap` shard per check; with every worker checking the same key,
-//! the workers queued on it and yielded their cores, costing about a fifth of getPet's
-//! throughput.)
+//! the workers queued on it and yielded their cores.)
 //!
 //! Every response to a limited key carries the IETF httpapi rate-limit draft's headers:
 //! `RateLimit-Policy: "per-key";q=BURST;w=SECONDS` (the bucket and the time it takes to refill)

@@ -4,8 +4,8 @@
 //! after each backend, the targets of `docs/benchmarks.md` (the keyed share of createPet from
 //! pairs of runs back to back), and draws `docs/benchmarks.svg`.
 //!
-//! Figures on a shared 2-core machine move by 10-30 % between runs; the ratio to the ceiling,
-//! measured minutes apart on the same machine, is what compares across runs. Two builds are
+//! Absolute figures on a shared machine move between runs; the ratio to the ceiling, measured
+//! minutes apart on the same machine, is what compares across runs. Two builds are
 //! compared in one paired run instead (`paired.rs`, `make bench-paired`).
 
 mod ceiling;
@@ -143,8 +143,8 @@ async fn measure_backend(backend: Backend, duration: Duration) -> BackendRuns {
             });
         }
     }
-    // Issue 24's share, keyed over plain: single runs minutes apart moved it by 10-15 % on one
-    // binary (the machine drifts), so plain and keyed run back to back, in pairs, at 64
+    // The keyed share, keyed over plain: single runs minutes apart drift with the machine, so
+    // plain and keyed run back to back, in pairs, at 64
     // connections, with keys no earlier run sent. Every other pair runs keyed first: the
     // database grows with each run, and a fixed order would always give one side the larger.
     let prefixes: Vec<String> = (0..KEYED_PAIRS)
@@ -192,8 +192,7 @@ struct BackendRuns {
 const CLIENT_RATE_LIMIT: &str = "600/m,burst=60";
 
 /// getPet at 64 connections on the memory backend, alone and then beside a flood of `/readyz`
-/// from 64 more connections (issue 25: a flood of health checks must not move the API's
-/// throughput). Returns both measurements and how many flood requests were answered.
+/// from 64 more connections (a flood of health checks must not move the API's throughput). Returns both measurements and how many flood requests were answered.
 async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk::Measured) {
     let app = TestApp::builder(Backend::Memory)
         .setting("PETSTORE_RATE_LIMIT", RATE_LIMIT)
@@ -241,7 +240,7 @@ async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk
 const LARGE_PAGE: usize = 100;
 
 /// listPets of a full page (100 pets) on the memory backend at 64 connections, by a client
-/// that does not ask for compression and by one that asks for gzip (issue 26), and the bytes of
+/// that does not ask for compression and by one that asks for gzip, and the bytes of
 /// one page each way.
 async fn measure_compression(duration: Duration) -> report::Compression {
     let app = TestApp::builder(Backend::Memory)

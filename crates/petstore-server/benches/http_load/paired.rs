@@ -2,8 +2,8 @@
 //! `petstore` side by side on one machine, each on a fresh database of every backend, measured
 //! in turns at 64 connections. Each round runs both builds back to back and gives one ratio
 //! (this tree over the base); rounds alternate which build goes first, so the machine's drift
-//! and the database's growth favour neither. Absolute figures move 10-30 % between runs here;
-//! the ratios of one paired run are what tell a change's cost.
+//! and the database's growth favour neither. Absolute figures move between runs; the ratios of
+//! one paired run are what tell a change's cost.
 
 use std::path::PathBuf;
 use std::time::Duration;

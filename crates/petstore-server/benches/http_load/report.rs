@@ -221,7 +221,8 @@ impl Report {
             let Some(create) = self.find(subject, Operation::CreatePet, TARGET_CONNECTIONS) else {
                 continue;
             };
-            // Issue 24: a create with an Idempotency-Key costs at most 15 % of the rate.
+            // The keyed-share target: a create with an Idempotency-Key costs at most 15 % of
+            // the rate.
             let pairs = self.keyed_pairs(target.backend).unwrap_or_default();
             let shares: Vec<f64> = pairs.iter().map(KeyedPair::share).collect();
             if let Some(median_share) = median(&shares) {
@@ -375,7 +376,7 @@ impl Report {
     }
 }
 
-/// The least share of getPet's rate kept beside a flood of `/readyz` (issue 25): past its
+/// The least share of getPet's rate kept beside a flood of `/readyz`: past its
 /// address's limit the flood waits a second for each 429, so it may cost little more than the
 /// flood client's own share of the two cores.
 const FLOOD_SHARE: f64 = 0.8;

@@ -88,8 +88,8 @@ fn script(load: &Load<'_>) -> String {
         // Each wrk thread has a Lua state of its own: `setup` numbers them, and every request
         // gets a key no other request of the run has. The request is formatted once, around a
         // placeholder for the key, and each request joins the key in: formatting it anew per
-        // request (`wrk.format()`) cost wrk 3-4 µs of CPU per request, on the cores the server
-        // shares, which the keyed scenario paid and the plain one did not.
+        // request (`wrk.format()`) would cost wrk CPU on the cores the server shares, which the
+        // keyed scenario would pay and the plain one not.
         lua += &format!(
             r#"local threads = 0
 setup = function(thread)

@@ -100,7 +100,7 @@ mod tests {
         );
     }
 
-    /// Patterned secrets that a byte-frequency estimate alone scored strong (issue 25).
+    /// Patterned secrets that a byte-frequency estimate alone would score strong.
     #[test]
     fn sequences_and_short_strings_repeated_are_weak() {
         for weak in [

@@ -3,8 +3,7 @@
 //! A list of `target=level` directives (every value but those naming spans or fields) becomes a
 //! [`Targets`] filter, which decides once per call site and keeps nothing per span. `EnvFilter`,
 //! needed only for span and field directives, takes a shared lock when each span is created,
-//! entered, left and closed; with a span per request that cost several percent of getPet's
-//! throughput on two workers (docs/benchmarks.md).
+//! entered, left and closed, which every request's span would pay.
 
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::EnvFilter;

@@ -1,8 +1,8 @@
 //! One JSON object per log line, written directly: `timestamp`, `level`, `target`, the event's
 //! fields flat (`message` among them), and `span` with the current span's fields (a request's
 //! `request_id`), and on the lines of storage work done for several requests at once, their
-//! `linked_trace_ids`. tracing-subscriber's own JSON format builds each line through serde maps; at
-//! one line per request that cost several percent of getPet's throughput (`docs/benchmarks.md`).
+//! `linked_trace_ids`. tracing-subscriber's own JSON format builds each line through serde maps,
+//! a cost every request's line would pay.
 
 use std::fmt::{self, Write as _};
 
@@ -52,8 +52,8 @@ where
 }
 
 /// A span's fields as one JSON object, written as [`JsonLines`] writes an event's: directly, not
-/// through serde's maps as tracing-subscriber's `JsonFields` does (with a span per request, that
-/// showed up in the profile beside the request line itself).
+/// through serde's maps as tracing-subscriber's `JsonFields` does, since every request has a
+/// span.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct SpanFields;
 

@@ -1,6 +1,5 @@
 //! Keys already verified, so a key calling again costs a hash lookup instead of an HMAC and two
-//! JSON parses (a large share of a getPet's time when every call was verified afresh; the
-//! profile is in `docs/benchmarks.md`).
+//! JSON parses, which would otherwise be a large part of a cheap request.
 //!
 //! Only tokens that passed every check are kept, under their exact text, with their digest (the
 //! registry's check that a token is the one issued for its key compares it), so a hit means the
