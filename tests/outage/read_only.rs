@@ -10,12 +10,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 
-use crate::storage_faults::{call, poll, Server};
-use petstore_test_support::{petstore, StartupLine};
+use crate::storage_faults::{call, Server};
+use petstore_test_support::{eventually, petstore, StartupLine};
 
 const NOBODY: u32 = 65534;
 
@@ -117,12 +117,12 @@ async fn a_database_made_read_only_answers_503_and_writes_resume_within_a_second
     let stop = Cell::new(false);
     let load = join_all((0..16).map(|n| keep_busy(&server, n % 2 == 0, &stop)));
     let scenario = async {
-        poll(
-            "a create refused as read-only",
+        eventually(
             Duration::from_secs(5),
-            async || {
-                let answer = call(&server, "POST", "/v1/pets").await;
-                answer.status == 503
+            "a create refused as read-only",
+            async || match call(&server, "POST", "/v1/pets").await.status {
+                503 => Ok(()),
+                other => Err(other),
             },
         )
         .await;
@@ -140,10 +140,17 @@ async fn a_database_made_read_only_answers_503_and_writes_resume_within_a_second
         );
 
         set_mode(&database, 0o644);
-        let healed = poll("creates stored again", Duration::from_secs(1), async || {
-            call(&server, "POST", "/v1/pets").await.status == 201
-        })
+        let writable = Instant::now();
+        eventually(
+            Duration::from_secs(1),
+            "creates stored again",
+            async || match call(&server, "POST", "/v1/pets").await.status {
+                201 => Ok(()),
+                other => Err(other),
+            },
+        )
         .await;
+        let healed = writable.elapsed();
         eprintln!("creates stored again {healed:?} after the file was writable");
         // No connection opened read-only is left in the pool to fail a later write.
         for _ in 0..100 {
@@ -219,14 +226,15 @@ async fn the_fault_is_logged_in_the_trace_of_the_request_that_met_it() {
     };
     let load = join_all((0..16).map(client));
     let watch = async {
-        let took = poll(
-            "the fault's line in the log",
+        let made_read_only = Instant::now();
+        eventually(
             Duration::from_secs(10),
-            async || fault_line().is_some(),
+            "the fault's line in the log",
+            async || fault_line().map(drop).ok_or("no such line"),
         )
         .await;
         stop.set(true);
-        took
+        made_read_only.elapsed()
     };
     let (_, took) = futures_util::future::join(load, watch).await;
     eprintln!("the fault was logged {took:?} after the file was made read-only");
@@ -280,12 +288,12 @@ fn starting_on_a_read_only_file_is_refused_with_a_message_that_says_so() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start petstore serve");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for the server") {
             break status;
         }
-        if std::time::Instant::now() > deadline {
+        if Instant::now() > deadline {
             let _ = child.kill();
             panic!("the server started on a file it cannot write");
         }

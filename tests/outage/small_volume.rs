@@ -2,10 +2,11 @@
 //! database's and its neighbours') heals once a share of the volume is freed.
 
 use std::fs::File;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::small_filesystem::SmallFilesystem;
-use crate::storage_faults::{call, poll, start};
+use crate::storage_faults::{call, refused_as_full, start};
+use petstore_test_support::eventually;
 
 #[actix_web::test]
 async fn a_full_small_volume_heals_once_a_share_of_it_is_freed() {
@@ -21,26 +22,25 @@ async fn a_full_small_volume_heals_once_a_share_of_it_is_freed() {
     let filler = fs.path().join("old-backup");
     std::fs::write(&filler, vec![0x5A; 2 * 1024 * 1024]).expect("filler file");
     fs.fill("ballast");
-    poll(
-        "a create refused as full",
+    eventually(
         Duration::from_secs(10),
-        async || {
-            let answer = call(&server, "POST", "/v1/pets").await;
-            answer.status == 503
-                && answer.body["message"]
-                    .as_str()
-                    .is_some_and(|message| message.contains("storage is full"))
-        },
+        "a create refused as full",
+        async || refused_as_full(call(&server, "POST", "/v1/pets").await),
     )
     .await;
 
     std::fs::remove_file(&filler).expect("delete the filler");
-    let healed = poll(
-        "creates stored again with 2 MiB freed",
+    let freed = Instant::now();
+    eventually(
         Duration::from_secs(10),
-        async || call(&server, "POST", "/v1/pets").await.status == 201,
+        "creates stored again with 2 MiB freed",
+        async || match call(&server, "POST", "/v1/pets").await.status {
+            201 => Ok(()),
+            other => Err(other),
+        },
     )
     .await;
+    let healed = freed.elapsed();
     eprintln!("creates stored again {healed:?} after 2 MiB was freed on a 6 MiB volume");
     for _ in 0..20 {
         let answer = call(&server, "POST", "/v1/pets").await;

@@ -9,7 +9,9 @@ use futures_util::future::join_all;
 use serde_json::{json, Value};
 
 use crate::small_filesystem::SmallFilesystem;
-use petstore_test_support::{client, issue_key, petstore, start_server_logging_to, try_send};
+use petstore_test_support::{
+    client, eventually, issue_key, petstore, start_server_logging_to, try_send,
+};
 
 pub(crate) struct Server {
     pub(crate) child: Child,
@@ -41,10 +43,15 @@ fn migrate(fs: &SmallFilesystem) {
 pub(crate) fn start(fs: &SmallFilesystem, log: &File) -> Server {
     migrate(fs);
     let key = issue_key(fs.path(), &[], &["--name", "faults"]);
+    // The storage probe says at DEBUG each time it finds too little room to resume writes.
+    let probe_lines = [(
+        "RUST_LOG".to_owned(),
+        "info,petstore_persistence=debug".to_owned(),
+    )];
     let started = start_server_logging_to(
         fs.path(),
         &database_url(fs),
-        &[],
+        &probe_lines,
         Stdio::from(log.try_clone().expect("log file")),
     );
     Server {
@@ -111,17 +118,23 @@ async fn keep_creating(server: &Server, stop: &std::cell::Cell<bool>) -> Vec<i64
     stored
 }
 
-pub(crate) async fn poll(
-    what: &str,
-    within: Duration,
-    mut check: impl AsyncFnMut() -> bool,
-) -> Duration {
-    let started = Instant::now();
-    while !check().await {
-        assert!(started.elapsed() < within, "{what}: not within {within:?}");
-        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+/// `Ok` for a create refused because the storage is full; otherwise what it was answered.
+pub(crate) fn refused_as_full(answer: Answer) -> Result<(), String> {
+    let message = answer.body["message"].as_str().unwrap_or_default();
+    if answer.status == 503 && message.contains("storage is full") {
+        Ok(())
+    } else {
+        Err(format!("{} {}", answer.status, answer.body))
     }
-    started.elapsed()
+}
+
+/// How many times the storage probe has found too little free space to resume writes.
+fn times_the_probe_held_writes_back(log_path: &std::path::Path) -> usize {
+    std::fs::read_to_string(log_path)
+        .expect("server log")
+        .lines()
+        .filter(|line| line.contains("not enough free space yet"))
+        .count()
 }
 
 #[actix_web::test]
@@ -138,16 +151,10 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
     let writers = join_all((0..16).map(|_| keep_creating(&server, &stop)));
     let scenario = async {
         fs.fill("ballast");
-        poll(
-            "a create refused as full",
+        eventually(
             Duration::from_secs(10),
-            async || {
-                let answer = call(&server, "POST", "/v1/pets").await;
-                answer.status == 503
-                    && answer.body["message"]
-                        .as_str()
-                        .is_some_and(|message| message.contains("storage is full"))
-            },
+            "a create refused as full",
+            async || refused_as_full(call(&server, "POST", "/v1/pets").await),
         )
         .await;
         let read = call(&server, "GET", "/v1/pets").await;
@@ -162,9 +169,17 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
             "{}",
             ready.body
         );
-        // Under the same stream of creates, a second is plenty for the WAL to regrow into
-        // freed space if nothing held it back.
-        actix_web::rt::time::sleep(Duration::from_secs(1)).await;
+        // Under the same stream of creates, the probe's rounds are where writes would resume
+        // too early and the WAL regrow into freed space: a few of them hold writes back first.
+        eventually(
+            Duration::from_secs(10),
+            "the probe holding writes back three times",
+            async || match times_the_probe_held_writes_back(&log_path) {
+                enough if enough >= 3 => Ok(()),
+                so_far => Err(so_far),
+            },
+        )
+        .await;
         // Not all of it: 10 MiB, a little more than the 8 MiB writes wait for.
         let ballast = fs.path().join("ballast");
         let size = std::fs::metadata(&ballast).expect("ballast").len();
@@ -173,10 +188,17 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
             .open(&ballast)
             .and_then(|file| file.set_len(size.saturating_sub(10 * 1024 * 1024)))
             .expect("free 10 MiB");
-        let healed = poll("creates stored again", Duration::from_secs(5), async || {
-            call(&server, "POST", "/v1/pets").await.status == 201
-        })
+        let freed = Instant::now();
+        eventually(
+            Duration::from_secs(5),
+            "creates stored again",
+            async || match call(&server, "POST", "/v1/pets").await.status {
+                201 => Ok(()),
+                other => Err(other),
+            },
+        )
         .await;
+        let healed = freed.elapsed();
         eprintln!("creates stored again {healed:?} after space was freed");
         // And they stay stored: the freed space was not taken back at once.
         for _ in 0..50 {
