@@ -176,8 +176,8 @@ async fn concurrent_writers_never_let_a_reader_miss_a_change(fixture: Fixture) {
 
 /// Two instances (two pools on one store) record the last use of the same keys at the same time,
 /// each listing them in its own order, as two servers flushing their directories do: every
-/// flush succeeds (PostgreSQL used to deadlock on the rows, locked in opposite orders), and
-/// each key keeps its latest use.
+/// flush succeeds (rows locked in opposite orders would deadlock on PostgreSQL), and each key
+/// keeps its latest use.
 async fn two_instances_recording_the_same_keys_at_once_never_fail(fixture: Fixture) {
     const KEYS: u32 = 40;
     const ROUNDS: i64 = 30;

@@ -185,8 +185,8 @@ mod tests {
         assert_eq!(delivered_at(951_782_400), "2000-02-29T00:00:00Z");
     }
 
-    /// A `petId` outside int64 is refused like every other out-of-range id, on either side:
-    /// the one just below it used to be read as the smallest int64.
+    /// A `petId` outside int64 is refused like every other out-of-range id, on either side,
+    /// including the one just below it, which a float parse would round to the smallest int64.
     #[test]
     fn a_pet_id_outside_int64_is_refused_not_clamped() {
         let parse = |text: &str| {

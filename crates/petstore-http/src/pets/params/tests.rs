@@ -137,7 +137,7 @@ fn rejects_malformed_cursors() {
     }
 }
 
-/// Regression: cursors used to be unsigned (`v1:<id>`), so an edited one was accepted.
+/// A cursor is signed, so an edited one, or one from another filter, is refused.
 #[test]
 fn rejects_a_tampered_cursor_and_one_from_another_filter() {
     let cursor = cursors().encode(PetId::new(41), Some(PetStatus::Sold));
