@@ -9,8 +9,7 @@ use std::sync::Arc;
 use common::{new_pet, Fixture};
 use futures_util::future::join_all;
 use petstore_application::{
-    Fingerprint, IdempotencyRecord, KeyOwner, OrderService, RecordPlan, Recorded, StoredResponse,
-    SystemClock,
+    Fingerprint, IdempotencyRecord, OrderService, RecordPlan, Recorded, StoredResponse, SystemClock,
 };
 use petstore_domain::{
     Caller, IdempotencyKey, KeyId, KeyScope, NewOrder, OrderFilter, OrderListQuery, OrderQuantity,
@@ -32,9 +31,15 @@ fn key(text: &str) -> IdempotencyKey {
     IdempotencyKey::parse(text).expect("a valid key")
 }
 
+/// The key id of the owner named `name`: its bytes in hex, padded with zeros.
+fn owner_id(name: &str) -> KeyId {
+    let hex: String = name.bytes().map(|byte| format!("{byte:02x}")).collect();
+    KeyId::parse(&format!("{hex:0<32}")).expect("a valid key id")
+}
+
 fn plan<T: 'static>(owner: &str, key_text: &str, stored_at: i64) -> RecordPlan<T> {
     RecordPlan {
-        owner: KeyOwner(owner.to_owned()),
+        owner: owner_id(owner),
         key: key(key_text),
         fingerprint: Fingerprint([7; 32]),
         stored_at,
@@ -74,7 +79,7 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
     };
     let stored = fixture
         .idempotency()
-        .find(&KeyOwner("k1".to_owned()), &key("retry-1"))
+        .find(&owner_id("k1"), &key("retry-1"))
         .await
         .expect("find")
         .expect("the record was stored with the pet");
@@ -199,7 +204,7 @@ async fn a_recorded_order_is_placed_once(fixture: Fixture) {
 async fn refusals_are_stored_once_and_records_expire(fixture: Fixture) {
     let store = fixture.idempotency();
     let record = |stored_at: i64, status: u16| IdempotencyRecord {
-        owner: KeyOwner("k1".to_owned()),
+        owner: owner_id("k1"),
         key: key("refused"),
         fingerprint: Fingerprint([1; 32]),
         response: StoredResponse {
@@ -209,7 +214,7 @@ async fn refusals_are_stored_once_and_records_expire(fixture: Fixture) {
         },
         stored_at,
     };
-    let (owner, refused) = (KeyOwner("k1".to_owned()), key("refused"));
+    let (owner, refused) = (owner_id("k1"), key("refused"));
     let find = || store.find(&owner, &refused);
     assert_eq!(
         store.insert(record(1_000, 404), 0).await.expect("insert"),
@@ -268,7 +273,7 @@ async fn an_expired_record_is_replaced_by_the_next_create(fixture: Fixture) {
     };
     let stored = fixture
         .idempotency()
-        .find(&KeyOwner("k1".to_owned()), &key("reused-later"))
+        .find(&owner_id("k1"), &key("reused-later"))
         .await
         .expect("find")
         .expect("a record");
@@ -305,7 +310,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
     for (key_text, outcome) in outcomes {
         let stored = fixture
             .idempotency()
-            .find(&KeyOwner("k1".to_owned()), &key(key_text))
+            .find(&owner_id("k1"), &key(key_text))
             .await
             .expect("find")
             .expect("a record for every key");

@@ -190,8 +190,7 @@ async fn the_checkpointer_folds_the_wal_into_the_database_file_in_the_background
 async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
     use diesel::connection::SimpleConnection;
     use diesel::Connection;
-    use petstore_application::KeyOwner;
-    use petstore_domain::IdempotencyKey;
+    use petstore_domain::{IdempotencyKey, KeyId};
 
     let file = TestSqliteFile::new();
     migrate(&parse(&file.url()), &PoolSettings::default()).expect("migrate");
@@ -210,7 +209,7 @@ async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
         conn.batch_execute(
             "DELETE FROM __diesel_schema_migrations WHERE version IN ('20261126000000', '20261126000001');
              INSERT INTO idempotency_records (owner, key, fingerprint, status, headers, body, stored_at)
-             VALUES ('k1', 'before-the-upgrade', zeroblob(32), 201, 'location: /v1/pets/1', '{\"id\":1}', 1900000000);",
+             VALUES ('11111111111111111111111111111111', 'before-the-upgrade', zeroblob(32), 201, 'location: /v1/pets/1', '{\"id\":1}', 1900000000);",
         )
         .expect("a record in the old table");
     }
@@ -222,7 +221,7 @@ async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
     let key = IdempotencyKey::parse("before-the-upgrade").expect("key");
     let record = storage
         .idempotency
-        .find(&KeyOwner("k1".to_owned()), &key)
+        .find(&KeyId::parse(&"1".repeat(32)).unwrap(), &key)
         .await
         .expect("find")
         .expect("the record is still there");

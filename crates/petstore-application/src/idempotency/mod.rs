@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::UNIX_EPOCH;
 
-use petstore_domain::{IdempotencyKey, IdempotencyRetention};
+use petstore_domain::{IdempotencyKey, IdempotencyRetention, KeyId};
 
 mod ports;
 mod record;
@@ -24,9 +24,7 @@ mod tests;
 pub use ports::IdempotencyStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockIdempotencyStore;
-pub use record::{
-    Fingerprint, IdempotencyRecord, KeyOwner, RecordPlan, Recorded, Render, StoredResponse,
-};
+pub use record::{Fingerprint, IdempotencyRecord, RecordPlan, Recorded, Render, StoredResponse};
 
 use crate::clock::Clock;
 use crate::storage::RepositoryError;
@@ -50,7 +48,7 @@ pub enum Answer {
 }
 
 /// One owner's key.
-type Slot = (KeyOwner, IdempotencyKey);
+type Slot = (KeyId, IdempotencyKey);
 
 /// The keys being carried out here. A claim and the set share its slot, so neither taking nor
 /// giving back a key copies it, and the lock is held for the set's own work only (copying the
@@ -143,12 +141,7 @@ impl Idempotency {
 
     /// Claims `owner`'s `key` for a request with `fingerprint` on this instance, unless a
     /// request with it is being carried out here already.
-    pub fn admit(
-        &self,
-        owner: KeyOwner,
-        key: IdempotencyKey,
-        fingerprint: Fingerprint,
-    ) -> Admission {
+    pub fn admit(&self, owner: KeyId, key: IdempotencyKey, fingerprint: Fingerprint) -> Admission {
         let slot = Arc::new((owner, key));
         let shared = Arc::clone(&slot);
         if !self

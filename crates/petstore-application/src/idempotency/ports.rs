@@ -5,9 +5,9 @@
 //! expired one is replaced.
 
 use async_trait::async_trait;
-use petstore_domain::IdempotencyKey;
+use petstore_domain::{IdempotencyKey, KeyId};
 
-use super::record::{IdempotencyRecord, KeyOwner};
+use super::record::IdempotencyRecord;
 use crate::storage::RepositoryError;
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -16,7 +16,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// The record for `owner`'s `key`, if one is stored.
     async fn find(
         &self,
-        owner: &KeyOwner,
+        owner: &KeyId,
         key: &IdempotencyKey,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError>;
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use petstore_domain::IdempotencyKey;
+use petstore_domain::{IdempotencyKey, KeyId};
 
 /// A digest of what makes a request the same request (method, path, body), computed by the
 /// adapter that received it. Two requests with one key and different fingerprints are a
@@ -20,15 +20,12 @@ pub struct StoredResponse {
     pub body: Vec<u8>,
 }
 
-/// Whose key it is: the id of the API key that sent it. Another API key's request with the same
-/// idempotency key is another request.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct KeyOwner(pub String);
-
 /// One stored response for one idempotency key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyRecord {
-    pub owner: KeyOwner,
+    /// The API key that sent it: another API key's request with the same idempotency key is
+    /// another request.
+    pub owner: KeyId,
     pub key: IdempotencyKey,
     pub fingerprint: Fingerprint,
     pub response: StoredResponse,
@@ -45,7 +42,7 @@ pub type Render<T> = Arc<dyn Fn(&T) -> StoredResponse + Send + Sync>;
 /// keeps both or neither.
 #[derive(Clone)]
 pub struct RecordPlan<T> {
-    pub owner: KeyOwner,
+    pub owner: KeyId,
     pub key: IdempotencyKey,
     pub fingerprint: Fingerprint,
     pub stored_at: i64,

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use mockall::predicate::eq;
-use petstore_domain::{IdempotencyKey, IdempotencyRetention};
+use petstore_domain::{IdempotencyKey, IdempotencyRetention, KeyId};
 
 use super::*;
 use crate::MockClock;
@@ -16,8 +16,10 @@ fn key(text: &str) -> IdempotencyKey {
     IdempotencyKey::parse(text).unwrap()
 }
 
-fn owner(id: &str) -> KeyOwner {
-    KeyOwner(id.to_owned())
+/// The key id of the owner named `name`: its bytes in hex, padded with zeros.
+fn owner(name: &str) -> KeyId {
+    let hex: String = name.bytes().map(|byte| format!("{byte:02x}")).collect();
+    KeyId::parse(&format!("{hex:0<32}")).unwrap()
 }
 
 fn response(status: u16) -> StoredResponse {

@@ -8,10 +8,8 @@ use actix_web::body::MessageBody;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, ResponseError};
-use petstore_application::{
-    Admission, Answer, Claim, Fingerprint, KeyOwner, Recorded, StoredResponse,
-};
-use petstore_domain::{IdempotencyKey, IdempotencyKeyError};
+use petstore_application::{Admission, Answer, Claim, Fingerprint, Recorded, StoredResponse};
+use petstore_domain::{IdempotencyKey, IdempotencyKeyError, KeyId};
 use sha2::{Digest, Sha256};
 
 pub(crate) mod openapi;
@@ -56,11 +54,11 @@ pub(crate) fn admit(
     let owner = req
         .extensions()
         .get::<KeyClaims>()
-        .map(|claims| KeyOwner(claims.jti.clone()))
+        .and_then(|claims| KeyId::parse(&claims.jti).ok())
         .ok_or_else(|| {
             ApiError::internal(
                 "idempotency without an API key",
-                &std::io::Error::other("no key claims on an authorized request"),
+                &std::io::Error::other("no valid key id on an authorized request"),
             )
         })?;
     match idempotency.admit(owner, key, fingerprint(req, body)) {

@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use petstore_application::{IdempotencyRecord, IdempotencyStore, KeyOwner, RepositoryError};
-use petstore_domain::IdempotencyKey;
+use petstore_application::{IdempotencyRecord, IdempotencyStore, RepositoryError};
+use petstore_domain::{IdempotencyKey, KeyId};
 
 use super::{InMemoryPetRepository, State};
 
@@ -31,7 +31,7 @@ impl InMemoryIdempotencyStore {
 impl IdempotencyStore for InMemoryIdempotencyStore {
     async fn find(
         &self,
-        owner: &KeyOwner,
+        owner: &KeyId,
         key: &IdempotencyKey,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
         Ok(self

@@ -9,8 +9,8 @@ mod pets;
 
 use std::collections::BTreeMap;
 
-use petstore_application::{IdempotencyRecord, KeyOwner, RecordPlan, Recorded};
-use petstore_domain::{IdempotencyKey, Order, Pet};
+use petstore_application::{IdempotencyRecord, RecordPlan, Recorded};
+use petstore_domain::{IdempotencyKey, KeyId, Order, Pet};
 
 pub use idempotency::InMemoryIdempotencyStore;
 pub use keys::InMemoryKeyRegistry;
@@ -25,14 +25,14 @@ struct State {
     last_id: i64,
     orders: BTreeMap<i64, Order>,
     /// Idempotency records, stored under the same lock as the writes they answer.
-    records: BTreeMap<(KeyOwner, IdempotencyKey), IdempotencyRecord>,
+    records: BTreeMap<(KeyId, IdempotencyKey), IdempotencyRecord>,
 }
 
 impl State {
     /// The live record stored for `owner`'s `key` (stored at or after `expired_before`).
     fn live_record(
         &self,
-        owner: &KeyOwner,
+        owner: &KeyId,
         key: &IdempotencyKey,
         expired_before: i64,
     ) -> Option<&IdempotencyRecord> {

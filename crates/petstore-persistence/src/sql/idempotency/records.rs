@@ -9,10 +9,8 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{Array, BigInt, Binary, HasSqlType, Integer, Text};
-use petstore_application::{
-    Fingerprint, IdempotencyRecord, KeyOwner, RepositoryError, StoredResponse,
-};
-use petstore_domain::IdempotencyKey;
+use petstore_application::{Fingerprint, IdempotencyRecord, RepositoryError, StoredResponse};
+use petstore_domain::{IdempotencyKey, KeyId};
 
 use super::record_sweep::RecordSweep;
 use crate::sql::engine::connection::AnyConnection;
@@ -76,7 +74,7 @@ impl RecordRow {
             })
             .collect::<Result<_, _>>()?;
         Ok(IdempotencyRecord {
-            owner: KeyOwner(self.owner),
+            owner: KeyId::parse(&self.owner).map_err(|_| corrupt("owner"))?,
             key,
             fingerprint: Fingerprint(fingerprint),
             response: StoredResponse {
@@ -110,11 +108,11 @@ fn encode_headers(headers: &[(String, String)]) -> String {
 /// The stored record for `owner`'s `key`, if any.
 pub(crate) fn find(
     conn: &mut AnyConnection,
-    owner: &KeyOwner,
+    owner: &KeyId,
     key: &IdempotencyKey,
 ) -> QueryResult<Option<RecordRow>> {
     idempotency_records::table
-        .filter(idempotency_records::owner.eq(&owner.0))
+        .filter(idempotency_records::owner.eq(owner.as_str()))
         .filter(idempotency_records::key.eq(key.as_str()))
         .select(COLUMNS)
         .first::<RecordRow>(conn)
@@ -228,7 +226,7 @@ impl<'a> RecordValues<'a> {
     /// `record`'s values, with its headers as [`encode_headers`] wrote them.
     fn of(record: &'a IdempotencyRecord, headers: &'a str) -> Self {
         Self {
-            owner: &record.owner.0,
+            owner: record.owner.as_str(),
             key: record.key.as_str(),
             fingerprint: &record.fingerprint.0,
             status: i32::from(record.response.status),
@@ -391,7 +389,7 @@ mod tests {
             "content-type: application/json\nlocation: /v1/pets/42\nretry-after: 1"
         );
         let row = RecordRow {
-            owner: "k1".to_owned(),
+            owner: "1".repeat(32),
             key: "a-key".to_owned(),
             fingerprint: vec![7; 32],
             status: 201,

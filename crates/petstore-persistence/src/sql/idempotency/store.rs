@@ -4,8 +4,8 @@
 
 use async_trait::async_trait;
 use diesel::QueryResult;
-use petstore_application::{IdempotencyRecord, IdempotencyStore, KeyOwner, RepositoryError};
-use petstore_domain::IdempotencyKey;
+use petstore_application::{IdempotencyRecord, IdempotencyStore, RepositoryError};
+use petstore_domain::{IdempotencyKey, KeyId};
 
 use super::record_sweep::RecordSweep;
 use super::records::{self, RecordRow};
@@ -75,7 +75,7 @@ impl DieselIdempotencyStore {
 impl IdempotencyStore for DieselIdempotencyStore {
     async fn find(
         &self,
-        owner: &KeyOwner,
+        owner: &KeyId,
         key: &IdempotencyKey,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
         self.health.admit_read()?;

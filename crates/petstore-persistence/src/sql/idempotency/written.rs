@@ -69,7 +69,7 @@ mod tests {
     fn a_write_without_a_plan_is_never_answered_from_a_record() {
         assert_eq!(Written::Stored(7, None).into_unrecorded().ok(), Some(7));
         let record = IdempotencyRecord {
-            owner: petstore_application::KeyOwner("k".to_owned()),
+            owner: petstore_domain::KeyId::parse(&"a".repeat(32)).expect("a valid key id"),
             key: petstore_domain::IdempotencyKey::parse("a").expect("a valid key"),
             fingerprint: petstore_application::Fingerprint([0; 32]),
             response: response(),
