@@ -2,6 +2,7 @@
 //! 503 quickly, and when PostgreSQL is back the same process serves again. A test binary of its
 //! own, because stopping the shared test cluster would fail any other test running meanwhile.
 
+mod failover;
 mod postgres_under_load;
 mod read_only;
 mod small_filesystem;

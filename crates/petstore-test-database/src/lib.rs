@@ -8,10 +8,12 @@
 //! nothing. Databases are created and dropped with the `psql` client, so this crate needs no
 //! database driver of its own.
 
+mod cluster;
 mod eventually;
 mod postgres;
 mod sqlite;
 
+pub use cluster::PostgresCluster;
 pub use eventually::{eventually, eventually_blocking, Deadline};
 pub use postgres::{unreachable_postgres_url, ClusterControl, StoppedCluster, TestDatabase};
 pub use sqlite::TestSqliteFile;
