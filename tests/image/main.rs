@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use petstore_test_support::{
-    client, run_readme_walk_through, send, try_send, TestDatabase, WalkThroughTarget,
+    client, eventually, run_readme_walk_through, send, try_send, TestDatabase, WalkThroughTarget,
 };
 use podman::{containers_conf, image, podman_ok, Container, Volume};
 use serde_json::{json, Value};
@@ -67,19 +67,25 @@ fn as_strs(options: &[String]) -> Vec<&str> {
 
 /// Polls `url` until it answers 200, for at most `within`; `context` says why not (logs).
 pub(crate) async fn wait_for_ok(url: &str, within: Duration, context: impl Fn() -> String) {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Ok(response) = try_send(client().get(url), None).await {
-            if response.status == 200 {
-                return;
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{url} never answered 200 within {within:?}:\n{}",
-            context()
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    eventually(
+        within,
+        &format!("{url} to answer 200"),
+        async || match try_send(client().get(url), None).await {
+            Ok(response) if response.status == 200 => Ok(()),
+            Ok(response) => Err(Unanswered(response.status.to_string(), &context)),
+            Err(error) => Err(Unanswered(error, &context)),
+        },
+    )
+    .await;
+}
+
+/// What a poll of [`wait_for_ok`] saw, with the `context` (logs) read only if a failure
+/// message shows it.
+struct Unanswered<'a, C>(String, &'a C);
+
+impl<C: Fn() -> String> std::fmt::Debug for Unanswered<'_, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n{}", self.0, (self.1)())
     }
 }
 

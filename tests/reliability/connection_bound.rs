@@ -23,6 +23,7 @@ use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 #[path = "../api/connection_bound/raw_http.rs"]
 mod raw_http;
 
+use petstore_test_support::eventually;
 use raw_http::{client_address, connect_from, get, Server};
 
 /// What "at once" means for a new client (the issue saw 5 s and more than 10 s).
@@ -126,16 +127,23 @@ fn start_holders(
     (held, stop)
 }
 
-/// Waits until `condition` holds (checked every 100 ms, for up to a minute): the holders have
-/// taken their places.
-async fn until(condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !condition() {
-        assert!(
-            Instant::now() < deadline,
-            "the load did not build up in a minute"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+impl Held {
+    /// Waits (a minute at most) until `count` holders have been admitted: the load has built up.
+    async fn until_admitted(&self, count: u64) {
+        eventually(
+            Duration::from_secs(60),
+            &format!("{count} holders admitted"),
+            async || match self.admitted.get() {
+                enough if enough >= count => Ok(()),
+                admitted => Err(format!(
+                    "{admitted} admitted, {} refused, {} failed (the last: {:?})",
+                    self.refused.get(),
+                    self.failed.get(),
+                    self.failure.borrow()
+                )),
+            },
+        )
+        .await;
     }
 }
 
@@ -224,7 +232,7 @@ async fn past_a_bound_of_500_held_by_2000_reconnecting_clients_a_new_one_is_answ
     let (held, stop) = start_holders(&server, HOLDERS, Duration::ZERO, |n| {
         client_address(n % ADDRESSES)
     });
-    until(|| held.admitted.get() >= 500).await;
+    held.until_admitted(500).await;
     let churning = Instant::now();
     let pets = new_clients(&server, "/v1/pets", NEW_CLIENT_ADDRESSES).await;
     let readyz = new_clients(&server, "/readyz", NEW_CLIENT_ADDRESSES + NEW_CLIENTS).await;
@@ -276,7 +284,7 @@ async fn at_the_defaults_one_address_with_4100_connections_holds_its_share_and_o
     raise_open_file_limit(u64::from(HOLDERS) + 1_000);
     let server = Server::start(&[("PETSTORE_METRICS_BIND", "127.0.0.1:0")]);
     let (held, stop) = start_holders(&server, HOLDERS, RENEW_EVERY, |_| client_address(0));
-    until(|| held.admitted.get() >= SHARE as u64).await;
+    held.until_admitted(SHARE as u64).await;
 
     let pets = new_clients(&server, "/v1/pets", NEW_CLIENT_ADDRESSES).await;
     let readyz = new_clients(&server, "/readyz", NEW_CLIENT_ADDRESSES + NEW_CLIENTS).await;

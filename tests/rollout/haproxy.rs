@@ -4,9 +4,9 @@
 //! rotation.
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use petstore_test_support::{client, try_send};
+use petstore_test_support::{client, eventually, try_send};
 use tempfile::TempDir;
 
 /// How often HAProxy asks each instance's `/readyz`; one failure takes it out of rotation.
@@ -87,15 +87,16 @@ impl Haproxy {
     /// Waits until `instance` is in rotation (or out of it), for at most `within`.
     pub async fn wait_until(&self, instance: usize, in_rotation: bool, within: Duration) {
         let name = format!("instance{instance}");
-        let deadline = Instant::now() + within;
-        while self.up().await.contains(&name) != in_rotation {
-            assert!(
-                Instant::now() < deadline,
-                "{name} never went {}",
-                if in_rotation { "up" } else { "down" }
-            );
-            actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        let direction = if in_rotation { "up" } else { "down" };
+        eventually(within, &format!("{name} to go {direction}"), async || {
+            let up = self.up().await;
+            if up.contains(&name) == in_rotation {
+                Ok(())
+            } else {
+                Err(up)
+            }
+        })
+        .await;
     }
 }
 

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use haproxy::{Haproxy, CHECK_INTERVAL};
 use load::{client_loop, Tally};
-use petstore_test_support::{client, issue_key, next_link_target, petstore, send, TestDatabase};
+use petstore_test_support::{
+    client, eventually, issue_key, next_link_target, petstore, send, TestDatabase,
+};
 use tempfile::TempDir;
 
 const INSTANCES: usize = 3;
@@ -86,23 +88,21 @@ impl Instance {
             .status()
             .expect("run kill");
         assert!(status.success());
-        let deadline = signalled + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.process.try_wait().expect("the instance's status") {
-                assert!(
-                    status.success(),
-                    "instance on {} exited {status}",
-                    self.port
-                );
-                return signalled.elapsed();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "instance on {} never exited",
-                self.port
-            );
-            actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        let status = eventually(
+            signalled + Duration::from_secs(20),
+            &format!("the instance on {} to exit", self.port),
+            async || match self.process.try_wait().expect("the instance's status") {
+                Some(status) => Ok(status),
+                None => Err("still running"),
+            },
+        )
+        .await;
+        assert!(
+            status.success(),
+            "instance on {} exited {status}",
+            self.port
+        );
+        signalled.elapsed()
     }
 }
 
@@ -183,12 +183,21 @@ async fn three_rolling_restarts_under_load_fail_no_request_and_lose_no_write() {
     let load = futures_util::future::join_all(
         (0..CLIENTS).map(|n| client_loop(&balancer.address, &key, n, &stop, &tally)),
     );
+    let answered = async |count: usize| {
+        eventually(
+            Duration::from_secs(60),
+            &format!("{count} requests answered"),
+            async || match tally.requests() {
+                enough if enough >= count => Ok(()),
+                so_far => Err(so_far),
+            },
+        )
+        .await;
+    };
     let rollouts = async {
         let started = Instant::now();
         // Some load before the first restart, so that every kind of request is in flight.
-        while tally.requests() < 2_000 {
-            actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        answered(2_000).await;
         let mut stops = Vec::new();
         for _ in 0..ROLLOUTS {
             for n in 0..INSTANCES {
@@ -207,10 +216,7 @@ async fn three_rolling_restarts_under_load_fail_no_request_and_lose_no_write() {
             }
         }
         // Load after the last rollout too, on the new instances.
-        let after = tally.requests() + 1_000;
-        while tally.requests() < after {
-            actix_web::rt::time::sleep(Duration::from_millis(20)).await;
-        }
+        answered(tally.requests() + 1_000).await;
         stop.set(true);
         (started.elapsed(), stops)
     };
