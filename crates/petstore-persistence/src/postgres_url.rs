@@ -444,6 +444,27 @@ mod tests {
         );
     }
 
+    /// A primary and its standby in one URL: every host is kept as written, the password is
+    /// hidden, and our parameters follow the operator's `target_session_attrs`.
+    #[test]
+    fn a_multi_host_url_keeps_its_hosts_and_hides_its_password() {
+        let raw = "postgres://app:s3cret@db1.internal:5432,db2.internal:5433,[::1]/petstore\
+                   ?target_session_attrs=read-write";
+        let url: crate::DatabaseUrl = raw.parse().expect("a multi-host URL");
+        let shown = "postgres://app:***@db1.internal:5432,db2.internal:5433,[::1]/petstore\
+                     ?target_session_attrs=read-write";
+        assert_eq!(url.to_string(), shown);
+        assert!(!format!("{url:?}").contains("s3cret"));
+        let crate::DatabaseUrl::Postgres(url) = url else {
+            panic!("{raw} is PostgreSQL");
+        };
+        let no_limit = settings(Duration::from_secs(5), Duration::ZERO);
+        assert_eq!(
+            url.for_libpq(&no_limit),
+            format!("{raw}&connect_timeout=5{LIMITS}")
+        );
+    }
+
     /// libpq would read `app:pa` as host and port, and quote `pa` in its error.
     #[test]
     fn a_password_with_an_unencoded_slash_is_refused_saying_how_to_write_it() {
