@@ -77,14 +77,12 @@ pub(crate) static CONTRACT: Routes = Routes {
 
 /// `GET /metrics`, served where the state has an exporter.
 pub(crate) static METRICS: Routes = Routes {
-    operations: &[
-        Operation {
-            id: "metrics",
-            method: Method::GET,
-            path: METRICS_PATH,
-            access: Access::Open,
-            handler: |route| route.to(metrics::metrics),
-        },
-    ],
+    operations: &[Operation {
+        id: "metrics",
+        method: Method::GET,
+        path: METRICS_PATH,
+        access: Access::Open,
+        handler: |route| route.to(metrics::metrics),
+    }],
     every_response_header: None,
 };
