@@ -56,6 +56,13 @@ struct Seen {
     unexpected: Vec<String>,
 }
 
+/// What a client does after an answer.
+enum Then {
+    NextKey,
+    Retry,
+    GiveUp,
+}
+
 struct Load<'a> {
     address: &'a str,
     key: &'a str,
@@ -87,29 +94,40 @@ impl Load<'_> {
             let pet_key = format!("c{c}-n{n}");
             loop {
                 let outcome = self.create(&pet_key).await;
-                let mut seen = self.seen.borrow_mut();
-                match outcome {
-                    Ok(response) if response.status == 201 => {
-                        let acknowledged = Acknowledged {
-                            at: Instant::now(),
-                            body: response.body,
-                        };
-                        seen.acknowledged.insert(pet_key, acknowledged);
-                        break;
-                    }
-                    // 503: no primary answers yet; 409: the same key is still being carried out.
-                    Ok(response) if matches!(response.status.as_u16(), 503 | 409) => {
-                        seen.retried += 1;
-                    }
-                    Ok(response) => {
-                        let answer = format!("{}: {}", response.status, response.body);
-                        seen.unexpected.push(answer);
-                        return;
-                    }
-                    Err(_) => seen.retried += 1,
+                match self.record(&pet_key, outcome) {
+                    Then::NextKey => break,
+                    Then::Retry => actix_web::rt::time::sleep(RETRY_PAUSE).await,
+                    Then::GiveUp => return,
                 }
-                drop(seen);
-                actix_web::rt::time::sleep(RETRY_PAUSE).await;
+            }
+        }
+    }
+
+    /// Notes what a create of `pet_key` got, and says what the client does next.
+    fn record(&self, pet_key: &str, outcome: Result<TestResponse, String>) -> Then {
+        let mut seen = self.seen.borrow_mut();
+        match outcome {
+            Ok(response) if response.status == 201 => {
+                let acknowledged = Acknowledged {
+                    at: Instant::now(),
+                    body: response.body,
+                };
+                seen.acknowledged.insert(pet_key.to_owned(), acknowledged);
+                Then::NextKey
+            }
+            // 503: no primary answers yet; 409: the same key is still being carried out.
+            Ok(response) if matches!(response.status.as_u16(), 503 | 409) => {
+                seen.retried += 1;
+                Then::Retry
+            }
+            Ok(response) => {
+                let answer = format!("{}: {}", response.status, response.body);
+                seen.unexpected.push(answer);
+                Then::GiveUp
+            }
+            Err(_) => {
+                seen.retried += 1;
+                Then::Retry
             }
         }
     }
