@@ -17,11 +17,12 @@
 //!   wording of connection errors (`engine/errors.rs`);
 //! - how pets are read: SQLite's inline readers or PostgreSQL's grouped reads (`store.rs` picks,
 //!   `pets/repository.rs`, `pets/group_read.rs`);
-//! - in resource code, the locks only PostgreSQL needs, since SQLite's `BEGIN IMMEDIATE` already
-//!   admits one writer at a time (`pets/batch_insert.rs`, `orders/repository.rs`,
-//!   `keys/registry.rs`), the idempotency records' insert and purge, which take each backend's
-//!   cheapest form (`idempotency/records.rs`, `idempotency/record_sweep.rs`), and statements
-//!   with `RETURNING`, which diesel runs only on a concrete backend's connection.
+//! - in resource code: the locks only PostgreSQL needs, each taken through
+//!   `engine::write_transaction::lock_on_postgres` (SQLite's `BEGIN IMMEDIATE` already admits one
+//!   writer at a time); the rows orders read `FOR UPDATE` on PostgreSQL (`orders/repository.rs`);
+//!   the idempotency records' insert and purge, which take each backend's cheapest form
+//!   (`idempotency/records.rs`, `idempotency/record_sweep.rs`); and statements with
+//!   `RETURNING`, which diesel runs only on a concrete backend's connection.
 
 mod engine;
 mod idempotency;

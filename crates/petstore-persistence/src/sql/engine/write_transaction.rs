@@ -5,6 +5,7 @@
 use diesel::connection::TransactionManager;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
+use diesel::PgConnection;
 
 use petstore_application::RepositoryError;
 
@@ -50,6 +51,20 @@ impl WriteFailure {
             Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
             None => errors::from_query(error),
         }
+    }
+}
+
+/// Takes the lock `lock` asks for on PostgreSQL, inside a write transaction; on SQLite nothing,
+/// since the transaction's `BEGIN IMMEDIATE` already holds the database's one write lock, which
+/// admits one writer at a time. The locks PostgreSQL needs (a table, an advisory lock) are the
+/// one backend difference of the resources' write transactions.
+pub(crate) fn lock_on_postgres(
+    conn: &mut AnyConnection,
+    lock: impl FnOnce(&mut PgConnection) -> QueryResult<usize>,
+) -> QueryResult<()> {
+    match conn {
+        AnyConnection::Postgresql(pg) => lock(pg).map(drop),
+        AnyConnection::Sqlite(_) => Ok(()),
     }
 }
 

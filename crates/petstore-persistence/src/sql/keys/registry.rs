@@ -14,7 +14,7 @@ use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, Detail};
 use crate::sql::engine::health::StoreHealth;
-use crate::sql::engine::write_transaction::{in_write_transaction, no_turn};
+use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, no_turn};
 use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
 use crate::sql::schema::api_keys;
@@ -94,13 +94,9 @@ impl KeyRow {
 /// Lets one registry writer at a time through on PostgreSQL, across instances; SQLite's
 /// `BEGIN IMMEDIATE` already does.
 fn take_turn_to_write(conn: &mut AnyConnection) -> QueryResult<()> {
-    match conn {
-        AnyConnection::Postgresql(pg) => {
-            diesel::sql_query("LOCK TABLE api_keys IN SHARE ROW EXCLUSIVE MODE").execute(pg)?;
-            Ok(())
-        }
-        AnyConnection::Sqlite(_) => Ok(()),
-    }
+    lock_on_postgres(conn, |pg| {
+        diesel::sql_query("LOCK TABLE api_keys IN SHARE ROW EXCLUSIVE MODE").execute(pg)
+    })
 }
 
 fn next_revision(conn: &mut AnyConnection) -> QueryResult<i64> {

@@ -26,7 +26,7 @@ use crate::sql::engine::connection::{AnyConnection, Generations};
 use crate::sql::engine::errors::{self, Detail};
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::read::read_off_the_workers;
-use crate::sql::engine::write_transaction::{in_write_transaction, no_turn};
+use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, no_turn};
 use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
 use crate::sql::idempotency::records::{self as records, RecordRow};
@@ -154,16 +154,15 @@ impl StoreTransaction for DieselTransaction<'_> {
     }
 
     fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError> {
-        if let AnyConnection::Postgresql(pg) = &mut *self.conn {
-            // Held until the transaction ends: another transaction of this key waits here, and
-            // its count (a statement begun after this one commits) sees this one's order.
+        // Held until the transaction ends: another transaction of this key waits here, and its
+        // count (a statement begun after this one commits) sees this one's order.
+        lock_on_postgres(self.conn, |pg| {
             diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
                 .bind::<Integer, _>(KEY_ORDERS_LOCK_CLASS)
                 .bind::<Text, _>(placed_by.as_str())
                 .execute(pg)
-                .map_err(query_error)?;
-        }
-        // On SQLite, the write lock (`BEGIN IMMEDIATE`) admits one writer at a time.
+        })
+        .map_err(query_error)?;
         let open = orders::table
             .filter(orders::placed_by.eq(placed_by.as_str()))
             .filter(orders::status.eq(OrderStatus::Placed.as_str()))

@@ -17,7 +17,7 @@ use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, Detail};
 use crate::sql::engine::group_commit::Group;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
-use crate::sql::engine::write_transaction::{in_write_transaction, WriteFailure};
+use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, WriteFailure};
 use crate::sql::idempotency::records::{self as records, RecordRow};
 use crate::sql::idempotency::written::Written;
 use crate::sql::schema::pets;
@@ -295,13 +295,9 @@ fn assign(batch: &[&NewPet], rows: Vec<PetRow>) -> Vec<Option<PetRow>> {
 /// many pets; reads never take the lock. SQLite needs nothing: `BEGIN IMMEDIATE` already admits one
 /// writer at a time.
 fn take_turn_to_insert(conn: &mut AnyConnection) -> QueryResult<()> {
-    match conn {
-        AnyConnection::Postgresql(pg) => {
-            diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
-                .bind::<BigInt, _>(INSERT_LOCK_KEY)
-                .execute(pg)?;
-            Ok(())
-        }
-        AnyConnection::Sqlite(_) => Ok(()),
-    }
+    lock_on_postgres(conn, |pg| {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+            .bind::<BigInt, _>(INSERT_LOCK_KEY)
+            .execute(pg)
+    })
 }
