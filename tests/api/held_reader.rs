@@ -17,6 +17,11 @@ use petstore_test_support::{client, eventually, send, try_send, Backend, TestApp
 /// on createPet's latency measures the read's effect rather than the machine's load.
 const CREATING: usize = 4;
 const LISTING: usize = 1;
+/// createPet's p99 while the read is held, at most. A create waiting behind the read waited out
+/// SQLite's 5 s busy timeout; this bound leaves room for a machine busy with the other suites,
+/// which `make test` runs beside this one. The reliability suite holds the tighter bound
+/// (100 ms) on a machine running nothing else.
+const P99_BOUND: Duration = Duration::from_millis(500);
 /// WAL pages past which the checkpointer tries to start the WAL over.
 const RESTART_PAGES: u64 = 1_000;
 /// How long the read is held at least.
@@ -123,7 +128,7 @@ async fn a_read_held_open_beside_the_server_never_stalls_its_creates() {
         slowest < Duration::from_secs(1),
         "a create took {slowest:?}"
     );
-    assert!(p99 < Duration::from_millis(100), "createPet p99 {p99:?}");
+    assert!(p99 < P99_BOUND, "createPet p99 {p99:?}");
     eprintln!(
         "WAL started over {restarted:?} after the read ended; {} pages long now",
         wal_pages(&database)
