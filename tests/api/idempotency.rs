@@ -178,8 +178,24 @@ async fn order_actions_are_replayed_not_repeated(app: TestApp) {
     assert_eq!(orders.json().as_array().map(Vec::len), Some(1));
 }
 
+/// A quoted key whose contents begin with a quote (`"\"q1"` is the key `"q1`) is read back from
+/// storage as the key it is, not parsed again as a header value.
+async fn a_key_beginning_with_a_quote_is_replayed(app: TestApp) {
+    let body = json!({"name": "Rex", "categoryId": 3});
+    let first = create(&app, r#""\"q1""#, &body).await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    for _ in 0..2 {
+        let retry = create(&app, r#""\"q1""#, &body).await;
+        assert_eq!(retry.status, 201, "{}", retry.body);
+        assert!(replayed(&retry), "{:?}", retry.headers);
+        assert_eq!(retry.body, first.body, "byte for byte");
+    }
+    assert_eq!(app.list("").await.len(), 1, "the retries wrote nothing");
+}
+
 on_backends!(
     [memory, sqlite, postgres]
+    a_key_beginning_with_a_quote_is_replayed,
     a_retry_gets_the_first_response_and_writes_nothing,
     a_refusal_is_replayed,
     one_key_sent_at_once_is_one_write,

@@ -31,6 +31,16 @@ impl IdempotencyKey {
             Some(quoted) => unquote(quoted)?,
             None => header_value.to_owned(),
         };
+        Self::from_contents(value)
+    }
+
+    /// A key as stored: its contents, as [`as_str`](Self::as_str) gave them, never a header's
+    /// quoted form (the key `"q1`, sent as `"\"q1"`, is stored as `"q1`).
+    pub fn from_stored(contents: &str) -> Result<Self, IdempotencyKeyError> {
+        Self::from_contents(contents.to_owned())
+    }
+
+    fn from_contents(value: String) -> Result<Self, IdempotencyKeyError> {
         if value.is_empty() {
             return Err(IdempotencyKeyError::Empty);
         }
@@ -112,6 +122,36 @@ mod tests {
         let bare = IdempotencyKey::parse("order-7f3a").unwrap();
         assert_eq!(IdempotencyKey::parse("\"order-7f3a\"").unwrap(), bare);
         assert_eq!(bare.as_str(), "order-7f3a");
+    }
+
+    #[test]
+    fn a_stored_key_reads_back_as_itself_in_every_header_form() {
+        for header in [
+            "order-7f3a",
+            "\"order-7f3a\"",
+            r#""\"q1""#,
+            r#""a\\b""#,
+            r#""\"""#,
+        ] {
+            let key = IdempotencyKey::parse(header).unwrap();
+            assert_eq!(
+                IdempotencyKey::from_stored(key.as_str()),
+                Ok(key),
+                "{header}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stored_key_is_checked_like_a_header_key() {
+        assert_eq!(
+            IdempotencyKey::from_stored(""),
+            Err(IdempotencyKeyError::Empty)
+        );
+        assert_eq!(
+            IdempotencyKey::from_stored("two words"),
+            Err(IdempotencyKeyError::NotVisibleAscii)
+        );
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl RecordRow {
                 "a stored idempotency record has an invalid {field}"
             ))))
         };
-        let key = IdempotencyKey::parse(&self.key).map_err(|_| corrupt("key"))?;
+        let key = IdempotencyKey::from_stored(&self.key).map_err(|_| corrupt("key"))?;
         let fingerprint = <[u8; 32]>::try_from(self.fingerprint.as_slice())
             .map_err(|_| corrupt("fingerprint"))?;
         let status = u16::try_from(self.status).map_err(|_| corrupt("status"))?;
