@@ -21,11 +21,13 @@ if [[ ! -f $source_dir/Cargo.toml ]]; then
     git archive "$commit" | tar -x -C "$source_dir"
 fi
 
-# One target directory for both builds: the dependencies compile once. Each build's binary is
-# copied out before the other overwrites target/release/petstore.
+# The base builds in a target directory of its own: its crates have the same names and the same
+# paths relative to their workspace as the working tree's, so in a shared one Cargo would take
+# one build's crates for the other's.
 echo "bench-paired: building the base, $BASE ($commit)" >&2
-"$CARGO" build --release --bin petstore --manifest-path "$source_dir/Cargo.toml" --target-dir target
-cp target/release/petstore "$out/petstore-base"
+"$CARGO" build --release --bin petstore --manifest-path "$source_dir/Cargo.toml" \
+    --target-dir "$out/target"
+cp "$out/target/release/petstore" "$out/petstore-base"
 echo "bench-paired: building the working tree" >&2
 "$CARGO" build --release --bin petstore
 cp target/release/petstore "$out/petstore-head"
