@@ -5,7 +5,7 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use crate::small_filesystem::SmallFilesystem;
-use crate::storage_faults::{call, refused_as_full, start};
+use crate::storage_faults::{call, refused_as_full, start, stored_again};
 use petstore_test_support::eventually;
 
 #[actix_web::test]
@@ -31,23 +31,11 @@ async fn a_full_small_volume_heals_once_a_share_of_it_is_freed() {
 
     std::fs::remove_file(&filler).expect("delete the filler");
     let freed = Instant::now();
-    eventually(
-        Duration::from_secs(10),
-        "creates stored again with 2 MiB freed",
-        async || match call(&server, "POST", "/v1/pets").await.status {
-            201 => Ok(()),
-            other => Err(other),
-        },
-    )
-    .await;
-    let healed = freed.elapsed();
-    eprintln!("creates stored again {healed:?} after 2 MiB was freed on a 6 MiB volume");
-    for _ in 0..20 {
-        let answer = call(&server, "POST", "/v1/pets").await;
-        assert_eq!(answer.status, 201, "{}", answer.body);
-    }
-    let ready = call(&server, "GET", "/readyz").await;
-    assert_eq!(ready.status, 200, "{}", ready.body);
+    stored_again(&server, Duration::from_secs(10), 20).await;
+    eprintln!(
+        "creates stored again {:?} after 2 MiB was freed on a 6 MiB volume",
+        freed.elapsed()
+    );
     drop(server);
     let log = std::fs::read_to_string(&log_path).expect("server log");
     assert!(log.contains("storage works again"), "{log}");

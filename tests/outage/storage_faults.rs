@@ -118,6 +118,25 @@ async fn keep_creating(server: &Server, stop: &std::cell::Cell<bool>) -> Vec<i64
     stored
 }
 
+/// Waits up to `within` for a create to be stored again after room was freed, then checks that
+/// `more` creates are stored too (the freed room is not taken back at once) and that the
+/// instance is ready.
+pub(crate) async fn stored_again(server: &Server, within: Duration, more: usize) {
+    eventually(within, "creates stored again", async || {
+        match call(server, "POST", "/v1/pets").await.status {
+            201 => Ok(()),
+            other => Err(other),
+        }
+    })
+    .await;
+    for _ in 0..more {
+        let answer = call(server, "POST", "/v1/pets").await;
+        assert_eq!(answer.status, 201, "{}", answer.body);
+    }
+    let ready = call(server, "GET", "/readyz").await;
+    assert_eq!(ready.status, 200, "{}", ready.body);
+}
+
 /// `Ok` for a create refused because the storage is full; otherwise what it was answered.
 pub(crate) fn refused_as_full(answer: Answer) -> Result<(), String> {
     let message = answer.body["message"].as_str().unwrap_or_default();
@@ -189,24 +208,11 @@ async fn a_full_disk_answers_503_keeps_reads_and_heals_once_space_is_freed() {
             .and_then(|file| file.set_len(size.saturating_sub(10 * 1024 * 1024)))
             .expect("free 10 MiB");
         let freed = Instant::now();
-        eventually(
-            Duration::from_secs(5),
-            "creates stored again",
-            async || match call(&server, "POST", "/v1/pets").await.status {
-                201 => Ok(()),
-                other => Err(other),
-            },
-        )
-        .await;
-        let healed = freed.elapsed();
-        eprintln!("creates stored again {healed:?} after space was freed");
-        // And they stay stored: the freed space was not taken back at once.
-        for _ in 0..50 {
-            let answer = call(&server, "POST", "/v1/pets").await;
-            assert_eq!(answer.status, 201, "{}", answer.body);
-        }
-        let ready = call(&server, "GET", "/readyz").await;
-        assert_eq!(ready.status, 200, "{}", ready.body);
+        stored_again(&server, Duration::from_secs(5), 50).await;
+        eprintln!(
+            "creates stored again {:?} after space was freed",
+            freed.elapsed()
+        );
         stop.set(true);
     };
     let (stored, ()) = futures_util::future::join(writers, scenario).await;
