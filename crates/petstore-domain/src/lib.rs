@@ -26,6 +26,8 @@ pub use order::{
 };
 pub use page_limit::{PageLimit, PageLimitError};
 pub use pet::{
-    CategoryId, CategoryIdError, NewPet, Pet, PetId, PetIdError, PetIds, PetIdsError, PetListQuery,
-    PetName, PetNameError, PetStatus, PetStatusError, StatusTransitionError,
+    CategoryId, CategoryIdError, NewPet, Patch, Pet, PetChange, PetChangeError, PetChangeFields,
+    PetChangeInvalid, PetField, PetId, PetIdError, PetIds, PetIdsError, PetListQuery, PetName,
+    PetNameError, PetRemovalError, PetStatus, PetStatusError, PetVersion, PetVersionError,
+    StatusTransitionError,
 };
