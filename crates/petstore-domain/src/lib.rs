@@ -25,9 +25,13 @@ pub use order::{
     OrderStatusError, TooManyOpenOrders, VisibleOrders,
 };
 pub use page_limit::{PageLimit, PageLimitError};
+// The catalogue's values: price, description, photos, tags, and the case fold of name search.
 pub use pet::{
-    CategoryId, CategoryIdError, NewPet, Patch, Pet, PetChange, PetChangeError, PetChangeFields,
-    PetChangeInvalid, PetField, PetId, PetIdError, PetIds, PetIdsError, PetListQuery, PetName,
-    PetNameError, PetRemovalError, PetStatus, PetStatusError, PetVersion, PetVersionError,
-    StatusTransitionError,
+    fold_case, Currency, CurrencyError, ItemError, ListError, NamePrefix, NamePrefixError,
+    PetDescription, PetDescriptionError, PhotoUrl, PhotoUrlError, PhotoUrls, PhotoUrlsError, Price,
+    PriceAmountError, PriceError, Tag, TagError, Tags, TagsError,
+};
+pub use pet::{
+    CategoryId, CategoryIdError, NewPet, Pet, PetId, PetIdError, PetIds, PetIdsError, PetListQuery,
+    PetName, PetNameError, PetStatus, PetStatusError, StatusTransitionError,
 };
