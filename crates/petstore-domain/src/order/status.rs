@@ -43,6 +43,14 @@ impl OrderStatus {
             .ok_or(OrderStatusError)
     }
 
+    /// Whether an order in this status holds its pet: from placing until it is delivered or
+    /// cancelled, only the order moves the pet's status, and the pet cannot be removed.
+    /// Wider than [`Order::is_open`](crate::Order::is_open), which counts a key's orders
+    /// awaiting approval.
+    pub const fn holds_its_pet(self) -> bool {
+        matches!(self, Self::Placed | Self::Approved)
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Placed => "placed",
@@ -115,5 +123,19 @@ impl OrderAction {
             Self::Deliver => Some(PetStatus::Sold),
             Self::Cancel => Some(PetStatus::Available),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placed_and_approved_orders_hold_their_pet_and_final_ones_let_it_go() {
+        let holding: Vec<OrderStatus> = OrderStatus::ALL
+            .into_iter()
+            .filter(|status| status.holds_its_pet())
+            .collect();
+        assert_eq!(holding, [OrderStatus::Placed, OrderStatus::Approved]);
     }
 }
