@@ -32,6 +32,8 @@ pub use pet::{
     PriceAmountError, PriceError, Tag, TagError, Tags, TagsError,
 };
 pub use pet::{
-    CategoryId, CategoryIdError, NewPet, Pet, PetId, PetIdError, PetIds, PetIdsError, PetListQuery,
-    PetName, PetNameError, PetStatus, PetStatusError, StatusTransitionError,
+    CategoryId, CategoryIdError, NewPet, Patch, Pet, PetChange, PetChangeError, PetChangeFields,
+    PetChangeInvalid, PetField, PetId, PetIdError, PetIds, PetIdsError, PetListQuery, PetName,
+    PetNameError, PetRemovalError, PetStatus, PetStatusError, PetVersion, PetVersionError,
+    StatusTransitionError,
 };

@@ -1,7 +1,9 @@
 //! Pets: `NewPet` (what a client asks the store to add), `Pet` (what the store keeps), the
-//! values they are made of, each checked where it is made, and what a listing may ask for.
+//! values they are made of, each checked where it is made, what a listing may ask for, how a
+//! stored pet changes (`PetChange`) or goes (removal), and its version.
 
 mod category_id;
+mod change;
 mod currency;
 mod description;
 mod id;
@@ -9,12 +11,16 @@ mod list_items;
 mod listing;
 mod name;
 mod name_search;
+mod patch;
 mod photo_url;
 mod price;
+mod removal;
 mod status;
 mod tag;
+mod version;
 
 pub use category_id::{CategoryId, CategoryIdError};
+pub use change::{PetChange, PetChangeError, PetChangeFields, PetChangeInvalid, PetField};
 pub use currency::{Currency, CurrencyError};
 pub use description::{PetDescription, PetDescriptionError};
 pub use id::{PetId, PetIdError};
@@ -22,10 +28,13 @@ pub use list_items::{ItemError, ListError};
 pub use listing::{PetIds, PetIdsError, PetListQuery};
 pub use name::{PetName, PetNameError};
 pub use name_search::{fold_case, NamePrefix, NamePrefixError};
+pub use patch::Patch;
 pub use photo_url::{PhotoUrl, PhotoUrlError, PhotoUrls, PhotoUrlsError};
 pub use price::{Price, PriceAmountError, PriceError};
+pub use removal::PetRemovalError;
 pub use status::{PetStatus, PetStatusError, StatusTransitionError};
 pub use tag::{Tag, TagError, Tags, TagsError};
+pub use version::{PetVersion, PetVersionError};
 
 /// A pet that is about to be added. Its status is already decided: the default applies here,
 /// so every adapter stores the same thing for an omitted status.
@@ -69,7 +78,9 @@ impl NewPet {
 }
 
 /// A pet as the store keeps it. Its status changes only along the life cycle
-/// ([`change_status`](Self::change_status)); nothing else about it changes.
+/// ([`change_status`](Self::change_status)); a client's change goes through
+/// [`apply_change`](Self::apply_change), and its removal is checked by
+/// [`check_removal`](Self::check_removal).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pet {
     id: PetId,
