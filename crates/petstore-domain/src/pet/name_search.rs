@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn folding_a_prefix_gives_a_prefix_of_the_folded_name() {
         for (whole, at) in [
-            ("Οδοσσέας", 4),
+            ("ΟΔΟΣΣΕΑΣ", 4),
             ("ΟΔΟΣ ΑΛΦΑ", 4),
             ("İstanbul", 1),
             ("Straße", 4),
@@ -113,6 +113,14 @@ mod tests {
                 fold_case(head) + &fold_case(tail),
                 "{whole:?} at {at}"
             );
+        }
+    }
+
+    #[test]
+    fn folding_twice_changes_nothing() {
+        for text in ["ÉMILE", "İstanbul", "ΟΔΟΣ", "Straße", "ǅemal"] {
+            let once = fold_case(text);
+            assert_eq!(fold_case(&once), once, "{text:?}");
         }
     }
 

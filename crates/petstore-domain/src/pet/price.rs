@@ -37,7 +37,7 @@ pub enum PriceAmountError {
     Negative,
     #[error("{}", too_many_decimals(*currency, *actual))]
     TooManyDecimals { currency: Currency, actual: usize },
-    #[error("must be less than 1000000000 (a billion whole units)")]
+    #[error("must be less than {} (a billion whole units)", Price::MAX_MAJOR_UNITS + 1)]
     TooLarge,
 }
 

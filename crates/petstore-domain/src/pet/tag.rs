@@ -155,6 +155,14 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_tag_parses_to_itself() {
+        for raw in ["  House   Trained ", "İSTANBUL", "ΟΔΟΣ", "🐕‍🦺 Service"] {
+            let stored = tag(raw);
+            assert_eq!(tag(&stored), stored, "{raw:?}");
+        }
+    }
+
+    #[test]
     fn refuses_commas() {
         assert_eq!(Tag::parse("cats, dogs"), Err(TagError::Comma { at: 5 }));
     }
