@@ -1,7 +1,8 @@
 //! `Idempotency-Key` end to end, on every backend: a retry gets the first response again, byte
 //! for byte and marked `Idempotent-Replayed`, without a second write; the same key with another
 //! request is 422; one key at once is one write; keys belong to their API key; responses expire;
-//! a refusal is replayed too; orders' POSTs alike; across two instances; and after `kill -9`
+//! a refusal of the request itself is replayed too, one that depends on what is stored (404,
+//! 409) is not; orders' POSTs alike; across two instances; and after `kill -9`
 //! under 64 clients retrying, every key's retry replays what was stored and nothing exists
 //! twice.
 
@@ -64,7 +65,16 @@ async fn a_retry_gets_the_first_response_and_writes_nothing(app: TestApp) {
 
 async fn a_bad_key_is_400_and_stores_nothing(app: TestApp) {
     let body = json!({"name": "Rex", "categoryId": 3}).to_string();
-    for key in ["", "two words", "\"unclosed", &"k".repeat(256)] {
+    // A comma outside quotes separates values, in every spelling, as two headers do.
+    for key in [
+        "",
+        "two words",
+        "\"unclosed",
+        &"k".repeat(256),
+        "a,b",
+        "a, b",
+        r#""a", "b""#,
+    ] {
         let response = send(keyed(&app, "/v1/pets", key), Some(body.clone())).await;
         let message = response.assert_error(400, "invalid_parameter");
         assert!(message.contains("Idempotency-Key"), "{message}");
@@ -171,11 +181,61 @@ async fn order_actions_are_replayed_not_repeated(app: TestApp) {
     let cancel = format!("/v1/store/orders/{id}/cancel");
     let refused = send(keyed(&app, &cancel, "cancel-1"), None).await;
     refused.assert_error(409, "conflict");
-    let retry = send(keyed(&app, &cancel, "cancel-1"), None).await;
-    retry.assert_error(409, "conflict");
-    assert!(replayed(&retry));
     let orders = send(app.get("/v1/store/orders"), None).await;
     assert_eq!(orders.json().as_array().map(Vec::len), Some(1));
+}
+
+/// A refusal that depends on what is stored is not kept: the retry with the same key is
+/// carried out again and sees what changed meanwhile.
+async fn a_conflict_is_not_kept_and_its_retry_sees_what_changed(app: TestApp) {
+    let pet = app
+        .create_pet(json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    let body = json!({"petId": pet["id"]}).to_string();
+    let first = send(app.post_json("/v1/store/orders"), Some(body.clone())).await;
+    assert_eq!(first.status, 201, "{}", first.body);
+    // The pet is taken: a second order for it is a conflict, and is not kept for its key.
+    let refused = send(
+        keyed(&app, "/v1/store/orders", "second"),
+        Some(body.clone()),
+    )
+    .await;
+    refused.assert_error(409, "conflict");
+    let again = send(
+        keyed(&app, "/v1/store/orders", "second"),
+        Some(body.clone()),
+    )
+    .await;
+    again.assert_error(409, "conflict");
+    assert!(
+        !replayed(&again),
+        "a conflict is checked again, not replayed"
+    );
+    // Once the first order is cancelled, the same retry is carried out.
+    let id = first.json()["id"].as_i64().expect("an order id");
+    let cancelled = send(
+        app.post_json(&format!("/v1/store/orders/{id}/cancel")),
+        None,
+    )
+    .await;
+    assert_eq!(cancelled.status, 200, "{}", cancelled.body);
+    let placed = send(keyed(&app, "/v1/store/orders", "second"), Some(body)).await;
+    assert_eq!(placed.status, 201, "{}", placed.body);
+    assert!(!replayed(&placed));
+}
+
+/// A not-found is not kept either: nothing is stored for its key.
+async fn a_not_found_is_not_kept(app: TestApp) {
+    let body = json!({"petId": 999_999}).to_string();
+    for _ in 0..2 {
+        let missing = send(
+            keyed(&app, "/v1/store/orders", "missing"),
+            Some(body.clone()),
+        )
+        .await;
+        missing.assert_error(404, "not_found");
+        assert!(!replayed(&missing));
+    }
 }
 
 /// A quoted key whose contents begin with a quote (`"\"q1"` is the key `"q1`) is read back from
@@ -201,6 +261,8 @@ on_backends!(
     one_key_sent_at_once_is_one_write,
     keys_belong_to_their_api_key,
     order_actions_are_replayed_not_repeated,
+    a_conflict_is_not_kept_and_its_retry_sees_what_changed,
+    a_not_found_is_not_kept,
 );
 
 mod refused_keys {

@@ -17,6 +17,7 @@ mod held_reader;
 mod hostile_input;
 mod idempotency;
 mod instances;
+mod keyed_operations;
 mod list_pets;
 mod malformed_http;
 mod mixed_writes;

@@ -16,7 +16,7 @@ mod storage;
 pub use clock::{Clock, SystemClock};
 pub use idempotency::{
     Admission, Answer, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore,
-    RecordPlan, Recorded, Render, StoredResponse,
+    RecordPlan, Render, StoredResponse, Written,
 };
 pub use keys::{KeyChanges, KeyDirectory, KeyRefusal, KeyRegistry, LookupError, Revocation};
 pub use orders::{

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 /// A client's idempotency key: 1 to 255 visible ASCII characters. The header may carry it as a
 /// Structured Field string (`"a1b2"`, the IETF draft's form) or bare (`a1b2`, what Stripe-style
-/// clients send); both are the same key.
+/// clients send); both are the same key. A comma outside a quoted string separates values, as
+/// in every HTTP field (RFC 9110 5.3: `a,b` is the same as the field sent twice), so `a,b`,
+/// `a, b` and `"a", "b"` are alike refused as several keys; `"a,b"` is the one key `a,b`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IdempotencyKey(String);
 
@@ -19,6 +21,11 @@ pub enum IdempotencyKeyError {
     NotVisibleAscii,
     #[error("is a quoted string that is not closed or has a bad escape")]
     BadQuoting,
+    #[error(
+        "holds several values (a comma outside a quoted string separates them); send one key, \
+         quoted if it contains a comma"
+    )]
+    SeveralValues,
 }
 
 impl IdempotencyKey {
@@ -29,6 +36,7 @@ impl IdempotencyKey {
     pub fn parse(header_value: &str) -> Result<Self, IdempotencyKeyError> {
         let value = match header_value.strip_prefix('"') {
             Some(quoted) => unquote(quoted)?,
+            None if header_value.contains(',') => return Err(IdempotencyKeyError::SeveralValues),
             None => header_value.to_owned(),
         };
         Self::from_contents(value)
@@ -70,8 +78,11 @@ fn unquote(quoted: &str) -> Result<String, IdempotencyKeyError> {
                 _ => return Err(IdempotencyKeyError::BadQuoting),
             },
             '"' => {
-                return if chars.next().is_none() {
+                let rest = chars.as_str();
+                return if rest.is_empty() {
                     Ok(value)
+                } else if rest.trim_start_matches([' ', '\t']).starts_with(',') {
+                    Err(IdempotencyKeyError::SeveralValues)
                 } else {
                     Err(IdempotencyKeyError::BadQuoting)
                 };
@@ -151,6 +162,53 @@ mod tests {
         assert_eq!(
             IdempotencyKey::from_stored("two words"),
             Err(IdempotencyKeyError::NotVisibleAscii)
+        );
+    }
+
+    /// The quoted (Structured Field string) form of a key's `contents`.
+    fn quoted(contents: &str) -> String {
+        format!(
+            "\"{}\"",
+            contents.replace('\\', "\\\\").replace('"', "\\\"")
+        )
+    }
+
+    proptest::proptest! {
+        /// Every key: its quoted form, and its bare form where there is one, are that key, and
+        /// it reads back from storage as itself.
+        #[test]
+        fn every_form_of_every_key_is_that_key(contents in "[!-~]{1,255}") {
+            let key = IdempotencyKey::parse(&quoted(&contents)).unwrap();
+            proptest::prop_assert_eq!(key.as_str(), contents.as_str());
+            if !contents.starts_with('"') && !contents.contains(',') {
+                proptest::prop_assert_eq!(IdempotencyKey::parse(&contents), Ok(key.clone()));
+            }
+            proptest::prop_assert_eq!(IdempotencyKey::from_stored(key.as_str()), Ok(key));
+        }
+    }
+
+    #[test]
+    fn a_comma_outside_quotes_separates_values_in_every_form() {
+        for value in [
+            "a,b",
+            "a, b",
+            "a ,b",
+            r#""a", "b""#,
+            r#""a","b""#,
+            ",",
+            "a,",
+        ] {
+            assert_eq!(
+                IdempotencyKey::parse(value),
+                Err(IdempotencyKeyError::SeveralValues),
+                "{value:?}"
+            );
+        }
+        assert_eq!(IdempotencyKey::parse(r#""a,b""#).unwrap().as_str(), "a,b");
+        // Stored as its contents, it reads back as the same one key.
+        assert_eq!(
+            IdempotencyKey::from_stored("a,b"),
+            IdempotencyKey::parse(r#""a,b""#)
         );
     }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{new_pet, Fixture};
+use common::{done, new_pet, Fixture};
 use petstore_application::PetRepository;
 use petstore_domain::{CategoryId, NewPet, PetId, PetName, PetStatus};
 
@@ -37,7 +37,11 @@ async fn create_assigns_increasing_distinct_ids_and_returns_the_stored_pet(fixtu
     let mut last_id = None;
     for (name, category) in [("Rex", 3), ("Tom", 1), ("Polly", 7)] {
         let wanted = new_pet(name, category, Some(PetStatus::Pending));
-        let created = repo.create(wanted.clone()).await.expect("create");
+        let created = repo
+            .create(wanted.clone(), None)
+            .await
+            .map(done)
+            .expect("create");
         assert_eq!(created.name(), wanted.name());
         assert_eq!(created.category_id(), wanted.category_id());
         assert_eq!(created.status(), PetStatus::Pending);
@@ -52,12 +56,17 @@ async fn create_assigns_increasing_distinct_ids_and_returns_the_stored_pet(fixtu
 
 async fn create_stores_the_default_and_explicit_statuses(fixture: Fixture) {
     let repo = fixture.repo();
-    let defaulted = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    let defaulted = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
     assert_eq!(defaulted.status(), PetStatus::Available);
     for status in PetStatus::ALL {
         let created = repo
-            .create(new_pet("Tom", 2, Some(status)))
+            .create(new_pet("Tom", 2, Some(status)), None)
             .await
+            .map(done)
             .expect("create");
         assert_eq!(created.status(), status);
         let found = repo
@@ -83,7 +92,7 @@ async fn create_keeps_long_unicode_names_and_the_largest_category_id(fixture: Fi
         CategoryId::parse(i64::MAX).expect("valid category"),
         Some(PetStatus::Sold),
     );
-    let created = repo.create(wanted).await.expect("create");
+    let created = repo.create(wanted, None).await.map(done).expect("create");
     let found = repo
         .find(created.id())
         .await
@@ -98,8 +107,9 @@ async fn find_many_returns_the_existing_pets_in_id_order(fixture: Fixture) {
     let mut created = Vec::new();
     for n in 0..30 {
         created.push(
-            repo.create(new_pet(&format!("Pet {n}"), 1, None))
+            repo.create(new_pet(&format!("Pet {n}"), 1, None), None)
                 .await
+                .map(done)
                 .expect("create"),
         );
     }
@@ -122,7 +132,11 @@ async fn find_many_returns_the_existing_pets_in_id_order(fixture: Fixture) {
 
 async fn find_unknown_id_is_none(fixture: Fixture) {
     let repo = fixture.repo();
-    let created = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    let created = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
     for id in [created.id().get() + 1, 0, -1, i64::MAX, i64::MIN] {
         assert_eq!(repo.find(PetId::new(id)).await.expect("find"), None, "{id}");
     }
@@ -168,8 +182,9 @@ async fn list_filters_by_status(fixture: Fixture) {
     let mut created = Vec::new();
     for (i, status) in statuses.into_iter().enumerate() {
         let pet = repo
-            .create(new_pet(&format!("pet {i}"), 1, Some(status)))
+            .create(new_pet(&format!("pet {i}"), 1, Some(status)), None)
             .await
+            .map(done)
             .expect("create");
         created.push(pet);
     }
@@ -216,8 +231,9 @@ async fn list_after_is_a_keyset_cursor(fixture: Fixture) {
     assert_eq!(from_start.len(), 6);
     // `after` need not be an existing id, and combines with the status filter.
     let sold = repo
-        .create(new_pet("late", 1, Some(PetStatus::Sold)))
+        .create(new_pet("late", 1, Some(PetStatus::Sold)), None)
         .await
+        .map(done)
         .expect("create");
     let sold_after = repo
         .list(
@@ -250,7 +266,11 @@ async fn two_hundred_concurrent_creates_get_distinct_ids_and_are_all_findable(fi
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..200 {
         let repo = Arc::clone(&repo);
-        tasks.spawn(async move { repo.create(new_pet(&format!("pet {i}"), 1, None)).await });
+        tasks.spawn(async move {
+            repo.create(new_pet(&format!("pet {i}"), 1, None), None)
+                .await
+                .map(done)
+        });
     }
     let mut ids = BTreeSet::new();
     while let Some(joined) = tasks.join_next().await {
@@ -282,8 +302,9 @@ async fn create_many(repo: &dyn PetRepository, count: usize) -> Vec<PetId> {
     let mut ids = Vec::new();
     for i in 0..count {
         let pet = repo
-            .create(new_pet(&format!("pet {i}"), 1, None))
+            .create(new_pet(&format!("pet {i}"), 1, None), None)
             .await
+            .map(done)
             .expect("create");
         ids.push(pet.id());
     }

@@ -11,7 +11,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{new_pet, parse};
+use common::{done, new_pet, parse};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::BigInt;
@@ -103,7 +103,7 @@ fn spawn_create(
 ) -> JoinHandle<Result<Pet, RepositoryError>> {
     let repo = Arc::clone(repo);
     let pet = new_pet(name, 1, None);
-    tokio::spawn(async move { repo.create(pet).await })
+    tokio::spawn(async move { repo.create(pet, None).await.map(done) })
 }
 
 /// Sends one create that will wait on the lock, then `names` that queue up behind it, then
@@ -278,7 +278,7 @@ async fn a_create_finding_the_queue_full_is_refused_at_once() {
     .await;
 
     let started = Instant::now();
-    let refused = repo.create(new_pet("Polly", 1, None)).await;
+    let refused = repo.create(new_pet("Polly", 1, None), None).await.map(done);
     assert!(
         matches!(refused, Err(RepositoryError::Unavailable(_))),
         "{refused:?}"

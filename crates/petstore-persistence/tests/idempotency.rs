@@ -6,10 +6,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{new_pet, Fixture};
+use common::{done, new_pet, Fixture};
 use futures_util::future::join_all;
 use petstore_application::{
-    Fingerprint, IdempotencyRecord, OrderService, RecordPlan, Recorded, StoredResponse, SystemClock,
+    Fingerprint, IdempotencyRecord, OrderService, RecordPlan, StoredResponse, SystemClock, Written,
 };
 use petstore_domain::{
     Caller, IdempotencyKey, KeyId, KeyScope, NewOrder, OrderFilter, OrderListQuery, OrderQuantity,
@@ -25,6 +25,7 @@ petstore_test_database::on_backends!(
     refusals_are_stored_once_and_records_expire,
     an_expired_record_is_replaced_by_the_next_create,
     a_retry_among_new_keys_is_answered_and_the_new_ones_stored,
+    every_accepted_key_reads_back_as_itself,
 );
 
 fn key(text: &str) -> IdempotencyKey {
@@ -44,37 +45,37 @@ fn plan<T: 'static>(owner: &str, key_text: &str, stored_at: i64) -> RecordPlan<T
         fingerprint: Fingerprint([7; 32]),
         stored_at,
         expired_before: stored_at - 86_400,
-        render: Arc::new(|_| StoredResponse {
+        render: |_| StoredResponse {
             status: 201,
             headers: vec![
                 ("content-type".to_owned(), "application/json".to_owned()),
                 ("location".to_owned(), "/v1/somewhere".to_owned()),
             ],
             body: b"{\"the\":\"body\"}".to_vec(),
-        }),
+        },
     }
 }
 
 fn pet_plan(owner: &str, key_text: &str) -> RecordPlan<Pet> {
     let mut plan = plan::<Pet>(owner, key_text, 1_900_000_000);
-    plan.render = Arc::new(|pet: &Pet| StoredResponse {
+    plan.render = |pet: &Pet| StoredResponse {
         status: 201,
         headers: vec![(
             "location".to_owned(),
             format!("/v1/pets/{}", pet.id().get()),
         )],
         body: format!("{{\"id\":{}}}", pet.id().get()).into_bytes(),
-    });
+    };
     plan
 }
 
 async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fixture: Fixture) {
     let first = fixture
         .repo()
-        .create_recorded(new_pet("Rex", 1, None), pet_plan("k1", "retry-1"))
+        .create(new_pet("Rex", 1, None), Some(pet_plan("k1", "retry-1")))
         .await
         .expect("create");
-    let Recorded::Done(pet, sent) = first else {
+    let Written::Done(pet, sent) = first else {
         panic!("{first:?}")
     };
     let stored = fixture
@@ -84,7 +85,8 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
         .expect("find")
         .expect("the record was stored with the pet");
     assert_eq!(
-        sent, stored.response,
+        sent,
+        Some(stored.response.clone()),
         "the response to send is the one stored"
     );
     assert_eq!(
@@ -102,20 +104,20 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
 
     let again = fixture
         .repo()
-        .create_recorded(new_pet("Rex", 1, None), pet_plan("k1", "retry-1"))
+        .create(new_pet("Rex", 1, None), Some(pet_plan("k1", "retry-1")))
         .await
         .expect("create");
     match again {
-        Recorded::Earlier(record) => assert_eq!(record, stored),
+        Written::Earlier(record) => assert_eq!(record, stored),
         other => panic!("{other:?}"),
     }
     // Another owner's key of the same value is another key.
     let other_owner = fixture
         .repo()
-        .create_recorded(new_pet("Rex", 1, None), pet_plan("k2", "retry-1"))
+        .create(new_pet("Rex", 1, None), Some(pet_plan("k2", "retry-1")))
         .await
         .expect("create");
-    assert!(matches!(other_owner, Recorded::Done(..)), "{other_owner:?}");
+    assert!(matches!(other_owner, Written::Done(..)), "{other_owner:?}");
     let pets = fixture.repo().list(None, None, 100).await.expect("list");
     assert_eq!(pets.len(), 2, "{pets:?}");
 }
@@ -126,8 +128,8 @@ async fn creates_with_one_key_at_once_store_one_pet(fixture: Fixture) {
         let repo = Arc::clone(&repo);
         async move {
             // Unkeyed creates in the same groups, stored as usual.
-            let plain = repo.create(new_pet(&format!("plain {n}"), 1, None));
-            let keyed = repo.create_recorded(new_pet("Once", 1, None), pet_plan("k1", "same"));
+            let plain = repo.create(new_pet(&format!("plain {n}"), 1, None), None);
+            let keyed = repo.create(new_pet("Once", 1, None), Some(pet_plan("k1", "same")));
             let (plain, keyed) = tokio::join!(plain, keyed);
             plain.expect("plain create");
             keyed.expect("keyed create")
@@ -137,14 +139,14 @@ async fn creates_with_one_key_at_once_store_one_pet(fixture: Fixture) {
     let done: Vec<&Pet> = outcomes
         .iter()
         .filter_map(|outcome| match outcome {
-            Recorded::Done(pet, _) => Some(pet),
-            Recorded::Earlier(_) => None,
+            Written::Done(pet, _) => Some(pet),
+            Written::Earlier(_) => None,
         })
         .collect();
     assert_eq!(done.len(), 1, "{outcomes:?}");
     let expected = format!("{{\"id\":{}}}", done[0].id().get()).into_bytes();
     for outcome in &outcomes {
-        if let Recorded::Earlier(record) = outcome {
+        if let Written::Earlier(record) = outcome {
             assert_eq!(record.response.body, expected);
         }
     }
@@ -161,8 +163,9 @@ async fn creates_with_one_key_at_once_store_one_pet(fixture: Fixture) {
 async fn a_recorded_order_is_placed_once(fixture: Fixture) {
     let pet = fixture
         .repo()
-        .create(new_pet("Rex", 1, None))
+        .create(new_pet("Rex", 1, None), None)
         .await
+        .map(done)
         .expect("create");
     let orders = OrderService::new(fixture.orders_arc(), Arc::new(SystemClock));
     let order = || NewOrder::new(pet.id(), OrderQuantity::ONE);
@@ -171,15 +174,15 @@ async fn a_recorded_order_is_placed_once(fixture: Fixture) {
         KeyScope::Write,
     );
     let first = orders
-        .place_recorded(&caller, order(), plan("k1", "order-1", 1_900_000_000))
+        .place(&caller, order(), Some(plan("k1", "order-1", 1_900_000_000)))
         .await
         .expect("place");
-    assert!(matches!(first, Recorded::Done(..)), "{first:?}");
+    assert!(matches!(first, Written::Done(..)), "{first:?}");
     let retry = orders
-        .place_recorded(&caller, order(), plan("k1", "order-1", 1_900_000_000))
+        .place(&caller, order(), Some(plan("k1", "order-1", 1_900_000_000)))
         .await
         .expect("replayed, not refused as the pet is no longer available");
-    assert!(matches!(retry, Recorded::Earlier(_)), "{retry:?}");
+    assert!(matches!(retry, Written::Earlier(_)), "{retry:?}");
     let listed = orders
         .list(
             &caller,
@@ -217,26 +220,26 @@ async fn refusals_are_stored_once_and_records_expire(fixture: Fixture) {
     let (owner, refused) = (owner_id("k1"), key("refused"));
     let find = || store.find(&owner, &refused);
     assert_eq!(
-        store.insert(record(1_000, 404), 0).await.expect("insert"),
+        store.insert(record(1_000, 400), 0).await.expect("insert"),
         None
     );
     assert_eq!(
         store
-            .insert(record(1_001, 409), 1_000)
+            .insert(record(1_001, 400), 1_000)
             .await
             .expect("insert"),
-        Some(record(1_000, 404)),
+        Some(record(1_000, 400)),
         "the first record stays while it is live"
     );
     // Past its retention, a record is replaced by the next one for its key.
     assert_eq!(
         store
-            .insert(record(2_000, 409), 1_001)
+            .insert(record(2_000, 400), 1_001)
             .await
             .expect("insert"),
         None
     );
-    assert_eq!(find().await.expect("find"), Some(record(2_000, 409)));
+    assert_eq!(find().await.expect("find"), Some(record(2_000, 400)));
 
     for n in 0..5 {
         let mut other = record(500 + n, 400);
@@ -258,17 +261,17 @@ async fn an_expired_record_is_replaced_by_the_next_create(fixture: Fixture) {
     old.stored_at = 1_000;
     let first = fixture
         .repo()
-        .create_recorded(new_pet("Old", 1, None), old)
+        .create(new_pet("Old", 1, None), Some(old))
         .await
         .expect("create");
-    assert!(matches!(first, Recorded::Done(..)), "{first:?}");
+    assert!(matches!(first, Written::Done(..)), "{first:?}");
     let later = pet_plan("k1", "reused-later");
     let second = fixture
         .repo()
-        .create_recorded(new_pet("New", 1, None), later)
+        .create(new_pet("New", 1, None), Some(later))
         .await
         .expect("create");
-    let Recorded::Done(pet, _) = second else {
+    let Written::Done(pet, _) = second else {
         panic!("answered from an expired record: {second:?}")
     };
     let stored = fixture
@@ -289,10 +292,10 @@ async fn an_expired_record_is_replaced_by_the_next_create(fixture: Fixture) {
 async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fixture) {
     let repo = fixture.repo_arc();
     let first = repo
-        .create_recorded(new_pet("First", 1, None), pet_plan("k1", "retried"))
+        .create(new_pet("First", 1, None), Some(pet_plan("k1", "retried")))
         .await
         .expect("create");
-    let Recorded::Done(first_pet, _) = first else {
+    let Written::Done(first_pet, _) = first else {
         panic!("a first request answered from a record: {first:?}")
     };
     let keys = ["new-1", "retried", "new-2", "new-3", "retried", "new-4"];
@@ -300,7 +303,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
         let repo = Arc::clone(&repo);
         async move {
             let outcome = repo
-                .create_recorded(new_pet(key_text, 1, None), pet_plan("k1", key_text))
+                .create(new_pet(key_text, 1, None), Some(pet_plan("k1", key_text)))
                 .await
                 .expect("create");
             (key_text, outcome)
@@ -315,7 +318,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
             .expect("find")
             .expect("a record for every key");
         match outcome {
-            Recorded::Done(pet, _) => {
+            Written::Done(pet, _) => {
                 assert_ne!(key_text, "retried", "a retry stored another pet");
                 assert_eq!(
                     stored.response.body,
@@ -323,7 +326,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
                     "{key_text}: the stored record is not this create's"
                 );
             }
-            Recorded::Earlier(record) => {
+            Written::Earlier(record) => {
                 assert_eq!(
                     key_text, "retried",
                     "a first request was answered: {record:?}"
@@ -346,4 +349,43 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
         .collect();
     names.sort();
     assert_eq!(names, ["First", "new-1", "new-2", "new-3", "new-4"]);
+}
+
+/// Every key a header can carry, stored with a write and read back, is the key it was: a retry
+/// with it is answered from its record. Keys drawn from every visible ASCII character (a fixed
+/// seed, so a failure is reproducible), and the forms that once broke.
+async fn every_accepted_key_reads_back_as_itself(fixture: Fixture) {
+    use proptest::strategy::{Strategy, ValueTree};
+
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let drawn = proptest::string::string_regex("[!-~]{1,255}").expect("a key pattern");
+    let mut headers: Vec<String> = [r#""\"q1""#, r#""\\""#, r#""a,b""#, r#""\"""#, "~"]
+        .map(str::to_owned)
+        .to_vec();
+    for _ in 0..48 {
+        let contents = drawn.new_tree(&mut runner).expect("a key").current();
+        let quoted = contents.replace('\\', "\\\\").replace('"', "\\\"");
+        headers.push(format!("\"{quoted}\""));
+    }
+    for header in headers {
+        let key =
+            IdempotencyKey::parse(&header).unwrap_or_else(|error| panic!("{header}: {error}"));
+        let mut plan = pet_plan("k1", "placeholder");
+        plan.key = key.clone();
+        let first = fixture
+            .repo()
+            .create(new_pet("Keyed", 1, None), Some(plan.clone()))
+            .await
+            .expect("create");
+        assert!(matches!(first, Written::Done(..)), "{header}: {first:?}");
+        let retry = fixture
+            .repo()
+            .create(new_pet("Keyed", 1, None), Some(plan))
+            .await
+            .unwrap_or_else(|error| panic!("{header}: {error}"));
+        match retry {
+            Written::Earlier(record) => assert_eq!(record.key, key, "{header}"),
+            other => panic!("{header}: {other:?}"),
+        }
+    }
 }

@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{new_pet, parse, Fixture};
+use common::{done, new_pet, parse, Fixture};
 use futures_util::future::join_all;
 use petstore_application::{
     OrderError, OrderRepository, OrderService, OrderWork, RepositoryError, SystemClock,
@@ -88,13 +88,15 @@ async fn status_of(fixture: &Fixture, id: PetId) -> PetStatus {
 async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
     let pet = fixture
         .repo()
-        .create(new_pet("Rex", 1, None))
+        .create(new_pet("Rex", 1, None), None)
         .await
+        .map(done)
         .expect("create");
     let orders = service(&fixture);
     let placed = orders
-        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place");
     assert_eq!(
         (placed.status(), placed.quantity(), placed.ship_date()),
@@ -107,12 +109,14 @@ async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
     );
 
     orders
-        .act(&staff(), placed.id(), OrderAction::Approve)
+        .act(&staff(), placed.id(), OrderAction::Approve, None)
         .await
+        .map(done)
         .expect("approve");
     let delivered = orders
-        .act(&staff(), placed.id(), OrderAction::Deliver)
+        .act(&staff(), placed.id(), OrderAction::Deliver, None)
         .await
+        .map(done)
         .expect("deliver");
     assert!(delivered.is_complete() && delivered.ship_date().is_some());
     assert_eq!(
@@ -125,22 +129,26 @@ async fn placing_reserves_the_pet_and_delivering_sells_it(fixture: Fixture) {
 async fn cancelling_gives_the_pet_back_and_it_can_be_ordered_again(fixture: Fixture) {
     let pet = fixture
         .repo()
-        .create(new_pet("Tom", 1, None))
+        .create(new_pet("Tom", 1, None), None)
         .await
+        .map(done)
         .expect("create");
     let orders = service(&fixture);
     let first = orders
-        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place");
     orders
-        .act(&staff(), first.id(), OrderAction::Cancel)
+        .act(&staff(), first.id(), OrderAction::Cancel, None)
         .await
+        .map(done)
         .expect("cancel");
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Available);
     let second = orders
-        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place again");
     assert_ne!(second.id(), first.id());
 }
@@ -148,13 +156,15 @@ async fn cancelling_gives_the_pet_back_and_it_can_be_ordered_again(fixture: Fixt
 async fn a_refused_order_changes_nothing(fixture: Fixture) {
     let sold = fixture
         .repo()
-        .create(new_pet("Sold", 1, Some(PetStatus::Sold)))
+        .create(new_pet("Sold", 1, Some(PetStatus::Sold)), None)
         .await
+        .map(done)
         .expect("create");
     let orders = service(&fixture);
     let err = orders
-        .place(&staff(), NewOrder::new(sold.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(sold.id(), OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect_err("refused");
     assert!(
         matches!(
@@ -167,9 +177,11 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
         orders
             .place(
                 &staff(),
-                NewOrder::new(PetId::new(i64::MAX), OrderQuantity::ONE)
+                NewOrder::new(PetId::new(i64::MAX), OrderQuantity::ONE),
+                None
             )
-            .await,
+            .await
+            .map(done),
         Err(OrderError::PetNotFound(_))
     ));
     let listed = orders
@@ -180,16 +192,19 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
 
     let pet = fixture
         .repo()
-        .create(new_pet("Rex", 1, None))
+        .create(new_pet("Rex", 1, None), None)
         .await
+        .map(done)
         .expect("create");
     let placed = orders
-        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place");
     let err = orders
-        .act(&staff(), placed.id(), OrderAction::Deliver)
+        .act(&staff(), placed.id(), OrderAction::Deliver, None)
         .await
+        .map(done)
         .expect_err("refused");
     assert!(
         matches!(err, OrderError::Conflict(OrderConflict::Order { .. })),
@@ -206,8 +221,9 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Pending);
     assert!(matches!(
         orders
-            .act(&staff(), OrderId::new(i64::MAX), OrderAction::Cancel)
-            .await,
+            .act(&staff(), OrderId::new(i64::MAX), OrderAction::Cancel, None)
+            .await
+            .map(done),
         Err(OrderError::NotFound(_))
     ));
 }
@@ -216,8 +232,9 @@ async fn a_refused_order_changes_nothing(fixture: Fixture) {
 async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixture) {
     let pet = fixture
         .repo()
-        .create(new_pet("Rex", 1, None))
+        .create(new_pet("Rex", 1, None), None)
         .await
+        .map(done)
         .expect("create");
     let pet_id = pet.id();
     let work: OrderWork = Box::new(move |tx| {
@@ -232,8 +249,9 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
     });
     let err = fixture
         .orders_arc()
-        .in_transaction(work)
+        .in_transaction(work, None)
         .await
+        .map(done)
         .expect_err("refused");
     assert!(err.to_string().contains("storage failed"), "{err}");
     assert_eq!(status_of(&fixture, pet.id()).await, PetStatus::Available);
@@ -247,14 +265,15 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
 async fn concurrent_orders_for_one_pet_get_exactly_one_success(fixture: Fixture) {
     let pet = fixture
         .repo()
-        .create(new_pet("Popular", 1, None))
+        .create(new_pet("Popular", 1, None), None)
         .await
+        .map(done)
         .expect("create");
     let orders = service(&fixture);
     let new_order = NewOrder::new(pet.id(), OrderQuantity::ONE);
     let attempts = (0..20).map(|_| {
         let orders = orders.clone();
-        tokio::spawn(async move { orders.place(&staff(), new_order).await })
+        tokio::spawn(async move { orders.place(&staff(), new_order, None).await.map(done) })
     });
     let outcomes: Vec<_> = join_all(attempts)
         .await
@@ -276,19 +295,22 @@ async fn orders_are_listed_by_id_with_filters(fixture: Fixture) {
     for n in 0..5 {
         let pet = fixture
             .repo()
-            .create(new_pet(&format!("P{n}"), 1, None))
+            .create(new_pet(&format!("P{n}"), 1, None), None)
             .await
+            .map(done)
             .expect("create");
         placed.push(
             orders
-                .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE))
+                .place(&staff(), NewOrder::new(pet.id(), OrderQuantity::ONE), None)
                 .await
+                .map(done)
                 .expect("place"),
         );
     }
     orders
-        .act(&staff(), placed[1].id(), OrderAction::Cancel)
+        .act(&staff(), placed[1].id(), OrderAction::Cancel, None)
         .await
+        .map(done)
         .expect("cancel");
     let mut by_id: Vec<OrderId> = placed.iter().map(|o| o.id()).collect();
     by_id.sort();
@@ -341,8 +363,9 @@ async fn pets(fixture: &Fixture, count: usize) -> Vec<PetId> {
     for n in 0..count {
         let pet = fixture
             .repo()
-            .create(new_pet(&format!("P{n}"), 1, None))
+            .create(new_pet(&format!("P{n}"), 1, None), None)
             .await
+            .map(done)
             .expect("create");
         ids.push(pet.id());
     }
@@ -358,9 +381,23 @@ async fn a_key_lists_and_gets_its_own_orders_in_full_pages(fixture: Fixture) {
     for (n, pet) in pets(&fixture, 6).await.into_iter().enumerate() {
         let new = NewOrder::new(pet, OrderQuantity::ONE);
         if n % 2 == 0 {
-            mine.push(orders.place(&alice, new).await.expect("place").id());
+            mine.push(
+                orders
+                    .place(&alice, new, None)
+                    .await
+                    .map(done)
+                    .expect("place")
+                    .id(),
+            );
         } else {
-            theirs.push(orders.place(&bob, new).await.expect("place").id());
+            theirs.push(
+                orders
+                    .place(&bob, new, None)
+                    .await
+                    .map(done)
+                    .expect("place")
+                    .id(),
+            );
         }
     }
     // Listings go by id.
@@ -408,7 +445,10 @@ async fn a_key_lists_and_gets_its_own_orders_in_full_pages(fixture: Fixture) {
         Err(OrderError::NotFound(_))
     ));
     assert!(matches!(
-        orders.act(&alice, theirs[0], OrderAction::Cancel).await,
+        orders
+            .act(&alice, theirs[0], OrderAction::Cancel, None)
+            .await
+            .map(done),
         Err(OrderError::NotFound(_))
     ));
     assert_eq!(
@@ -424,32 +464,58 @@ async fn a_key_places_no_more_than_its_bound_of_open_orders(fixture: Fixture) {
     let (alice, bob) = (customer('a'), customer('b'));
     let pets = pets(&fixture, 5).await;
     let order = |n: usize| NewOrder::new(pets[n], OrderQuantity::ONE);
-    let first = orders.place(&alice, order(0)).await.expect("place");
-    orders.place(&alice, order(1)).await.expect("place");
-    let refused = orders.place(&alice, order(2)).await.expect_err("bound");
+    let first = orders
+        .place(&alice, order(0), None)
+        .await
+        .map(done)
+        .expect("place");
+    orders
+        .place(&alice, order(1), None)
+        .await
+        .map(done)
+        .expect("place");
+    let refused = orders
+        .place(&alice, order(2), None)
+        .await
+        .map(done)
+        .expect_err("bound");
     assert!(
         matches!(refused, OrderError::TooManyOpenOrders(TooManyOpenOrders { limit }) if limit.get() == 2),
         "{refused}"
     );
     assert_eq!(status_of(&fixture, pets[2]).await, PetStatus::Available);
     // Another key has a bound of its own.
-    orders.place(&bob, order(3)).await.expect("place");
+    orders
+        .place(&bob, order(3), None)
+        .await
+        .map(done)
+        .expect("place");
     // An approved order is no longer open.
     orders
-        .act(&staff(), first.id(), OrderAction::Approve)
+        .act(&staff(), first.id(), OrderAction::Approve, None)
         .await
+        .map(done)
         .expect("approve");
-    let third = orders.place(&alice, order(2)).await.expect("place");
+    let third = orders
+        .place(&alice, order(2), None)
+        .await
+        .map(done)
+        .expect("place");
     assert!(matches!(
-        orders.place(&alice, order(4)).await,
+        orders.place(&alice, order(4), None).await.map(done),
         Err(OrderError::TooManyOpenOrders(_))
     ));
     // Nor is a cancelled one.
     orders
-        .act(&alice, third.id(), OrderAction::Cancel)
+        .act(&alice, third.id(), OrderAction::Cancel, None)
         .await
+        .map(done)
         .expect("cancel");
-    orders.place(&alice, order(4)).await.expect("place");
+    orders
+        .place(&alice, order(4), None)
+        .await
+        .map(done)
+        .expect("place");
 }
 
 /// A key one order below its bound orders ten pets at once: one order, nine refusals. The
@@ -475,8 +541,9 @@ async fn concurrent_orders_of_one_key_at_its_bound_get_exactly_one_success(fixtu
     let pets = pets(&fixture, 12).await;
     for pet in &pets[..2] {
         orders
-            .place(&alice, NewOrder::new(*pet, OrderQuantity::ONE))
+            .place(&alice, NewOrder::new(*pet, OrderQuantity::ONE), None)
             .await
+            .map(done)
             .expect("place");
     }
     let attempts = pets[2..].iter().map(|pet| {
@@ -485,7 +552,7 @@ async fn concurrent_orders_of_one_key_at_its_bound_get_exactly_one_success(fixtu
             alice.clone(),
             NewOrder::new(*pet, OrderQuantity::ONE),
         );
-        tokio::spawn(async move { orders.place(&alice, new).await })
+        tokio::spawn(async move { orders.place(&alice, new, None).await.map(done) })
     });
     let outcomes: Vec<_> = join_all(attempts)
         .await
@@ -510,8 +577,9 @@ async fn placed_orders_get_random_ids_below_2_53(fixture: Fixture) {
     let mut ids = Vec::new();
     for pet in pets(&fixture, 8).await {
         let placed = orders
-            .place(&staff(), NewOrder::new(pet, OrderQuantity::ONE))
+            .place(&staff(), NewOrder::new(pet, OrderQuantity::ONE), None)
             .await
+            .map(done)
             .expect("place");
         ids.push(placed.id().get());
     }
@@ -541,12 +609,14 @@ async fn an_order_drawing_a_taken_id_draws_again_in_the_same_write(fixture: Fixt
     let orders = orders_drawing(&fixture, OrderIds::in_turn(&[4242, 4242, 4242], 9999));
     let pets = pets(&fixture, 2).await;
     let first = orders
-        .place(&staff(), NewOrder::new(pets[0], OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pets[0], OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place");
     let second = orders
-        .place(&staff(), NewOrder::new(pets[1], OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pets[1], OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place after a taken id");
     assert_eq!((first.id().get(), second.id().get()), (4242, 9999));
     let got = orders.get(&staff(), second.id()).await.expect("get");
@@ -569,12 +639,14 @@ async fn an_order_finding_every_id_it_draws_taken_stores_nothing(fixture: Fixtur
     let orders = orders_drawing(&fixture, OrderIds::in_turn(&[], 7));
     let pets = pets(&fixture, 2).await;
     orders
-        .place(&staff(), NewOrder::new(pets[0], OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pets[0], OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place");
     let err = orders
-        .place(&staff(), NewOrder::new(pets[1], OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pets[1], OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect_err("every id taken");
     assert!(matches!(err, OrderError::Repository(_)), "{err}");
     assert_eq!(status_of(&fixture, pets[1]).await, PetStatus::Available);
@@ -605,8 +677,9 @@ async fn orders_stored_with_sequential_ids_are_read_and_listed_beside_random_one
     .expect("orders with the table's own ids");
     let orders = service(&fixture);
     let new = orders
-        .place(&staff(), NewOrder::new(pets[2], OrderQuantity::ONE))
+        .place(&staff(), NewOrder::new(pets[2], OrderQuantity::ONE), None)
         .await
+        .map(done)
         .expect("place");
     let listed = orders
         .list(&staff(), query(OrderFilter::default(), None, 10))
@@ -615,8 +688,9 @@ async fn orders_stored_with_sequential_ids_are_read_and_listed_beside_random_one
     let ids: Vec<i64> = listed.orders.iter().map(|o| o.id().get()).collect();
     assert_eq!(ids, [1, 2, new.id().get()]);
     let old = orders
-        .act(&staff(), OrderId::new(2), OrderAction::Approve)
+        .act(&staff(), OrderId::new(2), OrderAction::Approve, None)
         .await
+        .map(done)
         .expect("approve an old order");
     assert_eq!(
         (old.pet_id(), old.status()),

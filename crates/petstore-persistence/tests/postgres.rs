@@ -9,7 +9,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{new_pet, open, parse};
+use common::{done, new_pet, open, parse};
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::PetId;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
@@ -63,7 +63,10 @@ async fn two_instances_migrating_a_fresh_database_at_once_both_succeed() {
             "exactly one run applies it"
         );
         let repo = open(database.url());
-        repo.create(new_pet("Rex", 1, None)).await.expect("create");
+        repo.create(new_pet("Rex", 1, None), None)
+            .await
+            .map(done)
+            .expect("create");
     }
 }
 
@@ -76,7 +79,7 @@ async fn an_unreachable_server_is_unavailable_within_the_configured_time() {
     let bound = Duration::from_secs(3);
 
     let started = Instant::now();
-    let created = repo.create(new_pet("Rex", 1, None)).await;
+    let created = repo.create(new_pet("Rex", 1, None), None).await.map(done);
     assert!(
         matches!(created, Err(RepositoryError::Unavailable(_))),
         "{created:?}"
@@ -210,7 +213,11 @@ fn a_wrong_database_name_is_reported_by_name() {
 async fn connections_killed_by_the_server_are_replaced_on_the_next_request() {
     let database = TestDatabase::create();
     let repo = open(database.url());
-    let pet = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    let pet = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
     // What a server restart does to every pooled connection.
     database.execute(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
@@ -220,8 +227,9 @@ async fn connections_killed_by_the_server_are_replaced_on_the_next_request() {
         repo.find(pet.id()).await.expect("find after kill"),
         Some(pet)
     );
-    repo.create(new_pet("Tom", 1, None))
+    repo.create(new_pet("Tom", 1, None), None)
         .await
+        .map(done)
         .expect("create after kill");
 }
 
@@ -235,8 +243,9 @@ async fn a_unique_violation_is_unexpected_and_shows_no_sql() {
          (2, 'y', 1, 'sold')",
     );
     let err = repo
-        .create(new_pet("Rex", 1, None))
+        .create(new_pet("Rex", 1, None), None)
         .await
+        .map(done)
         .expect_err("the sequence hands out id 1 again");
     assert!(matches!(err, RepositoryError::Unexpected(_)), "{err:?}");
     assert_eq!(err.to_string(), "storage failed unexpectedly");
@@ -298,8 +307,9 @@ async fn a_statement_past_the_statement_timeout_is_unavailable_and_stores_nothin
     let started = Instant::now();
 
     let err = repo
-        .create(new_pet("Rex", 1, None))
+        .create(new_pet("Rex", 1, None), None)
         .await
+        .map(done)
         .expect_err("the insert stalls past the 1 s statement timeout");
 
     assert!(matches!(err, RepositoryError::Unavailable(_)), "{err:?}");
@@ -326,8 +336,9 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
     for n in 0..30 {
         let status = [PetStatus::Available, PetStatus::Sold][n % 2];
         pets.push(
-            repo.create(new_pet(&format!("pet {n}"), 1, Some(status)))
+            repo.create(new_pet(&format!("pet {n}"), 1, Some(status)), None)
                 .await
+                .map(done)
                 .expect("create"),
         );
     }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{new_pet, parse};
+use common::{done, new_pet, parse};
 use petstore_application::RepositoryError;
 use petstore_persistence::PoolSettings;
 use petstore_test_database::{eventually, ClusterControl, TestDatabase};
@@ -25,7 +25,11 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
     let repo = petstore_persistence::open(&parse(database.url()), &settings)
         .expect("open")
         .pets;
-    let before = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    let before = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
 
     let stopped = cluster.stop();
     for _ in 0..3 {
@@ -41,7 +45,7 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
             started.elapsed()
         );
     }
-    let created = repo.create(new_pet("Tom", 1, None)).await;
+    let created = repo.create(new_pet("Tom", 1, None), None).await.map(done);
     assert!(
         matches!(created, Err(RepositoryError::Unavailable(_))),
         "{created:?}"
@@ -56,8 +60,9 @@ async fn requests_fail_fast_while_the_server_is_down_and_succeed_once_it_is_back
     )
     .await;
     assert_eq!(found, Some(before));
-    repo.create(new_pet("Polly", 1, None))
+    repo.create(new_pet("Polly", 1, None), None)
         .await
+        .map(done)
         .expect("create after the restart");
     repo.ping().await.expect("ping after the restart");
 }
@@ -90,15 +95,20 @@ async fn after_a_restart_the_first_create_and_the_first_read_succeed_on_new_conn
     let repo = petstore_persistence::open(&parse(database.url()), &settings)
         .expect("open")
         .pets;
-    let rex = repo.create(new_pet("Rex", 1, None)).await.expect("create");
+    let rex = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
     let warm = futures_util::future::join_all((0..4).map(|_| repo.find(rex.id()))).await;
     assert!(warm.iter().all(Result::is_ok), "{warm:?}");
 
     cluster.stop().start();
     once_ready(&repo).await;
     let tom = repo
-        .create(new_pet("Tom", 1, None))
+        .create(new_pet("Tom", 1, None), None)
         .await
+        .map(done)
         .expect("the first create after a restart");
 
     cluster.stop().start();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{new_pet, open, parse};
+use common::{done, new_pet, open, parse};
 use petstore_domain::PetStatus;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
 use petstore_test_database::{eventually, TestSqliteFile};
@@ -13,10 +13,15 @@ async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
     let file = TestSqliteFile::new();
     let first = {
         let repo = open(&file.url());
-        let a = repo.create(new_pet("Rex", 1, None)).await.expect("create");
-        let b = repo
-            .create(new_pet("Tom", 2, Some(PetStatus::Sold)))
+        let a = repo
+            .create(new_pet("Rex", 1, None), None)
             .await
+            .map(done)
+            .expect("create");
+        let b = repo
+            .create(new_pet("Tom", 2, Some(PetStatus::Sold)), None)
+            .await
+            .map(done)
             .expect("create");
         vec![a, b]
         // The pool, and with it every connection, is dropped here.
@@ -28,8 +33,9 @@ async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
         Some(first[1].clone())
     );
     let later = repo
-        .create(new_pet("Polly", 3, None))
+        .create(new_pet("Polly", 3, None), None)
         .await
+        .map(done)
         .expect("create");
     assert!(later.id() > first[1].id());
 }
@@ -105,7 +111,10 @@ async fn two_pools_writing_one_file_at_once_never_see_a_locked_database() {
     for i in 0..300 {
         let repo = std::sync::Arc::clone(&pools[i % 2]);
         tasks.spawn(async move {
-            let pet = repo.create(new_pet(&format!("pet {i}"), 1, None)).await?;
+            let pet = repo
+                .create(new_pet(&format!("pet {i}"), 1, None), None)
+                .await
+                .map(done)?;
             repo.list(None, None, 100).await?;
             repo.find(pet.id()).await.map(|_| pet.id())
         });
@@ -161,7 +170,7 @@ async fn the_checkpointer_folds_the_wal_into_the_database_file_in_the_background
             .map(|n| {
                 let repo = std::sync::Arc::clone(&repo);
                 let pet = new_pet(&format!("pet {round}-{n}"), 1, None);
-                tokio::spawn(async move { repo.create(pet).await })
+                tokio::spawn(async move { repo.create(pet, None).await.map(done) })
             })
             .collect();
         for create in creates {

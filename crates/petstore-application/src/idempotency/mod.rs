@@ -1,14 +1,18 @@
-//! Idempotent retries (`Idempotency-Key`): whether a POST with a key is carried out, answered
+//! Idempotent retries (`Idempotency-Key`): whether a write with a key is carried out, answered
 //! from the response stored for its key, or refused; and the purge of stored responses after
 //! their retention. The write itself and its record are stored together by the resource's
-//! repository (`RecordPlan`); this module decides, the adapters store.
+//! repository, given a [`RecordPlan`]; this module decides, the adapters store.
 //!
 //! A request with a key is claimed on this instance (a second one meanwhile is in flight: 409)
 //! and carried out; its write stores its record, unless a record for the key is stored already
-//! and within its retention: then nothing is written and the request is answered from that
+//! and within its retention: then the write is undone and the request is answered from that
 //! record (the same request: replayed; another: 422). There is no lookup before the write, so a
 //! first request (the usual case) costs no extra round trip. On two instances at once, the
 //! first to commit wins and the other is answered from its record.
+//!
+//! Besides writes, only refusals that depend on the request alone are recorded
+//! ([`Idempotency::record_refusal`]): a retry of a malformed request is refused alike, while a
+//! refusal that depends on what is stored (not found, a conflict) may not hold on the retry.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,7 +28,7 @@ mod tests;
 pub use ports::IdempotencyStore;
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockIdempotencyStore;
-pub use record::{Fingerprint, IdempotencyRecord, RecordPlan, Recorded, Render, StoredResponse};
+pub use record::{Fingerprint, IdempotencyRecord, RecordPlan, Render, StoredResponse, Written};
 
 use crate::clock::Clock;
 use crate::storage::RepositoryError;
@@ -47,18 +51,18 @@ pub enum Answer {
     Reused,
 }
 
-/// One owner's key.
-type Slot = (KeyId, IdempotencyKey);
+/// An idempotency key with the API key that sent it: another API key's request with the same
+/// idempotency key is another request.
+type OwnedKey = (KeyId, IdempotencyKey);
 
-/// The keys being carried out here. A claim and the set share its slot, so neither taking nor
-/// giving back a key copies it, and the lock is held for the set's own work only (copying the
-/// strings under it made the two workers queue for it).
-type InFlightKeys = Arc<Mutex<HashSet<Arc<Slot>>>>;
+/// The keys being carried out here. A claim and the set share its key, so neither taking nor
+/// giving back a key copies it, and the lock is held for the set's own work only.
+type InFlightKeys = Arc<Mutex<HashSet<Arc<OwnedKey>>>>;
 
 /// The right to carry out the request of one key on this instance, until dropped.
 #[derive(Debug)]
 pub struct Claim {
-    slot: Arc<Slot>,
+    key: Arc<OwnedKey>,
     fingerprint: Fingerprint,
     stored_at: i64,
     expired_before: i64,
@@ -69,8 +73,8 @@ impl Claim {
     /// The plan for the write's repository: store the record of its result with it.
     pub fn plan<T>(&self, render: Render<T>) -> RecordPlan<T> {
         RecordPlan {
-            owner: self.slot.0.clone(),
-            key: self.slot.1.clone(),
+            owner: self.key.0.clone(),
+            key: self.key.1.clone(),
             fingerprint: self.fingerprint,
             stored_at: self.stored_at,
             expired_before: self.expired_before,
@@ -88,7 +92,7 @@ impl Drop for Claim {
         self.in_flight
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&*self.slot);
+            .remove(&*self.key);
     }
 }
 
@@ -142,8 +146,8 @@ impl Idempotency {
     /// Claims `owner`'s `key` for a request with `fingerprint` on this instance, unless a
     /// request with it is being carried out here already.
     pub fn admit(&self, owner: KeyId, key: IdempotencyKey, fingerprint: Fingerprint) -> Admission {
-        let slot = Arc::new((owner, key));
-        let shared = Arc::clone(&slot);
+        let key = Arc::new((owner, key));
+        let shared = Arc::clone(&key);
         if !self
             .in_flight
             .lock()
@@ -154,7 +158,7 @@ impl Idempotency {
         }
         let now = self.now();
         Admission::Proceed(Claim {
-            slot,
+            key,
             fingerprint,
             stored_at: now,
             expired_before: self.cutoff(now),
@@ -171,17 +175,17 @@ impl Idempotency {
         }
     }
 
-    /// Stores the response of a claimed request that changed nothing (a refusal such as 404 or
-    /// 409): its retry gets the same answer. When a record for the key was stored first (an
+    /// Stores the refusal of a claimed request that depends on the request alone (malformed,
+    /// invalid): its retry gets the same answer. When a record for the key was stored first (an
     /// earlier request, or another instance meanwhile), how to answer from it instead.
-    pub async fn record(
+    pub async fn record_refusal(
         &self,
         claim: Claim,
         response: StoredResponse,
     ) -> Result<Option<Answer>, RepositoryError> {
         let record = IdempotencyRecord {
-            owner: claim.slot.0.clone(),
-            key: claim.slot.1.clone(),
+            owner: claim.key.0.clone(),
+            key: claim.key.1.clone(),
             fingerprint: claim.fingerprint,
             response,
             stored_at: claim.stored_at,

@@ -1,6 +1,5 @@
 //! What idempotent retries need of storage beyond the writes themselves (which store their
-//! record in their own transaction: `PetRepository::create_recorded`,
-//! `OrderRepository::in_transaction_recorded`). Every way of storing a record follows one rule:
+//! record in their own transaction, given a `RecordPlan`). Every way of storing a record follows one rule:
 //! a record stored first for the key answers for it while it is within its retention; an
 //! expired one is replaced.
 
@@ -20,7 +19,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
         key: &IdempotencyKey,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError>;
 
-    /// Stores the record of a request that changed nothing (a refusal such as a 404 or 409),
+    /// Stores the record of a request that changed nothing (a refusal of the request itself),
     /// replacing one stored before `expired_before`. A record stored first for the same key and
     /// not expired wins and is returned.
     async fn insert(

@@ -1,7 +1,6 @@
 //! What is kept for an idempotency key: who sent it, what the request was (its fingerprint) and
-//! the response it got, byte for byte.
-
-use std::sync::Arc;
+//! the response it got, byte for byte; the plan a write is given to store it; and what a write
+//! with or without a plan came to.
 
 use petstore_domain::{IdempotencyKey, KeyId};
 
@@ -33,9 +32,15 @@ pub struct IdempotencyRecord {
     pub stored_at: i64,
 }
 
-/// Turns a write's result into the response its client gets, so that the response can be stored
-/// in the write's own transaction. Given by the adapter that answers the request.
-pub type Render<T> = Arc<dyn Fn(&T) -> StoredResponse + Send + Sync>;
+/// Turns a write's result into the response recorded for its key, so that the record can be
+/// stored in the write's own transaction. Given by the adapter that answers the request, which
+/// sends the same response (or, for a result carrying a secret, a response with the secret that
+/// is never recorded).
+///
+/// Why a rendered response and not the result: a replay must be the bytes the client got
+/// although the resource may have changed since, a crash must keep the write and its record or
+/// neither, and the release before reads the same rows during a rolling restart.
+pub type Render<T> = fn(&T) -> StoredResponse;
 
 /// A write to be recorded under an idempotency key: storage stores the record
 /// ([`RecordPlan::record_for`] its result) in the same transaction as the write, so a crash
@@ -80,14 +85,25 @@ impl<T> RecordPlan<T> {
     }
 }
 
-/// What a recorded write came to.
+/// What a write came to; every write port method answers with it, given a plan or not.
 #[derive(Debug)]
-pub enum Recorded<T> {
-    /// Carried out, its record stored with it: the result and the response stored in the
-    /// record, which is what the client is sent, so the first answer and every replay are the
-    /// same bytes by construction (and the response is rendered once).
-    Done(T, StoredResponse),
-    /// Not carried out: a record for the key was there first (another instance, or a request
-    /// of the same batch, got there before). The caller answers from it.
+pub enum Written<T> {
+    /// Carried out. With a plan, its record was stored with it and holds this response, which
+    /// is what the client is sent: the first answer and every replay are the same bytes by
+    /// construction, rendered once.
+    Done(T, Option<StoredResponse>),
+    /// Not carried out: a live record for the plan's key was stored first (a retry, another
+    /// instance, an earlier create of the same group). The caller answers from it. Never
+    /// without a plan.
     Earlier(IdempotencyRecord),
+}
+
+impl<T> Written<T> {
+    /// The result of a write that was carried out; `None` when it was answered from a record.
+    pub fn done(self) -> Option<T> {
+        match self {
+            Self::Done(result, _) => Some(result),
+            Self::Earlier(_) => None,
+        }
+    }
 }

@@ -77,7 +77,7 @@ fn a_key_is_claimed_once_at_a_time_per_api_key() {
 #[test]
 fn a_claim_plans_a_record_stored_now_that_replaces_only_expired_ones() {
     let idempotency = service(MockIdempotencyStore::new());
-    let plan = claimed(&idempotency, "k1").plan::<u32>(Arc::new(|_| response(201)));
+    let plan = claimed(&idempotency, "k1").plan::<u32>(|_| response(201));
     assert_eq!(plan.stored_at, NOW);
     // Stored exactly a retention ago: still kept; a second more: expired.
     assert_eq!(plan.expired_before, NOW - DAY);
@@ -98,19 +98,22 @@ fn a_stored_response_is_replayed_for_the_same_request_and_refused_for_another() 
 }
 
 #[tokio::test]
-async fn a_refusal_is_stored_and_a_record_stored_first_answers_instead() {
+async fn a_request_refusal_is_stored_and_a_record_stored_first_answers_instead() {
     let mut store = MockIdempotencyStore::new();
     store
         .expect_insert()
         .withf(|record, expired_before| {
-            record.response.status == 404 && record.stored_at == NOW && *expired_before == NOW - DAY
+            record.response.status == 400 && record.stored_at == NOW && *expired_before == NOW - DAY
         })
         .times(1)
         .returning(|_, _| Ok(None));
     let idempotency = service(store);
     let claim = claimed(&idempotency, "k1");
     assert_eq!(
-        idempotency.record(claim, response(404)).await.unwrap(),
+        idempotency
+            .record_refusal(claim, response(400))
+            .await
+            .unwrap(),
         None
     );
 
@@ -120,7 +123,10 @@ async fn a_refusal_is_stored_and_a_record_stored_first_answers_instead() {
         .returning(|_, _| Ok(Some(record(NOW - 1, OTHER))));
     let idempotency = service(store);
     let claim = claimed(&idempotency, "k1");
-    let answer = idempotency.record(claim, response(404)).await.unwrap();
+    let answer = idempotency
+        .record_refusal(claim, response(400))
+        .await
+        .unwrap();
     assert_eq!(answer, Some(Answer::Reused));
     // The claim is given back either way.
     drop(claimed(&idempotency, "k1"));

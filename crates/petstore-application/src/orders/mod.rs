@@ -24,7 +24,7 @@ pub use ports::{MockOrderRepository, MockStoreTransaction};
 pub use ports::{OrderRepository, OrderWork, StoreTransaction};
 
 use crate::clock::Clock;
-use crate::idempotency::{RecordPlan, Recorded};
+use crate::idempotency::{RecordPlan, Written};
 use crate::paging::cut_page;
 
 /// One page of orders; `next_after` is where the following page starts.
@@ -66,25 +66,17 @@ impl OrderService {
 
     /// Places `new` for `caller`: its pet goes `available -> pending` and the order is stored
     /// as the caller's, together; unless the caller already has as many open orders as a key
-    /// may.
-    pub async fn place(&self, caller: &Caller, new: NewOrder) -> Result<Order, OrderError> {
-        Self::may_place(caller)?;
-        self.repository
-            .in_transaction(self.placing(caller, new))
-            .await
-    }
-
-    /// [`place`](Self::place) with an idempotency key: its record stored in the same
-    /// transaction, or the record stored first for the key.
-    pub async fn place_recorded(
+    /// may. With an idempotency key's `plan`, its record is stored in the same transaction, or
+    /// the record stored first for the key comes back.
+    pub async fn place(
         &self,
         caller: &Caller,
         new: NewOrder,
-        plan: RecordPlan<Order>,
-    ) -> Result<Recorded<Order>, OrderError> {
+        plan: Option<RecordPlan<Order>>,
+    ) -> Result<Written<Order>, OrderError> {
         Self::may_place(caller)?;
         self.repository
-            .in_transaction_recorded(self.placing(caller, new), plan)
+            .in_transaction(self.placing(caller, new), plan)
             .await
     }
 
@@ -114,31 +106,18 @@ impl OrderService {
     }
 
     /// Applies `action` to the order `id` and to its pet, together, for `caller`: an order the
-    /// caller may not see is not found, an action its scope does not allow is forbidden.
+    /// caller may not see is not found, an action its scope does not allow is forbidden. With
+    /// an idempotency key's `plan`, as [`place`](Self::place).
     pub async fn act(
         &self,
         caller: &Caller,
         id: OrderId,
         action: OrderAction,
-    ) -> Result<Order, OrderError> {
+        plan: Option<RecordPlan<Order>>,
+    ) -> Result<Written<Order>, OrderError> {
         Self::may_act(caller, action)?;
         self.repository
-            .in_transaction(self.acting(caller, id, action))
-            .await
-    }
-
-    /// [`act`](Self::act) with an idempotency key: its record stored in the same transaction,
-    /// or the record stored first for the key.
-    pub async fn act_recorded(
-        &self,
-        caller: &Caller,
-        id: OrderId,
-        action: OrderAction,
-        plan: RecordPlan<Order>,
-    ) -> Result<Recorded<Order>, OrderError> {
-        Self::may_act(caller, action)?;
-        self.repository
-            .in_transaction_recorded(self.acting(caller, id, action), plan)
+            .in_transaction(self.acting(caller, id, action), plan)
             .await
     }
 

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use petstore_domain::{KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId, VisibleOrders};
 
 use super::errors::OrderError;
-use crate::idempotency::{RecordPlan, Recorded};
+use crate::idempotency::{RecordPlan, Written};
 use crate::storage::RepositoryError;
 
 /// One transaction over pets and orders, as [`OrderRepository::in_transaction`] hands it to a
@@ -42,17 +42,16 @@ pub type OrderWork =
 #[async_trait]
 pub trait OrderRepository: Send + Sync + 'static {
     /// Runs `work` in one transaction over pets and orders: everything it did is committed
-    /// when it returns `Ok`, nothing when it returns `Err` (which is passed on as it is).
-    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError>;
-
-    /// [`in_transaction`](Self::in_transaction), storing in the same transaction the record
-    /// `plan` makes of the order `work` returns; or, when a record for the plan's key is
-    /// already stored, committing nothing and returning that record.
-    async fn in_transaction_recorded(
+    /// when it returns `Ok`, nothing when it returns `Err` (which is passed on as it is). With
+    /// a `plan`, the record it makes of the order `work` returns is stored in the same
+    /// transaction; when a live record for the plan's key is stored already, nothing is
+    /// committed and that record is returned, also in place of the work's own refusal (the
+    /// retry of a placed order finds its pet taken by that very order).
+    async fn in_transaction(
         &self,
         work: OrderWork,
-        plan: RecordPlan<Order>,
-    ) -> Result<Recorded<Order>, OrderError>;
+        plan: Option<RecordPlan<Order>>,
+    ) -> Result<Written<Order>, OrderError>;
 
     /// The order with this id, if there is one.
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError>;

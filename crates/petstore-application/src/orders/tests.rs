@@ -80,11 +80,16 @@ fn repository_running(tx: MockStoreTransaction) -> MockOrderRepository {
     repository
         .expect_in_transaction()
         .times(1)
-        .returning(move |work| {
+        .returning(move |work, _| {
             let mut tx = tx.lock().unwrap().take().expect("one transaction");
-            work(&mut tx)
+            work(&mut tx).map(|order| Written::Done(order, None))
         });
     repository
+}
+
+/// The order of a write made without an idempotency key.
+fn done(written: Written<Order>) -> Order {
+    written.done().expect("carried out")
 }
 
 fn service(repository: MockOrderRepository) -> OrderService {
@@ -121,8 +126,10 @@ async fn placing_reserves_the_pet_and_stores_the_order_in_one_transaction() {
         .place(
             &customer(),
             NewOrder::new(PetId::new(7), OrderQuantity::ONE),
+            None,
         )
         .await
+        .map(done)
         .unwrap();
     assert_eq!(placed, order(OrderStatus::Placed));
     assert_eq!(placed.placed_by(), Some(&alice()));
@@ -140,8 +147,10 @@ async fn an_order_for_a_pet_that_is_not_available_is_a_conflict_and_writes_nothi
             .place(
                 &customer(),
                 NewOrder::new(PetId::new(7), OrderQuantity::ONE),
+                None,
             )
             .await
+            .map(done)
             .unwrap_err();
         assert!(
             matches!(
@@ -162,8 +171,10 @@ async fn an_order_for_an_unknown_pet_is_not_found() {
         .place(
             &customer(),
             NewOrder::new(PetId::new(7), OrderQuantity::ONE),
+            None,
         )
         .await
+        .map(done)
         .unwrap_err();
     assert!(matches!(err, OrderError::PetNotFound(id) if id == PetId::new(7)));
 }
@@ -189,8 +200,9 @@ async fn delivering_sells_the_pet_and_dates_the_order_together() {
         .returning(|_| Ok(()));
 
     let delivered = service(repository_running(tx))
-        .act(&staff(), OrderId::new(3), OrderAction::Deliver)
+        .act(&staff(), OrderId::new(3), OrderAction::Deliver, None)
         .await
+        .map(done)
         .unwrap();
     assert!(delivered.is_complete());
 }
@@ -205,8 +217,9 @@ async fn approving_leaves_the_pet_alone() {
     tx.expect_save_order().times(1).returning(|_| Ok(()));
     // No save_pet_status expected.
     let approved = service(repository_running(tx))
-        .act(&staff(), OrderId::new(3), OrderAction::Approve)
+        .act(&staff(), OrderId::new(3), OrderAction::Approve, None)
         .await
+        .map(done)
         .unwrap();
     assert_eq!(approved.status(), OrderStatus::Approved);
 }
@@ -219,8 +232,9 @@ async fn a_move_the_life_cycle_forbids_is_a_conflict_and_writes_nothing() {
     tx.expect_pet_for_update()
         .returning(|_| Ok(Some(pet(PetStatus::Sold))));
     let err = service(repository_running(tx))
-        .act(&customer(), OrderId::new(3), OrderAction::Cancel)
+        .act(&customer(), OrderId::new(3), OrderAction::Cancel, None)
         .await
+        .map(done)
         .unwrap_err();
     assert!(
         matches!(err, OrderError::Conflict(OrderConflict::Order { .. })),
@@ -234,8 +248,9 @@ async fn storage_failures_pass_through_as_they_are() {
     tx.expect_order_for_update()
         .returning(|_| Err(RepositoryError::Unavailable("the database is down".into())));
     let err = service(repository_running(tx))
-        .act(&customer(), OrderId::new(3), OrderAction::Cancel)
+        .act(&customer(), OrderId::new(3), OrderAction::Cancel, None)
         .await
+        .map(done)
         .unwrap_err();
     assert!(matches!(
         err,
@@ -293,8 +308,10 @@ async fn a_key_with_as_many_open_orders_as_the_bound_places_none_and_writes_noth
             .place(
                 &customer(),
                 NewOrder::new(PetId::new(7), OrderQuantity::ONE),
+                None,
             )
             .await
+            .map(done)
             .unwrap_err();
         assert!(
             matches!(err, OrderError::TooManyOpenOrders(TooManyOpenOrders { limit }) if limit == expected),
@@ -311,8 +328,13 @@ async fn the_staff_are_bound_too() {
         .withf(move |key| *key == staff_key)
         .returning(|_| Ok(10));
     let err = service(repository_running(tx))
-        .place(&staff(), NewOrder::new(PetId::new(7), OrderQuantity::ONE))
+        .place(
+            &staff(),
+            NewOrder::new(PetId::new(7), OrderQuantity::ONE),
+            None,
+        )
         .await
+        .map(done)
         .unwrap_err();
     assert!(matches!(err, OrderError::TooManyOpenOrders(_)), "{err}");
 }
@@ -322,8 +344,13 @@ async fn a_read_key_places_nothing_and_storage_is_not_asked() {
     // No expectation on the repository: any call fails the test.
     let reader = Caller::new(alice(), KeyScope::Read);
     let err = service(MockOrderRepository::new())
-        .place(&reader, NewOrder::new(PetId::new(7), OrderQuantity::ONE))
+        .place(
+            &reader,
+            NewOrder::new(PetId::new(7), OrderQuantity::ONE),
+            None,
+        )
         .await
+        .map(done)
         .unwrap_err();
     assert!(
         matches!(
@@ -342,8 +369,9 @@ async fn only_the_staff_approve_and_deliver_and_a_refusal_reads_nothing() {
         for scope in [KeyScope::Read, KeyScope::Write] {
             let caller = Caller::new(alice(), scope);
             let err = service(MockOrderRepository::new())
-                .act(&caller, OrderId::new(3), action)
+                .act(&caller, OrderId::new(3), action, None)
                 .await
+                .map(done)
                 .unwrap_err();
             assert!(
                 matches!(
@@ -358,8 +386,9 @@ async fn only_the_staff_approve_and_deliver_and_a_refusal_reads_nothing() {
     }
     let reader = Caller::new(alice(), KeyScope::Read);
     let err = service(MockOrderRepository::new())
-        .act(&reader, OrderId::new(3), OrderAction::Cancel)
+        .act(&reader, OrderId::new(3), OrderAction::Cancel, None)
         .await
+        .map(done)
         .unwrap_err();
     assert!(
         matches!(
@@ -381,8 +410,9 @@ async fn a_customer_cannot_cancel_another_keys_or_an_ownerless_order_and_it_is_n
             .returning(move |_| Ok(Some(stored.clone())));
         // Neither the pet is read nor anything written.
         let err = service(repository_running(tx))
-            .act(&customer(), OrderId::new(3), OrderAction::Cancel)
+            .act(&customer(), OrderId::new(3), OrderAction::Cancel, None)
             .await
+            .map(done)
             .unwrap_err();
         assert!(
             matches!(err, OrderError::NotFound(id) if id == OrderId::new(3)),
@@ -406,8 +436,9 @@ async fn the_staff_cancel_any_order_even_an_ownerless_one() {
             .times(1)
             .returning(|_| Ok(()));
         let cancelled = service(repository_running(tx))
-            .act(&staff(), OrderId::new(3), OrderAction::Cancel)
+            .act(&staff(), OrderId::new(3), OrderAction::Cancel, None)
             .await
+            .map(done)
             .unwrap();
         assert_eq!(
             (cancelled.status(), cancelled.placed_by()),

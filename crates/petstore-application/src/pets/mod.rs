@@ -15,7 +15,7 @@ pub use ports::MockPetRepository;
 pub use ports::PetRepository;
 
 use crate::clock::Clock;
-use crate::idempotency::{RecordPlan, Recorded};
+use crate::idempotency::{RecordPlan, Written};
 use crate::paging::cut_page;
 use crate::storage::RepositoryError;
 use deprecation::get_pet_sunset;
@@ -56,19 +56,14 @@ impl PetService {
         Self { repository, clock }
     }
 
-    /// `createPet`: stores the pet and returns it with its id.
-    pub async fn create_pet(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
-        self.repository.create(new_pet).await
-    }
-
-    /// `createPet` with an idempotency key: the pet and its record stored together, or the
-    /// record stored first for the key.
-    pub async fn create_pet_recorded(
+    /// `createPet`: stores the pet and returns it with its id; with an idempotency key's
+    /// `plan`, its record stored together with it, or the record stored first for the key.
+    pub async fn create_pet(
         &self,
         new_pet: NewPet,
-        plan: RecordPlan<Pet>,
-    ) -> Result<Recorded<Pet>, RepositoryError> {
-        self.repository.create_recorded(new_pet, plan).await
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, RepositoryError> {
+        self.repository.create(new_pet, plan).await
     }
 
     /// `listPets`: one page of pets in ascending id order.

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
-use crate::idempotency::{RecordPlan, Recorded};
+use crate::idempotency::{RecordPlan, Written};
 use crate::storage::RepositoryError;
 
 /// Where pets are kept. Implementations must assign ids that are unique and increasing, and must
@@ -11,16 +11,14 @@ use crate::storage::RepositoryError;
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait PetRepository: Send + Sync + 'static {
-    /// Stores a new pet and returns it with its assigned id.
-    async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError>;
-
-    /// Stores a new pet and, in the same transaction, the record `plan` makes of it; or, when a
-    /// record for the plan's key is already stored, stores nothing and returns that record.
-    async fn create_recorded(
+    /// Stores a new pet and returns it with its assigned id; with a `plan`, stores in the same
+    /// transaction the record the plan makes of it, or, when a live record for the plan's key
+    /// is stored already, stores nothing and returns that record.
+    async fn create(
         &self,
         new_pet: NewPet,
-        plan: RecordPlan<Pet>,
-    ) -> Result<Recorded<Pet>, RepositoryError>;
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, RepositoryError>;
 
     /// Pets with an id greater than `after` (from the first when `None`) and, when given, the
     /// status `status`, in ascending id order, at most `max` of them.

@@ -55,13 +55,14 @@ async fn create_pet_stores_the_new_pet_and_returns_it_with_its_id() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_create()
-        .with(eq(new_pet()))
+        .withf(|new_pet_given, plan| *new_pet_given == new_pet() && plan.is_none())
         .times(1)
-        .returning(|new_pet| Ok(new_pet.into_pet(PetId::new(7))));
+        .returning(|new_pet, _| Ok(Written::Done(new_pet.into_pet(PetId::new(7)), None)));
 
     let created = service(repository, MockClock::new())
-        .create_pet(new_pet())
+        .create_pet(new_pet(), None)
         .await
+        .map(|written| written.done().expect("carried out"))
         .unwrap();
 
     assert_eq!(created, pet(7));
@@ -71,10 +72,13 @@ async fn create_pet_stores_the_new_pet_and_returns_it_with_its_id() {
 #[tokio::test]
 async fn create_pet_passes_storage_failures_through_unchanged_in_kind() {
     let mut repository = MockPetRepository::new();
-    repository.expect_create().returning(|_| Err(unavailable()));
+    repository
+        .expect_create()
+        .returning(|_, _| Err(unavailable()));
     let err = service(repository, MockClock::new())
-        .create_pet(new_pet())
+        .create_pet(new_pet(), None)
         .await
+        .map(|written| written.done().expect("carried out"))
         .unwrap_err();
     assert!(matches!(err, RepositoryError::Unavailable(_)));
 }

@@ -14,7 +14,7 @@ use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{
     KeyChanges, KeyDirectory, MockClock, MockKeyRegistry, MockOrderRepository, MockPetRepository,
-    OrderService, PetService, RepositoryError,
+    OrderService, PetService, RepositoryError, Written,
 };
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
@@ -210,7 +210,7 @@ fn storing_as(id: i64) -> MockPetRepository {
     repository
         .expect_create()
         .times(1)
-        .returning(move |new_pet| Ok(new_pet.into_pet(PetId::new(id))));
+        .returning(move |new_pet, _| Ok(Written::Done(new_pet.into_pet(PetId::new(id)), None)));
     repository
 }
 
@@ -300,7 +300,7 @@ async fn create_tells_malformed_json_from_invalid_fields() {
 #[actix_web::test]
 async fn unexpected_storage_failure_is_a_500_that_hides_its_cause() {
     let mut repository = MockPetRepository::new();
-    repository.expect_create().returning(|_| {
+    repository.expect_create().returning(|_, _| {
         Err(RepositoryError::Unexpected(Box::new(
             std::io::Error::other(
                 "UNIQUE constraint failed: pets.id in /var/lib/petstore/petstore.db",
@@ -327,7 +327,7 @@ async fn a_panic_below_the_handler_is_a_json_500_without_the_panic_text() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_create()
-        .returning(|_| panic!("secret panic text"));
+        .returning(|_, _| panic!("secret panic text"));
     let reply = send(
         repository,
         MockClock::new(),

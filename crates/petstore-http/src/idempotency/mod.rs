@@ -1,18 +1,26 @@
-//! `Idempotency-Key` on every POST: the HTTP side of idempotent retries. A handler reads the
-//! body, asks [`admit`] for a claim on the key (409 while a request with it is in flight here),
-//! carries the request out with the claim's record plan, and lets [`finish`] answer: with the
-//! response stored with the write, from the record stored first for the key (a replay, or 422
-//! for a key reused with another request), or with a refusal that it stores for the retry. The rules themselves live in the application layer (`petstore_application::Idempotency`).
+//! `Idempotency-Key` on every write: the HTTP side of idempotent retries, one helper for every
+//! operation that takes a key ([`write`]). It reads the key and claims it (409 while a request
+//! with it is in flight here), runs the operation's write with the claim's record plan, and
+//! answers: with the response recorded with the write, from the record stored first for the
+//! key (a replay, or 422 for a key reused with another request), or with a refusal, which is
+//! recorded for the retry when it depends on the request alone (400). The rules themselves
+//! live in the application layer (`petstore_application::Idempotency`).
+
+use std::future::Future;
 
 use actix_web::body::MessageBody;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, ResponseError};
-use petstore_application::{Admission, Answer, Claim, Fingerprint, Recorded, StoredResponse};
+use petstore_application::{
+    Admission, Answer, Claim, Fingerprint, Idempotency, RecordPlan, Render, StoredResponse, Written,
+};
 use petstore_domain::{IdempotencyKey, IdempotencyKeyError, KeyId};
 use sha2::{Digest, Sha256};
 
 pub(crate) mod openapi;
+#[cfg(test)]
+mod tests;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::security::auth::KeyClaims;
@@ -21,15 +29,11 @@ use crate::state::HttpState;
 pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub(crate) const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
-/// Decides what becomes of a POST with `body`: without `Idempotency-Key` (or without retries
+/// Decides what becomes of a write with `body`: without `Idempotency-Key` (or without retries
 /// configured), it is carried out as usual; with one, under a claim on its key, unless a
 /// request with the key is in flight here (409). Whether it was answered before is found out
-/// by its write ([`finish`]), so a first request costs no lookup.
-pub(crate) fn admit(
-    state: &HttpState,
-    req: &HttpRequest,
-    body: &[u8],
-) -> Result<Option<Claim>, ApiError> {
+/// by its write, so a first request costs no lookup.
+fn admit(state: &HttpState, req: &HttpRequest, body: &[u8]) -> Result<Option<Claim>, ApiError> {
     let Some(idempotency) = state.idempotency() else {
         return Ok(None);
     };
@@ -110,7 +114,7 @@ fn replay(stored: StoredResponse) -> HttpResponse {
 }
 
 /// The response a stored one stands for.
-pub(crate) fn sent(stored: StoredResponse) -> HttpResponse {
+fn sent(stored: StoredResponse) -> HttpResponse {
     let mut response = HttpResponse::build(
         StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
     );
@@ -171,35 +175,119 @@ fn stored_error(error: &ApiError) -> StoredResponse {
     }
 }
 
-/// Answers a request carried out under `claim`: with the response stored with its write (the
-/// one its plan rendered), from the record another request stored first, or with its refusal,
-/// which is stored for the retry when it is the client's (4xx): a retry of a failure of ours
-/// (5xx) is carried out again.
-pub(crate) async fn finish<T>(
+/// How an operation's result is answered.
+pub(crate) struct Rendering<T> {
+    /// The response recorded for the key, and sent unless `first` is set.
+    recorded: Render<T>,
+    /// The first answer, when it carries a secret that is never recorded: a replay gets
+    /// `recorded`, without it.
+    first: Option<Render<T>>,
+}
+
+// Two function pointers, copied whatever `T` is (a derive would ask `T: Copy`).
+impl<T> Clone for Rendering<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Rendering<T> {}
+
+impl<T> Rendering<T> {
+    /// One response, sent and recorded alike.
+    pub(crate) const fn same(render: Render<T>) -> Self {
+        Self {
+            recorded: render,
+            first: None,
+        }
+    }
+
+    /// A first answer with a secret (`first`), and the response recorded for replays
+    /// (`recorded`), which leaves it out.
+    #[allow(dead_code)] // for resources whose creation answers a secret once
+    pub(crate) const fn secret_once(first: Render<T>, recorded: Render<T>) -> Self {
+        Self {
+            recorded,
+            first: Some(first),
+        }
+    }
+}
+
+/// Carries out a write that takes an `Idempotency-Key`, the one way every such operation does:
+/// `write` is given the record plan when the request has a key (and retries are on), and its
+/// outcome is answered by [`answer_written`]. A refusal (`Err`) that depends on the request
+/// alone (400) is recorded for the retry; any other (404, 409: what is stored may change
+/// before the retry; 5xx: ours) is not, so the retry is carried out again.
+pub(crate) async fn write<T, W, F>(
+    state: &HttpState,
+    req: &HttpRequest,
+    body: &[u8],
+    rendering: Rendering<T>,
+    write: W,
+) -> Result<HttpResponse, ApiError>
+where
+    W: FnOnce(Option<RecordPlan<T>>) -> F,
+    F: Future<Output = Result<Written<T>, ApiError>>,
+{
+    let claim = admit(state, req, body)?;
+    let outcome = write(claim.as_ref().map(|claim| claim.plan(rendering.recorded))).await;
+    match (outcome, claim) {
+        (Ok(written), claim) => answer_written(rendering, claim.as_ref(), written),
+        (Err(error), Some(claim)) if depends_on_request_alone(&error) => {
+            record_refusal(state, claim, error).await
+        }
+        (Err(error), _) => Err(error),
+    }
+}
+
+/// The response to a write's outcome: the response recorded with it (or the first answer with
+/// its secret), or, when a record for the key was stored first, the answer from that record.
+fn answer_written<T>(
+    rendering: Rendering<T>,
+    claim: Option<&Claim>,
+    written: Written<T>,
+) -> Result<HttpResponse, ApiError> {
+    match written {
+        Written::Done(result, recorded) => Ok(match (rendering.first, recorded) {
+            (Some(first), _) => sent(first(&result)),
+            (None, Some(recorded)) => sent(recorded),
+            (None, None) => sent((rendering.recorded)(&result)),
+        }),
+        Written::Earlier(record) => match claim {
+            Some(claim) => answer(Idempotency::answer(&record, claim.fingerprint())),
+            None => Err(ApiError::internal(
+                "a write without a key was answered from a record",
+                &std::io::Error::other("storage returned a record for an unplanned write"),
+            )),
+        },
+    }
+}
+
+/// Whether a refusal would be the same for the same request whatever is stored meanwhile.
+fn depends_on_request_alone(error: &ApiError) -> bool {
+    error.status() == StatusCode::BAD_REQUEST
+}
+
+/// Records `error`, the refusal of the request claimed by `claim`, for its retry; or answers
+/// from a record stored first for the key.
+async fn record_refusal(
     state: &HttpState,
     claim: Claim,
-    outcome: Result<Recorded<T>, ApiError>,
+    error: ApiError,
 ) -> Result<HttpResponse, ApiError> {
-    match outcome {
-        Ok(Recorded::Done(_, response)) => Ok(sent(response)),
-        Ok(Recorded::Earlier(record)) => answer(petstore_application::Idempotency::answer(
-            &record,
-            claim.fingerprint(),
-        )),
-        Err(error) if error.status().is_client_error() => {
-            let Some(idempotency) = state.idempotency() else {
-                return Err(error);
-            };
-            match idempotency.record(claim, stored_error(&error)).await {
-                Ok(None) => Err(error),
-                Ok(Some(earlier)) => answer(earlier),
-                // Not stored: its retry is checked again, which is no worse.
-                Err(storage) => {
-                    tracing::warn!(error = %storage, "a refusal's idempotency record was not stored");
-                    Err(error)
-                }
-            }
+    let Some(idempotency) = state.idempotency() else {
+        return Err(error);
+    };
+    match idempotency
+        .record_refusal(claim, stored_error(&error))
+        .await
+    {
+        Ok(None) => Err(error),
+        Ok(Some(earlier)) => answer(earlier),
+        // Not stored: its retry is checked again, which is no worse.
+        Err(storage) => {
+            tracing::warn!(error = %storage, "a refusal's idempotency record was not stored");
+            Err(error)
         }
-        Err(error) => Err(error),
     }
 }

@@ -14,16 +14,17 @@ pub(crate) struct IdempotentPosts;
 
 const KEY_SCHEMA: &str = "IdempotencyKey";
 
-/// What `IdempotencyKey::parse` accepts, as an ECMA-262 pattern: a bare key (visible ASCII, not
-/// starting with a quote) or a quoted one whose contents unescape to visible ASCII; each at
-/// most 255 characters of key.
-const KEY_PATTERN: &str = r#"^(?:[!#-~][!-~]{0,254}|"(?:[!#-\[\]-~]|\\["\\]){1,255}")$"#;
+/// What `IdempotencyKey::parse` accepts, as an ECMA-262 pattern: a bare key (visible ASCII
+/// without a comma, not starting with a quote) or a quoted one whose contents unescape to
+/// visible ASCII; each at most 255 characters of key.
+const KEY_PATTERN: &str = r#"^(?:[!#-+\--~][!-+\--~]{0,254}|"(?:[!#-\[\]-~]|\\["\\]){1,255}")$"#;
 
-/// The statuses a retry may get from the kept response: what the operation answers once the
-/// body has been read (401, 403, 429 come before the key is looked at, 408, 413 and 415 before
-/// the body is read; 422 answers the retry itself; 5xx are never kept).
+/// The statuses a retry may get from the kept response: the operation's success, and its
+/// refusal of the request itself (400). 401, 403 and 429 come before the key is looked at, 408,
+/// 413 and 415 before the body is read; 422 answers the retry itself; refusals that depend on
+/// what is stored (404, 409) and 5xx are never kept.
 fn can_be_replayed(status: &str) -> bool {
-    status.starts_with('2') || matches!(status, "400" | "404" | "409")
+    status.starts_with('2') || status == "400"
 }
 
 fn error_response(description: &str) -> ResponseBuilder {
@@ -47,9 +48,11 @@ impl Modify for IdempotentPosts {
                  with the same key and the same request (method, path, body) gets that response \
                  again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. A \
                  Structured Field string (`\"8e03978e-40d5\"`) or the bare value; 1 to 255 \
-                 visible ASCII characters. Keys belong to the API key that sent them. Refusals \
-                 (4xx) are kept too; failures of the service (5xx) are not, so their retry is \
-                 carried out.",
+                 visible ASCII characters; a comma outside quotes separates values, so a key \
+                 with a comma is sent quoted. Keys belong to the API key that sent them. A \
+                 refusal of the request itself (400) is kept too; refusals that depend on what \
+                 is stored (404, 409) and failures of the service (5xx) are not, so their retry \
+                 is carried out again.",
             ))
             .schema(Some(Ref::from_schema_name(KEY_SCHEMA)))
             .build();
@@ -159,7 +162,11 @@ mod tests {
             "\"order-7f3a\"",
             r#""a\"b\\c""#,
             "a\"b",
-            "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
+            "~!#$%&'()*+-./:;<=>?@[]^_`{|}",
+            "\"a,b\"",
+            "a,b",
+            "a, b",
+            "\"a\", \"b\"",
             long.as_str(),
             quoted_long.as_str(),
             "",

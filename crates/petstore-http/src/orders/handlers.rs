@@ -1,7 +1,5 @@
 //! The order operations' handlers and their part of the OpenAPI document (`#[utoipa::path]`).
 
-use std::sync::Arc;
-
 use actix_web::http::{header, StatusCode};
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
@@ -11,7 +9,7 @@ use petstore_domain::{Order, OrderAction};
 use super::dto::{NewOrderDto, OrderDto, OrderStatusDto};
 use super::params::{next_page_link, order_id, parse_list};
 use crate::error::{ApiError, ErrorBody};
-use crate::idempotency::{self, json_response};
+use crate::idempotency::{self, json_response, Rendering};
 use crate::routing::paths::order_path;
 use crate::state::{Authorized, HttpState, Read, Scope, Store, Write};
 use crate::wire::body::{read_limited, require_json_content_type};
@@ -53,24 +51,11 @@ pub(crate) async fn place_order(
     query::none_taken(req.query_string(), "placeOrder")?;
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
-    let claim = match idempotency::admit(&caller, &req, &body)? {
-        Some(claim) => claim,
-        None => {
-            let new = NewOrderDto::parse(&json_object(&body)?)?;
-            let order = caller.orders().place(caller.caller(), new).await?;
-            return Ok(idempotency::sent(placed(&order)));
-        }
-    };
-    let outcome = async {
+    let placing = |plan| async {
         let new = NewOrderDto::parse(&json_object(&body)?)?;
-        let plan = claim.plan(Arc::new(placed));
-        Ok(caller
-            .orders()
-            .place_recorded(caller.caller(), new, plan)
-            .await?)
-    }
-    .await;
-    idempotency::finish(&caller, claim, outcome).await
+        Ok(caller.orders().place(caller.caller(), new, plan).await?)
+    };
+    idempotency::write(&caller, &req, &body, Rendering::same(placed), placing).await
 }
 
 /// placeOrder's 201, as sent and as stored for a retry with the same `Idempotency-Key`.
@@ -179,26 +164,14 @@ async fn act<S: Scope>(
     action: OrderAction,
 ) -> Result<HttpResponse, ApiError> {
     query::none_taken(req.query_string(), action_operation(action))?;
-    let claim = match idempotency::admit(&caller, &req, b"")? {
-        Some(claim) => claim,
-        None => {
-            let order = caller
-                .orders()
-                .act(caller.caller(), order_id(&req)?, action)
-                .await?;
-            return Ok(HttpResponse::Ok().json(OrderDto::from(order)));
-        }
-    };
-    let outcome = async {
+    let acting = |plan| async {
         let id = order_id(&req)?;
-        let plan = claim.plan(Arc::new(moved));
         Ok(caller
             .orders()
-            .act_recorded(caller.caller(), id, action, plan)
+            .act(caller.caller(), id, action, plan)
             .await?)
-    }
-    .await;
-    idempotency::finish(&caller, claim, outcome).await
+    };
+    idempotency::write(&caller, &req, b"", Rendering::same(moved), acting).await
 }
 
 /// `placed -> approved`; the pet stays `pending`. The staff's: needs a `store` key.

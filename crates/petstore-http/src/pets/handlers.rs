@@ -4,8 +4,6 @@
 //! status listed there is one these handlers (or `Authorized` and the storage error mapping
 //! they use) can return.
 
-use std::sync::Arc;
-
 use actix_web::http::{header, StatusCode};
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
@@ -16,7 +14,7 @@ use petstore_domain::Pet;
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use crate::error::{ApiError, ErrorBody};
-use crate::idempotency::{self, json_response};
+use crate::idempotency::{self, json_response, Rendering};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 use crate::wire::body::{read_limited, require_json_content_type};
@@ -129,23 +127,11 @@ pub(crate) async fn create_pet(
     query::none_taken(req.query_string(), "createPet")?;
     require_json_content_type(&req)?;
     let body = read_limited(&req, payload, HttpState::JSON_LIMIT, caller.body_timeout()).await?;
-    let claim = match idempotency::admit(&caller, &req, &body)? {
-        Some(claim) => claim,
-        None => {
-            let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
-            let pet = caller.pets().create_pet(new_pet).await?;
-            return Ok(HttpResponse::Created()
-                .insert_header((header::LOCATION, pet_path(pet.id())))
-                .json(PetDto::from(pet)));
-        }
-    };
-    let outcome = async {
+    let creating = |plan| async {
         let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
-        let plan = claim.plan(Arc::new(created));
-        Ok(caller.pets().create_pet_recorded(new_pet, plan).await?)
-    }
-    .await;
-    idempotency::finish(&caller, claim, outcome).await
+        Ok(caller.pets().create_pet(new_pet, plan).await?)
+    };
+    idempotency::write(&caller, &req, &body, Rendering::same(created), creating).await
 }
 
 /// createPet's 201, as sent and as stored for a retry with the same `Idempotency-Key`.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use petstore_application::{
-    OrderError, OrderRepository, OrderWork, RecordPlan, Recorded, RepositoryError, StoreTransaction,
+    OrderError, OrderRepository, OrderWork, RecordPlan, RepositoryError, StoreTransaction, Written,
 };
 use petstore_domain::{KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId, VisibleOrders};
 
@@ -127,22 +127,13 @@ impl InMemoryOrderRepository {
 
 #[async_trait]
 impl OrderRepository for InMemoryOrderRepository {
-    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        Self::apply(&mut state, &self.ids, &work)
-    }
-
-    async fn in_transaction_recorded(
+    async fn in_transaction(
         &self,
         work: OrderWork,
-        plan: RecordPlan<Order>,
-    ) -> Result<Recorded<Order>, OrderError> {
+        plan: Option<RecordPlan<Order>>,
+    ) -> Result<Written<Order>, OrderError> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(earlier) = state.live_record(&plan.owner, &plan.key, plan.expired_before) {
-            return Ok(Recorded::Earlier(earlier.clone()));
-        }
-        let order = Self::apply(&mut state, &self.ids, &work)?;
-        Ok(state.record(&plan, order))
+        state.write_recorded(plan, |state| Self::apply(state, &self.ids, &work))
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {
@@ -180,6 +171,10 @@ mod tests {
 
     use super::*;
 
+    fn done(written: Written<Order>) -> Order {
+        written.done().expect("carried out")
+    }
+
     /// Work that inserts an order for pet 1.
     fn insert() -> OrderWork {
         let key = KeyId::parse(&"a".repeat(32)).expect("a key id");
@@ -193,8 +188,16 @@ mod tests {
         let pets = InMemoryPetRepository::new();
         let orders = InMemoryOrderRepository::new(&pets)
             .with_order_ids(OrderIds::in_turn(&[4242, 4242], 9999));
-        let first = orders.in_transaction(insert()).await.expect("first");
-        let second = orders.in_transaction(insert()).await.expect("second");
+        let first = orders
+            .in_transaction(insert(), None)
+            .await
+            .map(done)
+            .expect("first");
+        let second = orders
+            .in_transaction(insert(), None)
+            .await
+            .map(done)
+            .expect("second");
         assert_eq!((first.id().get(), second.id().get()), (4242, 9999));
     }
 
@@ -202,10 +205,15 @@ mod tests {
     async fn an_order_finding_every_id_it_draws_taken_stores_nothing() {
         let pets = InMemoryPetRepository::new();
         let orders = InMemoryOrderRepository::new(&pets).with_order_ids(OrderIds::in_turn(&[], 7));
-        orders.in_transaction(insert()).await.expect("first");
-        let err = orders
-            .in_transaction(insert())
+        orders
+            .in_transaction(insert(), None)
             .await
+            .map(done)
+            .expect("first");
+        let err = orders
+            .in_transaction(insert(), None)
+            .await
+            .map(done)
             .expect_err("every id taken");
         assert!(matches!(err, OrderError::Repository(_)), "{err}");
         let listed = orders

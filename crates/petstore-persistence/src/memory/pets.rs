@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use petstore_application::{PetRepository, RecordPlan, Recorded, RepositoryError};
+use petstore_application::{PetRepository, RecordPlan, RepositoryError, Written};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::State;
@@ -47,21 +47,13 @@ impl InMemoryPetRepository {
 
 #[async_trait]
 impl PetRepository for InMemoryPetRepository {
-    async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
-        Self::insert(&mut self.state(), new_pet)
-    }
-
-    async fn create_recorded(
+    async fn create(
         &self,
         new_pet: NewPet,
-        plan: RecordPlan<Pet>,
-    ) -> Result<Recorded<Pet>, RepositoryError> {
-        let mut state = self.state();
-        if let Some(earlier) = state.live_record(&plan.owner, &plan.key, plan.expired_before) {
-            return Ok(Recorded::Earlier(earlier.clone()));
-        }
-        let pet = Self::insert(&mut state, new_pet)?;
-        Ok(state.record(&plan, pet))
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, RepositoryError> {
+        self.state()
+            .write_recorded(plan, |state| Self::insert(state, new_pet))
     }
 
     async fn list(

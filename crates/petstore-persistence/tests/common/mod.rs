@@ -5,7 +5,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use petstore_application::{IdempotencyStore, KeyRegistry, OrderRepository, PetRepository};
+use petstore_application::{
+    IdempotencyStore, KeyRegistry, OrderRepository, PetRepository, Written,
+};
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
 use petstore_test_database::{TestDatabase, TestSqliteFile};
@@ -151,4 +153,11 @@ pub fn new_pet(name: &str, category: i64, status: Option<PetStatus>) -> NewPet {
         CategoryId::parse(category).expect("valid category"),
         status,
     )
+}
+
+/// The result of a write made without an idempotency key, which is always carried out.
+pub fn done<T>(written: Written<T>) -> T {
+    written
+        .done()
+        .expect("a write without a key is carried out, never answered from a record")
 }

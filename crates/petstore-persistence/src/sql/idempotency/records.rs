@@ -191,10 +191,38 @@ fn insert_or_replace_expired(
     Ok(stored + insert().execute(conn)?)
 }
 
+/// Stores each of `records` in the transaction of the write it answers, unless a live record
+/// for its key is there first: for each, `None` when stored, or the record that was there
+/// first, which answers instead (its caller undoes the write). The one way every write with a
+/// plan stores its record (the pets' group commit, the order transactions): insert first, and
+/// look only when the insert found a key taken, so the usual first request costs no lookup
+/// and a retry, the rare case, pays for the write it undoes.
+pub(crate) fn store_with_write(
+    conn: &mut AnyConnection,
+    records: &[IdempotencyRecord],
+    expired_before: i64,
+) -> QueryResult<Vec<Option<RecordRow>>> {
+    let stored = insert_many_if_absent(conn, records, expired_before)?;
+    if stored == records.len() {
+        return Ok(records.iter().map(|_| None).collect());
+    }
+    records
+        .iter()
+        .map(|record| {
+            let row = find(conn, &record.owner, &record.key)?.ok_or_else(|| {
+                diesel::result::Error::DeserializationError(Box::new(Detail(
+                    "a record in the way is gone".to_owned(),
+                )))
+            })?;
+            Ok((!is_stored(&row, record)).then_some(row))
+        })
+        .collect()
+}
+
 /// Whether `row`, found for `record`'s key, is `record` itself: stored by this transaction, not
 /// there before it. The response names what the write made (the new pet's `Location`), which no
 /// other write made, so equal responses are the same record.
-pub(crate) fn is_stored(row: &RecordRow, record: &IdempotencyRecord) -> bool {
+fn is_stored(row: &RecordRow, record: &IdempotencyRecord) -> bool {
     row.fingerprint == record.fingerprint.0
         && row.stored_at == record.stored_at
         && i32::from(record.response.status) == row.status

@@ -14,7 +14,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Integer, Text};
 use petstore_application::{
-    OrderError, OrderRepository, OrderWork, RecordPlan, Recorded, RepositoryError, StoreTransaction,
+    OrderError, OrderRepository, OrderWork, RecordPlan, RepositoryError, StoreTransaction, Written,
 };
 use petstore_domain::{
     KeyId, NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
@@ -30,7 +30,6 @@ use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgr
 use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
 use crate::sql::idempotency::records::{self as records, RecordRow};
-use crate::sql::idempotency::written::Written;
 use crate::sql::pets::pet_row::PetRow;
 use crate::sql::schema::{orders, pets};
 use crate::DatabaseUrl;
@@ -258,23 +257,8 @@ impl DieselOrderRepository {
     }
 }
 
-impl DieselOrderRepository {
-    /// Runs `work` in one write transaction, with the record `plan` makes of its order when
-    /// there is one (see the port).
-    async fn transact(
-        &self,
-        work: OrderWork,
-        plan: Option<RecordPlan<Order>>,
-    ) -> Result<Written<Order>, OrderError> {
-        self.health.admit_write()?;
-        let (ids, health) = (self.ids.clone(), self.health.clone());
-        self.writes
-            .run(move |conn| transact_on(conn, &work, plan.as_ref(), &ids, &health))
-            .await?
-    }
-}
-
-/// [`DieselOrderRepository::transact`] on `conn`.
+/// [`OrderRepository::in_transaction`] on `conn`: `work` and, with a `plan`, its record, in one
+/// write transaction.
 fn transact_on(
     conn: &mut AnyConnection,
     work: &OrderWork,
@@ -284,41 +268,40 @@ fn transact_on(
 ) -> Result<Written<Order>, OrderError> {
     // The work's own refusal (a conflict, a missing pet) must roll back and reach the caller as
     // it is; diesel only knows its own errors, so it waits here meanwhile. So does a record
-    // found stored for the plan's key.
+    // found stored first for the plan's key.
     let refused: RefCell<Option<OrderError>> = RefCell::new(None);
     let earlier: RefCell<Option<RecordRow>> = RefCell::new(None);
     let outcome = in_write_transaction(conn, no_turn, |conn| {
-        if let Some(plan) = plan {
-            if let Some(row) = records::find(conn, &plan.owner, &plan.key)? {
-                if row.is_live(plan.expired_before) {
-                    earlier.replace(Some(row));
-                    return Err(DieselError::RollbackTransaction);
-                }
-            }
-        }
         let order = match work(&mut DieselTransaction { conn, ids }) {
             Ok(order) => order,
             Err(error) => {
+                // A retry of a carried-out request is answered from its record, not refused
+                // by what that request changed (its pet is taken by its own order). A failed
+                // statement is passed on as it is: its transaction answers nothing more.
+                if let (Some(plan), false) = (plan, matches!(error, OrderError::Repository(_))) {
+                    let row = records::find(conn, &plan.owner, &plan.key)?;
+                    earlier.replace(row.filter(|row| row.is_live(plan.expired_before)));
+                }
                 refused.replace(Some(error));
                 return Err(DieselError::RollbackTransaction);
             }
         };
         let Some(plan) = plan else {
-            return Ok(Written::Stored(order, None));
+            return Ok(Written::Done(order, None));
         };
         let record = plan.record_for(&order);
-        // Absent a moment ago, stored now: a transaction of another instance stored it
-        // meanwhile (the insert waited for its commit). Its write wins.
-        if !records::insert_if_absent(conn, &record, plan.expired_before)? {
-            earlier.replace(records::find(conn, &plan.owner, &plan.key)?);
+        let mut stored =
+            records::store_with_write(conn, std::slice::from_ref(&record), plan.expired_before)?;
+        if let Some(row) = stored.pop().flatten() {
+            earlier.replace(Some(row));
             return Err(DieselError::RollbackTransaction);
         }
-        Ok(Written::Stored(order, Some(record.response)))
+        Ok(Written::Done(order, Some(record.response)))
     });
-    match (outcome, refused.into_inner(), earlier.into_inner()) {
+    match (outcome, earlier.into_inner(), refused.into_inner()) {
         (Ok(written), _, _) => Ok(written),
-        (Err(_), Some(refusal), _) => Err(refusal),
-        (Err(_), None, Some(row)) => Ok(Written::Earlier(row.into_record()?)),
+        (Err(_), Some(row), _) => Ok(Written::Earlier(row.into_record()?)),
+        (Err(_), None, Some(refusal)) => Err(refusal),
         (Err(failure), None, None) => Err(OrderError::Repository(
             failure.into_repository_error(health),
         )),
@@ -327,16 +310,16 @@ fn transact_on(
 
 #[async_trait]
 impl OrderRepository for DieselOrderRepository {
-    async fn in_transaction(&self, work: OrderWork) -> Result<Order, OrderError> {
-        Ok(self.transact(work, None).await?.into_unrecorded()?)
-    }
-
-    async fn in_transaction_recorded(
+    async fn in_transaction(
         &self,
         work: OrderWork,
-        plan: RecordPlan<Order>,
-    ) -> Result<Recorded<Order>, OrderError> {
-        Ok(self.transact(work, Some(plan)).await?.into_recorded()?)
+        plan: Option<RecordPlan<Order>>,
+    ) -> Result<Written<Order>, OrderError> {
+        self.health.admit_write()?;
+        let (ids, health) = (self.ids.clone(), self.health.clone());
+        self.writes
+            .run(move |conn| transact_on(conn, &work, plan.as_ref(), &ids, &health))
+            .await?
     }
 
     async fn find(&self, id: OrderId) -> Result<Option<Order>, RepositoryError> {

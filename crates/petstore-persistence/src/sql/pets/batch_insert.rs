@@ -9,7 +9,7 @@ use diesel::query_builder::AstPass;
 use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
-use petstore_application::{RecordPlan, RepositoryError, StoredResponse};
+use petstore_application::{RecordPlan, RepositoryError, StoredResponse, Written};
 use petstore_domain::{NewPet, Pet};
 
 use super::pet_row::PetRow;
@@ -19,7 +19,6 @@ use crate::sql::engine::group_commit::Group;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
 use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, WriteFailure};
 use crate::sql::idempotency::records::{self as records, RecordRow};
-use crate::sql::idempotency::written::Written;
 use crate::sql::schema::pets;
 
 /// Key of the PostgreSQL advisory lock inserts take turns on: "pets_ids" in ASCII, distinct from
@@ -64,9 +63,9 @@ pub(crate) struct Entry<'a> {
 
 /// What the transaction did with one entry.
 #[derive(Debug)]
-enum Slot {
+enum EntryOutcome {
     /// Stored; with the response stored in its record, if it had a plan.
-    Stored(Pet, Option<StoredResponse>),
+    Done(Pet, Option<StoredResponse>),
     /// Not stored: a record for its key was there first.
     Earlier(RecordRow),
     /// Not stored: an earlier entry of the batch has its key; it gets that entry's answer.
@@ -119,8 +118,8 @@ fn unexpected(what: &str) -> RepositoryError {
 /// inserts the other pets in one statement, and their records in one more. A key whose record
 /// is stored already and live (a retry, or another instance's write) stores no record: its pet
 /// is deleted again before the commit and it is answered from that record.
-fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>> {
-    let mut slots: Vec<Option<Slot>> = batch.iter().map(|_| None).collect();
+fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<EntryOutcome>> {
+    let mut slots: Vec<Option<EntryOutcome>> = batch.iter().map(|_| None).collect();
     let mut first_of_key: Vec<(usize, &RecordPlan<Pet>)> = Vec::new();
     for (at, entry) in batch.iter().enumerate() {
         let Some(plan) = entry.plan else { continue };
@@ -128,7 +127,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
             .iter()
             .find(|(_, first)| first.owner == plan.owner && first.key == plan.key)
         {
-            Some(&(first, _)) => slots[at] = Some(Slot::SameKeyAs(first)),
+            Some(&(first, _)) => slots[at] = Some(EntryOutcome::SameKeyAs(first)),
             None => first_of_key.push((at, plan)),
         }
     }
@@ -147,7 +146,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
         if let Some(plan) = batch[at].plan {
             records.push(plan.record_for(&pet));
         }
-        slots[at] = Some(Slot::Stored(pet, None));
+        slots[at] = Some(EntryOutcome::Done(pet, None));
     }
     // The plans of one group were made within moments of each other: the earliest cutoff
     // replaces no record that any of them would still count as live.
@@ -156,31 +155,25 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Slot>
         .map(|(_, plan)| plan.expired_before)
         .min()
         .unwrap_or(i64::MIN);
-    let stored = records::insert_many_if_absent(conn, &records, expired_before)?;
-    if stored < records.len() {
-        // Each plan's record, in the order `records` was made: batch order.
-        for ((at, plan), record) in first_of_key.iter().zip(&records) {
-            let row = records::find(conn, &plan.owner, &plan.key)?
-                .ok_or_else(|| deserialization("a record in the way is gone"))?;
-            if records::is_stored(&row, record) {
-                continue;
-            }
-            if let Some(Slot::Stored(pet, _)) = &slots[*at] {
-                diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
-            }
-            slots[*at] = Some(Slot::Earlier(row));
+    let earlier = records::store_with_write(conn, &records, expired_before)?;
+    // Each plan's record, in the order `records` was made: batch order.
+    for ((at, _), row) in first_of_key.iter().zip(earlier) {
+        let Some(row) = row else { continue };
+        if let Some(EntryOutcome::Done(pet, _)) = &slots[*at] {
+            diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
         }
+        slots[*at] = Some(EntryOutcome::Earlier(row));
     }
     // The responses stored go back with their pets, to be sent as they were stored.
     for ((at, _), record) in first_of_key.into_iter().zip(records) {
-        if let Some(Slot::Stored(_, response)) = &mut slots[at] {
+        if let Some(EntryOutcome::Done(_, response)) = &mut slots[at] {
             *response = Some(record.response);
         }
     }
     collect(slots)
 }
 
-fn collect(slots: Vec<Option<Slot>>) -> QueryResult<Vec<Slot>> {
+fn collect(slots: Vec<Option<EntryOutcome>>) -> QueryResult<Vec<EntryOutcome>> {
     slots
         .into_iter()
         .map(|slot| slot.ok_or_else(|| deserialization("a create of the batch was left out")))
@@ -192,17 +185,17 @@ fn deserialization(what: &str) -> DieselError {
 }
 
 /// Each entry's outcome from what the transaction did with it.
-fn outcomes(batch: &[Entry<'_>], slots: Vec<Slot>) -> Outcomes {
+fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
     // Sized up front: an outcome is large (a record's worth), and growing the list one push at
     // a time would copy it over and over on the writer thread.
     let mut done: Outcomes = Vec::with_capacity(slots.len());
     for slot in slots {
         let outcome = match slot {
-            Slot::Stored(pet, response) => Ok(Written::Stored(pet, response)),
-            Slot::Earlier(row) => row.into_record().map(Written::Earlier),
+            EntryOutcome::Done(pet, response) => Ok(Written::Done(pet, response)),
+            EntryOutcome::Earlier(row) => row.into_record().map(Written::Earlier),
             // The first of the key comes earlier in the batch, so its outcome is known.
-            Slot::SameKeyAs(first) => match (&done[first], batch[first].plan) {
-                (Ok(Written::Stored(pet, _)), Some(plan)) => {
+            EntryOutcome::SameKeyAs(first) => match (&done[first], batch[first].plan) {
+                (Ok(Written::Done(pet, _)), Some(plan)) => {
                     Ok(Written::Earlier(plan.record_for(pet)))
                 }
                 (Ok(Written::Earlier(record)), _) => Ok(Written::Earlier(record.clone())),

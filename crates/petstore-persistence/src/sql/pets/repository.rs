@@ -17,7 +17,7 @@ use std::fmt;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use petstore_application::{PetRepository, RecordPlan, Recorded, RepositoryError};
+use petstore_application::{PetRepository, RecordPlan, RepositoryError, Written};
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
 use super::batch_insert::PetCreate;
@@ -104,30 +104,13 @@ impl DieselPetRepository {
 
 #[async_trait]
 impl PetRepository for DieselPetRepository {
-    async fn create(&self, new_pet: NewPet) -> Result<Pet, RepositoryError> {
-        self.health.admit_write()?;
-        self.creates
-            .create(PetCreate {
-                new_pet,
-                plan: None,
-            })
-            .await?
-            .into_unrecorded()
-    }
-
-    async fn create_recorded(
+    async fn create(
         &self,
         new_pet: NewPet,
-        plan: RecordPlan<Pet>,
-    ) -> Result<Recorded<Pet>, RepositoryError> {
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, RepositoryError> {
         self.health.admit_write()?;
-        self.creates
-            .create(PetCreate {
-                new_pet,
-                plan: Some(plan),
-            })
-            .await?
-            .into_recorded()
+        self.creates.create(PetCreate { new_pet, plan }).await
     }
 
     async fn list(
