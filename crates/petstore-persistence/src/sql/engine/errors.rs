@@ -16,10 +16,11 @@ use petstore_application::{BoxError, RepositoryError};
 
 use crate::{DatabaseUrl, StorageError};
 
-/// A pool or driver message, already scrubbed of any password, kept as an error source.
+/// A message (from the pool, the driver or an invariant of ours), already scrubbed of any
+/// password, kept as an error source.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct Detail(pub(crate) String);
+pub(crate) struct ScrubbedMessage(pub(crate) String);
 
 pub(crate) fn from_query(error: DieselError) -> RepositoryError {
     if is_unavailable(&error) {
@@ -31,7 +32,7 @@ pub(crate) fn from_query(error: DieselError) -> RepositoryError {
 
 /// r2d2 only reports that no connection came in time, with the last connection error as text.
 pub(crate) fn from_checkout(error: &r2d2::Error, url: &DatabaseUrl) -> RepositoryError {
-    RepositoryError::Unavailable(Box::new(Detail(url.scrub(&error.to_string()))))
+    RepositoryError::Unavailable(Box::new(ScrubbedMessage(url.scrub(&error.to_string()))))
 }
 
 pub(crate) fn is_unavailable(error: &DieselError) -> bool {
@@ -377,11 +378,11 @@ mod tests {
         struct Failing(String);
         impl r2d2::ManageConnection for Failing {
             type Connection = ();
-            type Error = Detail;
-            fn connect(&self) -> Result<(), Detail> {
-                Err(Detail(self.0.clone()))
+            type Error = ScrubbedMessage;
+            fn connect(&self) -> Result<(), ScrubbedMessage> {
+                Err(ScrubbedMessage(self.0.clone()))
             }
-            fn is_valid(&self, _: &mut ()) -> Result<(), Detail> {
+            fn is_valid(&self, _: &mut ()) -> Result<(), ScrubbedMessage> {
                 Ok(())
             }
             fn has_broken(&self, _: &mut ()) -> bool {

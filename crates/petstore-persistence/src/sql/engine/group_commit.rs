@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 
 use super::checkpointer::WriterGate;
 use super::connection::{AnyConnection, Generations};
-use super::errors::{self, Detail};
+use super::errors::{self, ScrubbedMessage};
 use super::health::StoreHealth;
 use super::queue::{self, Queued, Reply};
 use super::write_transaction::WriteFailure;
@@ -187,7 +187,7 @@ impl Writer {
         let outcomes =
             catch_unwind(AssertUnwindSafe(|| self.store(&creates))).unwrap_or_else(|_| {
                 all_failed::<C>(creates.len(), || {
-                    RepositoryError::Unexpected(Box::new(Detail(C::PANICKED.to_owned())))
+                    RepositoryError::Unexpected(Box::new(ScrubbedMessage(C::PANICKED.to_owned())))
                 })
             });
         drop(creates);
@@ -260,7 +260,7 @@ impl Writer {
                     let message = self.url.scrub(&error.to_string());
                     let unavailable = errors::is_unavailable(&error);
                     return all_failed::<C>(group.len(), || {
-                        let detail = Box::new(Detail(message.clone()));
+                        let detail = Box::new(ScrubbedMessage(message.clone()));
                         if unavailable {
                             RepositoryError::Unavailable(detail)
                         } else {

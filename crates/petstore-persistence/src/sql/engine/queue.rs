@@ -10,7 +10,7 @@ use petstore_application::RepositoryError;
 use tokio::sync::{mpsc, oneshot};
 use tracing::Span;
 
-use super::errors::Detail;
+use super::errors::ScrubbedMessage;
 
 /// Where a request waits for its answer.
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, RepositoryError>>;
@@ -72,16 +72,16 @@ pub(crate) fn offer<R>(queue: &Sender<R>, thread: &str, request: R) -> Result<()
 /// A request the queue did not take: full (unavailable at once) or its thread gone.
 fn refused<R>(error: &mpsc::error::TrySendError<R>, thread: &str) -> RepositoryError {
     match error {
-        mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(Detail(
-            format!("the queue of the {thread} is full"),
-        ))),
+        mpsc::error::TrySendError::Full(_) => RepositoryError::Unavailable(Box::new(
+            ScrubbedMessage(format!("the queue of the {thread} is full")),
+        )),
         mpsc::error::TrySendError::Closed(_) => stopped(thread),
     }
 }
 
 /// The failure of a request whose storage thread `thread` stopped before answering it.
 pub(crate) fn stopped(thread: &str) -> RepositoryError {
-    RepositoryError::Unexpected(Box::new(Detail(format!("the {thread} stopped"))))
+    RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!("the {thread} stopped"))))
 }
 
 /// Waits for a request, then takes every one queued behind it, `max` at most; `None` once every

@@ -12,7 +12,7 @@ use petstore_application::RepositoryError;
 use tokio::sync::oneshot;
 
 use super::connection::AnyConnection;
-use super::errors::Detail;
+use super::errors::ScrubbedMessage;
 use super::queue::{self, BlockingReply, Reply};
 
 /// Queues a job at once or refuses it (full, or the writer gone).
@@ -134,7 +134,7 @@ where
         let outcome = conn.and_then(|conn| {
             // A bug in one write must not stop the writer, which every later write needs.
             catch_unwind(AssertUnwindSafe(|| work(conn))).map_err(|_| {
-                RepositoryError::Unexpected(Box::new(Detail(
+                RepositoryError::Unexpected(Box::new(ScrubbedMessage(
                     "a write transaction panicked".to_owned(),
                 )))
             })
@@ -176,9 +176,9 @@ mod tests {
             move |_| ran_in_job.store(true, std::sync::atomic::Ordering::SeqCst),
             Answer::Blocked(reply),
         );
-        job.run(Err(RepositoryError::Unavailable(Box::new(Detail(
-            "no connection within the pool timeout".to_owned(),
-        )))));
+        job.run(Err(RepositoryError::Unavailable(Box::new(
+            ScrubbedMessage("no connection within the pool timeout".to_owned()),
+        ))));
         assert!(matches!(
             answer.recv(),
             Ok(Err(RepositoryError::Unavailable(_)))

@@ -14,7 +14,7 @@ use petstore_domain::{IdempotencyKey, KeyId};
 
 use super::record_sweep::RecordSweep;
 use crate::sql::engine::connection::AnyConnection;
-use crate::sql::engine::errors::Detail;
+use crate::sql::engine::errors::ScrubbedMessage;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
 use crate::sql::schema::idempotency_records;
 
@@ -56,7 +56,7 @@ impl RecordRow {
 
     pub(crate) fn into_record(self) -> Result<IdempotencyRecord, RepositoryError> {
         let corrupt = |field: &str| {
-            RepositoryError::Unexpected(Box::new(Detail(format!(
+            RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!(
                 "a stored idempotency record has an invalid {field}"
             ))))
         };
@@ -210,7 +210,7 @@ pub(crate) fn store_with_write(
         .iter()
         .map(|record| {
             let row = find(conn, &record.owner, &record.key)?.ok_or_else(|| {
-                diesel::result::Error::DeserializationError(Box::new(Detail(
+                diesel::result::Error::DeserializationError(Box::new(ScrubbedMessage(
                     "a record in the way is gone".to_owned(),
                 )))
             })?;

@@ -12,7 +12,7 @@ use petstore_application::{KeyChanges, KeyRegistry, RepositoryError, Revocation}
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope, TokenDigest};
 
 use crate::sql::engine::connection::AnyConnection;
-use crate::sql::engine::errors::{self, Detail};
+use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, no_turn};
 use crate::sql::engine::writes::Writes;
@@ -65,7 +65,7 @@ struct KeyRow {
 impl KeyRow {
     fn into_key(self) -> Result<ApiKey, RepositoryError> {
         let corrupt = |what: &str| {
-            RepositoryError::Unexpected(Box::new(Detail(format!(
+            RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!(
                 "the api_keys row {} holds an invalid {what}",
                 self.id
             ))))

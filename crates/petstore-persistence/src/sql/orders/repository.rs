@@ -23,7 +23,7 @@ use petstore_domain::{
 
 use super::order_ids::OrderIds;
 use crate::sql::engine::connection::{AnyConnection, Generations};
-use crate::sql::engine::errors::{self, Detail};
+use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::read::read_off_the_workers;
 use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, no_turn};
@@ -88,7 +88,7 @@ impl OrderRow {
     fn into_order(self) -> Result<Order, RepositoryError> {
         let id = self.id;
         let corrupt = |field: &str| {
-            RepositoryError::Unexpected(Box::new(Detail(format!(
+            RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!(
                 "stored order {id} has an invalid {field}"
             ))))
         };

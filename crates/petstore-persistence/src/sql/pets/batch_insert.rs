@@ -14,7 +14,7 @@ use petstore_domain::{NewPet, Pet};
 
 use super::pet_row::PetRow;
 use crate::sql::engine::connection::AnyConnection;
-use crate::sql::engine::errors::{self, Detail};
+use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::group_commit::Group;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
 use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, WriteFailure};
@@ -111,7 +111,7 @@ pub(crate) fn insert_batch(
 }
 
 fn unexpected(what: &str) -> RepositoryError {
-    RepositoryError::Unexpected(Box::new(Detail(what.to_owned())))
+    RepositoryError::Unexpected(Box::new(ScrubbedMessage(what.to_owned())))
 }
 
 /// Inside the transaction: sets apart the creates whose key came earlier in this batch,
@@ -181,7 +181,7 @@ fn collect(slots: Vec<Option<EntryOutcome>>) -> QueryResult<Vec<EntryOutcome>> {
 }
 
 fn deserialization(what: &str) -> DieselError {
-    DieselError::DeserializationError(Box::new(Detail(what.to_owned())))
+    DieselError::DeserializationError(Box::new(ScrubbedMessage(what.to_owned())))
 }
 
 /// Each entry's outcome from what the transaction did with it.

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use super::pet_row::PetRow;
 use crate::sql::engine::connection::{AnyConnection, Generations};
-use crate::sql::engine::errors::Detail;
+use crate::sql::engine::errors::ScrubbedMessage;
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::queue::{self, Queued, Reply};
 use crate::sql::engine::read::{from_read, read_with_retry};
@@ -199,10 +199,10 @@ impl GroupError {
     fn replicate(&self) -> RepositoryError {
         match self {
             Self::Unavailable(message) => {
-                RepositoryError::Unavailable(Box::new(Detail(message.clone())))
+                RepositoryError::Unavailable(Box::new(ScrubbedMessage(message.clone())))
             }
             Self::Unexpected(message) => {
-                RepositoryError::Unexpected(Box::new(Detail(message.clone())))
+                RepositoryError::Unexpected(Box::new(ScrubbedMessage(message.clone())))
             }
         }
     }

@@ -4,7 +4,7 @@ use diesel::prelude::*;
 use petstore_application::RepositoryError;
 use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
 
-use crate::sql::engine::errors::Detail;
+use crate::sql::engine::errors::ScrubbedMessage;
 use crate::sql::schema::pets;
 
 /// A row of `pets`, before it is checked against the domain's rules.
@@ -35,7 +35,7 @@ impl PetRow {
     pub(crate) fn into_pet(self) -> Result<Pet, RepositoryError> {
         let id = self.id;
         let corrupt = |field: &str, reason: String| {
-            RepositoryError::Unexpected(Box::new(Detail(format!(
+            RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!(
                 "stored pet {id} has an invalid {field}: {reason}"
             ))))
         };
