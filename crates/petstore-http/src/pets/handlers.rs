@@ -4,7 +4,8 @@
 //! status listed there is one these handlers (or `Authorized` and the storage error mapping
 //! they use) can return.
 
-use actix_web::http::{header, StatusCode};
+use actix_web::http::header::{self, ContentType};
+use actix_web::http::StatusCode;
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
 
@@ -18,6 +19,8 @@ use crate::idempotency::{self, json_response, Rendering};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 use crate::wire::body::{read_limited, require_json_content_type};
+use crate::wire::conditional;
+use crate::wire::etag::EntityTag;
 use crate::wire::query;
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a
@@ -32,13 +35,32 @@ use crate::wire::query;
         match, the response carries `Link: <...>; rel=\"next\"` (RFC 8288) with the URL of the \
         next page (keeping `limit` and `status`, adding `cursor`); the last page has no `Link`. \
         Following `next` links visits every matching pet exactly once, even while pets are \
-        being added.",
-    params(ListPetsParams),
+        being added. Each page carries a strong `ETag` of its bytes; sending it back in \
+        `If-None-Match` answers 304 without a body while the page is unchanged.",
+    params(ListPetsParams,
+        ("If-None-Match" = Option<String>, Header, description = "`ETag`s of pages already \
+            held (`\"5f1c0a9e3b2d4c71\"`, either form of a gzipped one, weak ones too), or \
+            `*`. When one names this page as it is now, the answer is 304 without a body. A \
+            malformed value is ignored.")),
     security(("bearerAuth" = ["read"])),
     responses(
         (status = 200, description = "A page of pets (possibly empty).", body = PetsDto,
-            headers(("Link" = String, description = "Only when more pets match: \
-                `</v1/pets?limit=20&status=sold&cursor=...>; rel=\"next\"`, the next page."))),
+            headers(
+                ("Link" = String, description = "Only when more pets match: \
+                    `</v1/pets?limit=20&status=sold&cursor=...>; rel=\"next\"`, the next page."),
+                ("ETag" = String, description = "Strong tag of this page's uncompressed \
+                    bytes (`\"5f1c0a9e3b2d4c71\"`); a gzip-encoded page carries it with `-gz` \
+                    inside the quotes (`\"5f1c0a9e3b2d4c71-gz\"`)."),
+                ("Cache-Control" = String, description = "`private, no-cache`: a browser may \
+                    keep the page but revalidates it with `If-None-Match` before each use; a \
+                    shared cache does not keep it."))),
+        (status = 304, description = "`If-None-Match` names the page as it is now: no body; \
+            the headers a 200 would carry.",
+            headers(
+                ("ETag" = String, description = "The page's tag, as a 200 would carry it."),
+                ("Link" = String, description = "As on a 200: the next page, when more pets \
+                    match."),
+                ("Cache-Control" = String, description = "`private, no-cache`, as on a 200."))),
         (status = 400, description = "`invalid_parameter`: `limit`, `status`, `cursor` or `id` \
             is invalid or given twice (`id`: more than 100 times), or the query has a parameter \
             listPets does not take.", body = ErrorBody),
@@ -72,7 +94,12 @@ pub(crate) async fn list_pets(
         ));
     }
     let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());
-    Ok(response.json(pets))
+    // Serialized once: the tag is the hash of the very bytes a 200 sends.
+    let body = serde_json::to_vec(&pets)
+        .map_err(|err| ApiError::internal("serializing a page of pets", &err))?;
+    let etag = EntityTag::of_representation(&body);
+    let ok = response.content_type(ContentType::json()).body(body);
+    Ok(conditional::not_modified_or(&req, &etag, ok))
 }
 
 /// Checks in this order: key (401), `Content-Type` (415), size (413), JSON (400

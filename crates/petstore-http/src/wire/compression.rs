@@ -8,6 +8,12 @@
 //! fastest level keeps nearly all of the gain; brotli and zstd compress no better at their fast
 //! levels and would each add a large crate.
 //!
+//! A gzipped response's `ETag` gains the `-gz` suffix ([`EntityTag::gzipped`]): the tag names the
+//! uncompressed bytes, and the gzipped ones are another representation. A 304 is never encoded;
+//! one that stands for a 200 this compressor would have encoded ([`StandsForCompressible`])
+//! gets what that 200 would have carried: `Vary: Accept-Encoding` and, for a client that
+//! accepts gzip, the suffixed tag.
+//!
 //! A handler that serves the same bytes every time (Swagger UI's files) encodes them once, at
 //! zlib's best level, with [`gzip_once`], chooses the encoding itself and marks its response
 //! with [`EncodingChosen`], which this compressor then leaves alone.
@@ -17,9 +23,12 @@ use std::cell::RefCell;
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::HttpResponse;
 use flate2::{Compress, Compression, FlushCompress, Status};
+
+use super::etag::EntityTag;
 
 /// Smallest body sent compressed, in bytes.
 pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
@@ -40,6 +49,12 @@ impl EncodingChosen {
     }
 }
 
+/// In a 304's extensions: the 200 it stands for has a body [`compress`] would have encoded
+/// ([`worth_compressing`]), so the 304 gets that 200's `Vary` and, for a client that accepts
+/// gzip, its suffixed `ETag`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StandsForCompressible;
+
 /// Compresses the response of `req` when its client asks for gzip and the body is worth it: a
 /// middleware of its own for the metrics' address. The API's app calls [`compress`] from the
 /// middleware it already has, since every middleware layer costs a boxed future per request.
@@ -58,14 +73,12 @@ pub(crate) async fn compress(
     response: ServiceResponse<BoxBody>,
     accepts_gzip: bool,
 ) -> ServiceResponse<BoxBody> {
+    if response.status() == StatusCode::NOT_MODIFIED {
+        return not_modified(response, accepts_gzip);
+    }
     // Most answers (one pet, an error, a health check) stop here, without taking the response
     // apart.
-    let large = matches!(
-        response.response().body().size(),
-        BodySize::Sized(size) if size >= MIN_COMPRESSED_BYTES as u64
-    );
-    if !large
-        || !has_compressible_type(response.headers())
+    if !worth_compressing(response.response().body().size(), response.headers())
         || response.headers().contains_key(header::CONTENT_ENCODING)
         || response
             .response()
@@ -94,6 +107,7 @@ pub(crate) async fn compress(
             match compressed {
                 Some(compressed) => {
                     headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                    gzip_etag(headers);
                     BoxBody::new(compressed)
                 }
                 None => BoxBody::new(bytes),
@@ -103,6 +117,45 @@ pub(crate) async fn compress(
         Err(body) => body,
     };
     ServiceResponse::new(request, response.set_body(body))
+}
+
+/// Whether a body of `size` with `headers` is one [`compress`] encodes for a client that asks:
+/// at least [`MIN_COMPRESSED_BYTES`] of a type that compresses.
+pub(crate) fn worth_compressing(size: BodySize, headers: &HeaderMap) -> bool {
+    matches!(size, BodySize::Sized(size) if size >= MIN_COMPRESSED_BYTES as u64)
+        && has_compressible_type(headers)
+}
+
+/// A 304 as it goes out: never encoded (it has no body), with the `Vary` and `ETag` of the 200
+/// it stands for when that 200 would have been encoded.
+fn not_modified(
+    mut response: ServiceResponse<BoxBody>,
+    accepts_gzip: bool,
+) -> ServiceResponse<BoxBody> {
+    let stands_for_compressible = response
+        .response()
+        .extensions()
+        .contains::<StandsForCompressible>();
+    if stands_for_compressible {
+        let headers = response.headers_mut();
+        headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+        if accepts_gzip {
+            gzip_etag(headers);
+        }
+    }
+    response
+}
+
+/// Gives the `ETag` in `headers`, if any, the gzipped response's suffix. A tag that does not
+/// parse (none of the service's) is left as it is.
+fn gzip_etag(headers: &mut HeaderMap) {
+    let gzipped = headers
+        .get(header::ETAG)
+        .and_then(|value| EntityTag::parse(value.as_bytes()).ok())
+        .map(|etag| etag.gzipped().header_value());
+    if let Some(gzipped) = gzipped {
+        headers.insert(header::ETAG, gzipped);
+    }
 }
 
 /// Whether `Accept-Encoding` accepts gzip: named (or as `x-gzip`) with a weight above 0, or
@@ -332,6 +385,67 @@ mod tests {
             response.headers().get(header::CONTENT_ENCODING).unwrap(),
             "gzip"
         );
+    }
+
+    fn tagged(response: HttpResponse) -> ServiceResponse<BoxBody> {
+        let mut response = response;
+        response
+            .headers_mut()
+            .insert(header::ETAG, HeaderValue::from_static("\"abc\""));
+        actix_web::test::TestRequest::default().to_srv_response(response.map_into_boxed_body())
+    }
+
+    fn etag_of(response: &ServiceResponse<BoxBody>) -> &str {
+        response
+            .headers()
+            .get(header::ETAG)
+            .unwrap()
+            .to_str()
+            .unwrap()
+    }
+
+    #[actix_web::test]
+    async fn a_gzipped_response_names_its_tag_with_the_suffix_and_a_plain_one_without() {
+        let gzipped = compress(tagged(large_json_response()), true).await;
+        assert_eq!(etag_of(&gzipped), "\"abc-gz\"");
+
+        let plain = compress(tagged(large_json_response()), false).await;
+        assert_eq!(plain.headers().get(header::CONTENT_ENCODING), None);
+        assert_eq!(etag_of(&plain), "\"abc\"");
+
+        let small = HttpResponse::Ok()
+            .content_type("application/json")
+            .body("{}");
+        assert_eq!(etag_of(&compress(tagged(small), true).await), "\"abc\"");
+    }
+
+    #[actix_web::test]
+    async fn a_304_is_never_encoded_and_says_what_its_200_would_have() {
+        let not_modified = || {
+            let mut response = HttpResponse::NotModified().finish();
+            response.extensions_mut().insert(StandsForCompressible);
+            tagged(response)
+        };
+        let for_gzip = compress(not_modified(), true).await;
+        assert_eq!(for_gzip.status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(for_gzip.headers().get(header::CONTENT_ENCODING), None);
+        assert_eq!(for_gzip.response().body().size(), BodySize::Sized(0));
+        assert_eq!(etag_of(&for_gzip), "\"abc-gz\"");
+        assert_eq!(
+            for_gzip.headers().get(header::VARY).unwrap(),
+            "accept-encoding"
+        );
+
+        let plain = compress(not_modified(), false).await;
+        assert_eq!(etag_of(&plain), "\"abc\"");
+        assert_eq!(
+            plain.headers().get(header::VARY).unwrap(),
+            "accept-encoding"
+        );
+
+        let small = compress(tagged(HttpResponse::NotModified().finish()), true).await;
+        assert_eq!(etag_of(&small), "\"abc\"");
+        assert_eq!(small.headers().get(header::VARY), None);
     }
 
     #[actix_web::test]
