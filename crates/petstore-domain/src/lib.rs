@@ -6,6 +6,7 @@
 //! type's `parse`/`new` and get a typed error back.
 
 mod api_key;
+mod category;
 mod decimal;
 mod human_name;
 mod idempotency;
@@ -17,6 +18,7 @@ pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
     TokenDigest,
 };
+pub use category::{Category, CategoryName, CategoryNameError};
 pub use human_name::{HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use order::{
