@@ -85,7 +85,7 @@ async fn a_refused_preflight_names_what_it_refused() {
     let app = spawn_with_cors().await;
     for (origin, method, headers, named) in [
         (ORIGIN, "POST", "authorization,x-foo", "header `x-foo`"),
-        (ORIGIN, "DELETE", "authorization", "method `DELETE`"),
+        (ORIGIN, "PUT", "authorization", "method `PUT`"),
         (
             "https://evil.example",
             "GET",

@@ -5,6 +5,7 @@
 mod auth;
 mod cli;
 mod compression;
+mod conditional;
 mod connection_bound;
 mod cors;
 mod create_pet;

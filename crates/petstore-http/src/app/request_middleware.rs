@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::{header, StatusCode};
+use actix_web::http::{header, Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::web::Data;
 use actix_web::HttpMessage;
@@ -113,11 +113,17 @@ pub(crate) async fn log_and_contain_failures(
             let headers = response.headers_mut();
             headers.insert(REQUEST_ID, request_id.header_value().clone());
             insert_security_headers(headers);
-            // What a key holder was shown must not be kept by a shared or browser cache.
+            // What a key holder was shown stays out of shared caches; a read may be kept by
+            // its own client, which revalidates it (`If-None-Match`) before each use.
             if key_id.is_some() && !headers.contains_key(header::CACHE_CONTROL) {
+                let directives = if method == Method::GET || method == Method::HEAD {
+                    "private, no-cache"
+                } else {
+                    "no-store"
+                };
                 headers.insert(
                     header::CACHE_CONTROL,
-                    header::HeaderValue::from_static("no-store"),
+                    header::HeaderValue::from_static(directives),
                 );
             }
             if let Some(rate_limit) = rate_limit {

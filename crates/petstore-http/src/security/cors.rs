@@ -329,7 +329,8 @@ mod tests {
         );
         assert_eq!(
             header_of(&answer, header::ACCESS_CONTROL_ALLOW_HEADERS),
-            "authorization, content-type, idempotency-key, traceparent, x-request-id"
+            "authorization, content-type, idempotency-key, if-none-match, traceparent, \
+             x-request-id"
         );
         assert_eq!(
             header_of(&answer, header::ACCESS_CONTROL_ALLOW_METHODS),

@@ -233,10 +233,13 @@ mod tests {
             names(&contract.response_headers),
             response.iter().map(String::as_str).collect::<Vec<_>>()
         );
-        // What browsers need today, pinned: the retry key may be sent, its replay read.
+        // What browsers need today, pinned: the retry key may be sent, its replay read; a
+        // page's tag may be read and sent back to revalidate it.
         assert!(names(&contract.request_headers).contains(&"idempotency-key"));
         assert!(names(&contract.response_headers).contains(&"idempotent-replayed"));
-        assert_eq!(names(&contract.request_headers).len(), 5, "{contract:?}");
+        assert!(names(&contract.request_headers).contains(&"if-none-match"));
+        assert!(names(&contract.response_headers).contains(&"etag"));
+        assert_eq!(names(&contract.request_headers).len(), 6, "{contract:?}");
     }
 
     /// A header or method a document gains is in the lists, wherever the document defines it:
