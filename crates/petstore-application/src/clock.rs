@@ -1,7 +1,7 @@
 //! The time, as a port: the use cases' date rules (the sunset of `getPet`, an order's ship
 //! date, a key's expiry) can then be tested at any instant.
 
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The time, as far as the use cases are concerned.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -17,4 +17,11 @@ impl Clock for SystemClock {
     fn now(&self) -> SystemTime {
         SystemTime::now()
     }
+}
+
+/// `time` in whole seconds since the Unix epoch, as storage keeps times (0 before the epoch).
+pub(crate) fn unix_seconds(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+        i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+    })
 }

@@ -5,6 +5,7 @@
 //! page cut. It depends on the domain alone; adapters for HTTP, storage and time live in other
 //! crates and meet this one only through the ports' traits.
 
+pub mod categories;
 mod clock;
 pub mod idempotency;
 pub mod keys;
@@ -13,6 +14,7 @@ mod paging;
 pub mod pets;
 mod storage;
 
+pub use categories::{CategoryError, CategoryPage, CategoryRepository, CategoryService};
 pub use clock::{Clock, SystemClock};
 pub use idempotency::{
     Admission, Answer, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore,
@@ -22,9 +24,14 @@ pub use keys::{KeyChanges, KeyDirectory, KeyRefusal, KeyRegistry, LookupError, R
 pub use orders::{
     OrderError, OrderPage, OrderRepository, OrderService, OrderWork, StoreTransaction,
 };
-pub use pets::{deprecation, GetPetError, PetPage, PetRepository, PetService};
+pub use pets::{
+    deprecation, GetPetError, PetPage, PetRepository, PetService, PetWork, PetWrite, PetWriteError,
+    VersionCondition,
+};
 pub use storage::{BoxError, RepositoryError, StorageFault};
 
+#[cfg(any(test, feature = "mocks"))]
+pub use categories::MockCategoryRepository;
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
 #[cfg(any(test, feature = "mocks"))]

@@ -241,7 +241,7 @@ async fn a_transaction_whose_work_fails_stores_none_of_its_writes(fixture: Fixtu
         let mut pet = tx.pet_for_update(pet_id)?.expect("the pet");
         pet.change_status(PetStatus::Pending)
             .expect("available -> pending");
-        tx.save_pet_status(&pet)?;
+        tx.save_pet(&pet)?;
         tx.insert_order(NewOrder::new(pet_id, OrderQuantity::ONE), &key('a'))?;
         Err(OrderError::Repository(RepositoryError::Unexpected(
             "changed my mind".into(),

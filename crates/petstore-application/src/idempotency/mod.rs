@@ -16,7 +16,6 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::UNIX_EPOCH;
 
 use petstore_domain::{IdempotencyKey, IdempotencyRetention, KeyId};
 
@@ -30,7 +29,7 @@ pub use ports::IdempotencyStore;
 pub use ports::MockIdempotencyStore;
 pub use record::{Fingerprint, IdempotencyRecord, RecordPlan, Render, StoredResponse, Written};
 
-use crate::clock::Clock;
+use crate::clock::{unix_seconds, Clock};
 use crate::storage::RepositoryError;
 
 /// What to do with a request that carries an idempotency key.
@@ -128,12 +127,7 @@ impl Idempotency {
     }
 
     fn now(&self) -> i64 {
-        self.clock
-            .now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| {
-                i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-            })
+        unix_seconds(self.clock.now())
     }
 
     /// Records stored before this (seconds since the epoch) are past their retention at `now`:

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use petstore_domain::{KeyScope, TokenDigest};
 
-use super::{unix_seconds, EntryState, KeyDirectory, KeyRefusal, LookupError};
+use super::{EntryState, KeyDirectory, KeyRefusal, LookupError};
+use crate::clock::unix_seconds;
 use crate::storage::RepositoryError;
 
 impl KeyDirectory {

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use petstore_domain::{ApiKey, KeyId, KeyName, KeyScope};
 
-use super::{unix_seconds, EntryState, KeyDirectory, Revocation};
+use super::{EntryState, KeyDirectory, Revocation};
+use crate::clock::unix_seconds;
 use crate::storage::RepositoryError;
 
 impl KeyDirectory {

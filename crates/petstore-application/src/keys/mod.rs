@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use petstore_domain::{KeyId, KeyScope, TokenDigest};
 
@@ -119,12 +119,6 @@ impl std::fmt::Debug for KeyDirectory {
             .field("keys", &self.len())
             .finish_non_exhaustive()
     }
-}
-
-fn unix_seconds(time: SystemTime) -> i64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
-        i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-    })
 }
 
 impl KeyDirectory {

@@ -9,7 +9,6 @@
 //! [`OpenOrderLimit`] orders open, counted in the placing transaction itself.
 
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use petstore_domain::{
     Caller, KeyScope, NewOrder, OpenOrderLimit, Order, OrderAction, OrderId, OrderListQuery,
@@ -23,7 +22,7 @@ pub use errors::OrderError;
 pub use ports::{MockOrderRepository, MockStoreTransaction};
 pub use ports::{OrderRepository, OrderWork, StoreTransaction};
 
-use crate::clock::Clock;
+use crate::clock::{unix_seconds, Clock};
 use crate::idempotency::{RecordPlan, Written};
 use crate::paging::cut_page;
 
@@ -100,7 +99,7 @@ impl OrderService {
                 .pet_for_update(new.pet_id())?
                 .ok_or(OrderError::PetNotFound(new.pet_id()))?;
             new.place(&mut pet)?;
-            tx.save_pet_status(&pet)?;
+            tx.save_pet(&pet)?;
             Ok(tx.insert_order(new, &placed_by)?)
         })
     }
@@ -135,26 +134,23 @@ impl OrderService {
 
     fn acting(&self, caller: &Caller, id: OrderId, action: OrderAction) -> OrderWork {
         let caller = caller.clone();
-        let now = self
-            .clock
-            .now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| {
-                i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
-            });
+        let now = unix_seconds(self.clock.now());
         Box::new(move |tx| {
             let mut order = tx
                 .order_for_update(id)?
                 .filter(|order| caller.can_see(order))
                 .ok_or(OrderError::NotFound(id))?;
-            let mut pet = tx
-                .pet_for_update(order.pet_id())?
-                .ok_or(OrderError::PetNotFound(order.pet_id()))?;
+            let Some(mut pet) = tx.pet_for_update(order.pet_id())? else {
+                // A removed pet's orders are all delivered or cancelled (removal waits for
+                // them), so the order's own life cycle refuses first, as for any final order.
+                order.check(action)?;
+                return Err(OrderError::PetNotFound(order.pet_id()));
+            };
             let pet_status = pet.status();
             order.apply(action, &mut pet, now)?;
             tx.save_order(&order)?;
             if pet.status() != pet_status {
-                tx.save_pet_status(&pet)?;
+                tx.save_pet(&pet)?;
             }
             Ok(order)
         })

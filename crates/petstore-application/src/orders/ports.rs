@@ -13,10 +13,11 @@ use crate::storage::RepositoryError;
 /// or order take turns.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 pub trait StoreTransaction {
+    /// The live pet `id` (none once removed), locked.
     fn pet_for_update(&mut self, id: PetId) -> Result<Option<Pet>, RepositoryError>;
     fn order_for_update(&mut self, id: OrderId) -> Result<Option<Order>, RepositoryError>;
-    /// Stores `pet`'s status (the only thing about a pet an order changes).
-    fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError>;
+    /// Stores `pet`'s status and version (what an order changes of a pet).
+    fn save_pet(&mut self, pet: &Pet) -> Result<(), RepositoryError>;
     /// How many open (`placed`) orders the key `placed_by` has. Counted for update: until this
     /// transaction ends, another one counting the same key's orders waits, so that two orders
     /// placed by one key at once take turns and the second sees the first (the bound on open

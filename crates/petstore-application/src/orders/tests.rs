@@ -110,7 +110,7 @@ async fn placing_reserves_the_pet_and_stores_the_order_in_one_transaction() {
         .times(1)
         .in_sequence(&mut sequence)
         .returning(|_| Ok(Some(pet(PetStatus::Available))));
-    tx.expect_save_pet_status()
+    tx.expect_save_pet()
         .withf(|pet: &Pet| pet.status() == PetStatus::Pending)
         .times(1)
         .in_sequence(&mut sequence)
@@ -194,7 +194,7 @@ async fn delivering_sells_the_pet_and_dates_the_order_together() {
         })
         .times(1)
         .returning(|_| Ok(()));
-    tx.expect_save_pet_status()
+    tx.expect_save_pet()
         .withf(|pet: &Pet| pet.status() == PetStatus::Sold)
         .times(1)
         .returning(|_| Ok(()));
@@ -215,7 +215,7 @@ async fn approving_leaves_the_pet_alone() {
     tx.expect_pet_for_update()
         .returning(|_| Ok(Some(pet(PetStatus::Pending))));
     tx.expect_save_order().times(1).returning(|_| Ok(()));
-    // No save_pet_status expected.
+    // No save_pet expected.
     let approved = service(repository_running(tx))
         .act(&staff(), OrderId::new(3), OrderAction::Approve, None)
         .await
@@ -431,7 +431,7 @@ async fn the_staff_cancel_any_order_even_an_ownerless_one() {
         tx.expect_pet_for_update()
             .returning(|_| Ok(Some(pet(PetStatus::Pending))));
         tx.expect_save_order().times(1).returning(|_| Ok(()));
-        tx.expect_save_pet_status()
+        tx.expect_save_pet()
             .withf(|pet: &Pet| pet.status() == PetStatus::Available)
             .times(1)
             .returning(|_| Ok(()));

@@ -1,20 +1,24 @@
-//! The pet use cases: create, list and get pets. Each says exactly what can go wrong with it: an
-//! error enum of its own where the operation has failures of its own (getPet: not found, gone),
-//! else storage's `RepositoryError` as it is.
+//! The pet use cases: create, list, get, change and remove pets. Each says exactly what can go
+//! wrong with it: an error enum of its own where the operation has failures of its own (getPet:
+//! not found, gone; a change: not found, stale, refused by the pet's rules), else storage's
+//! `RepositoryError` as it is.
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use petstore_domain::{NewPet, Pet, PetId, PetIds, PetListQuery};
+use petstore_domain::{NewPet, Pet, PetChange, PetId, PetIds, PetListQuery};
 
+mod changes;
 pub mod deprecation;
 mod ports;
+
+pub use changes::{PetWork, PetWrite, PetWriteError, VersionCondition};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockPetRepository;
 pub use ports::PetRepository;
 
-use crate::clock::Clock;
+use crate::clock::{unix_seconds, Clock};
 use crate::idempotency::{RecordPlan, Written};
 use crate::paging::cut_page;
 use crate::storage::RepositoryError;
@@ -64,6 +68,49 @@ impl PetService {
         plan: Option<RecordPlan<Pet>>,
     ) -> Result<Written<Pet>, RepositoryError> {
         self.repository.create(new_pet, plan).await
+    }
+
+    /// `updatePet`: applies `change` to the pet `id`, under its lock, if it is at a version
+    /// `condition` accepts (none given: any). Its status moves only along the life cycle and
+    /// only while no order holds it; a change that changes nothing writes nothing. With an
+    /// idempotency key's `plan`, as [`create_pet`](Self::create_pet).
+    pub async fn update_pet(
+        &self,
+        id: PetId,
+        change: PetChange,
+        condition: Option<VersionCondition>,
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, PetWriteError> {
+        let work: PetWork = Box::new(move |mut pet, holding_order| {
+            changes::check_version(condition.as_ref(), &pet)?;
+            Ok(if pet.apply_change(&change, holding_order)? {
+                PetWrite::Changed(pet)
+            } else {
+                PetWrite::Unchanged(pet)
+            })
+        });
+        self.repository.change(id, work, plan).await
+    }
+
+    /// `deletePet`: removes the pet `id`, under its lock, if it is at a version `condition`
+    /// accepts and no order holds it; the pet as it was last.
+    pub async fn remove_pet(
+        &self,
+        id: PetId,
+        condition: Option<VersionCondition>,
+    ) -> Result<Pet, PetWriteError> {
+        let now = unix_seconds(self.clock.now());
+        let work: PetWork = Box::new(move |mut pet, holding_order| {
+            changes::check_version(condition.as_ref(), &pet)?;
+            pet.remove(holding_order)?;
+            Ok(PetWrite::Removed(pet, now))
+        });
+        match self.repository.change(id, work, None).await? {
+            Written::Done(pet, _) => Ok(pet),
+            Written::Earlier(_) => Err(PetWriteError::Repository(RepositoryError::Unexpected(
+                "storage answered a removal from an idempotency record".into(),
+            ))),
+        }
     }
 
     /// `listPets`: one page of pets in ascending id order.

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use petstore_domain::{NewPet, Pet, PetId, PetStatus};
 
+use super::changes::{PetWork, PetWriteError};
 use crate::idempotency::{RecordPlan, Written};
 use crate::storage::RepositoryError;
 
@@ -20,6 +21,20 @@ pub trait PetRepository: Send + Sync + 'static {
         plan: Option<RecordPlan<Pet>>,
     ) -> Result<Written<Pet>, RepositoryError>;
 
+    /// Runs `work` in one write transaction on the live pet `id`, read locked (until the
+    /// transaction ends, another change of the pet or an order moving it waits) together with
+    /// the order that holds it (placed or approved), and stores what `work` decides: the
+    /// changed pet, or its removal. `NotFound` when no live pet has the id; `work`'s refusal is
+    /// passed on as it is, and nothing is stored. With a `plan`, as [`create`](Self::create):
+    /// the record stored with the write, or the live record stored first for the key answers
+    /// instead (also in place of `work`'s refusal).
+    async fn change(
+        &self,
+        id: PetId,
+        work: PetWork,
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, PetWriteError>;
+
     /// Pets with an id greater than `after` (from the first when `None`) and, when given, the
     /// status `status`, in ascending id order, at most `max` of them.
     async fn list(
@@ -29,7 +44,7 @@ pub trait PetRepository: Send + Sync + 'static {
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError>;
 
-    /// The pet with this id, if there is one.
+    /// The pet with this id, if there is one (and it was not removed; so for every read).
     async fn find(&self, id: PetId) -> Result<Option<Pet>, RepositoryError>;
 
     /// The pets with these ids (those that exist), in ascending id order.

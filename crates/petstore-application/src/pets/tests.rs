@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mockall::predicate::eq;
 use petstore_domain::{
-    CategoryId, NewPet, PageLimit, Pet, PetId, PetIds, PetListQuery, PetName, PetStatus,
+    CategoryId, NewPet, OrderId, PageLimit, Patch, Pet, PetChangeFields, PetId, PetIds,
+    PetListQuery, PetName, PetStatus, PetVersion,
 };
 
 use super::*;
@@ -217,6 +218,7 @@ async fn a_lookup_by_id_reads_the_ids_once_and_pages_them_like_a_listing() {
         PetName::parse("Rex").unwrap(),
         CategoryId::parse(3).unwrap(),
         PetStatus::Sold,
+        PetVersion::first(),
     );
     repository
         .expect_find_many()
@@ -240,4 +242,142 @@ async fn a_lookup_by_id_reads_the_ids_once_and_pages_them_like_a_listing() {
     let second = service.list_pets_by_id(after, &ids).await.unwrap();
     assert_eq!(second.pets, vec![pet(7)], "the sold one is filtered out");
     assert_eq!(second.next_after, None);
+}
+
+/// A repository whose `change` runs the use case's work once on `stored`, held by `holding`,
+/// and hands back what it decided (through `written`).
+fn changing(
+    stored: Pet,
+    holding: Option<OrderId>,
+    written: Arc<std::sync::Mutex<Option<PetWrite>>>,
+) -> MockPetRepository {
+    let mut repository = MockPetRepository::new();
+    repository
+        .expect_change()
+        .times(1)
+        .returning(move |id, work, plan| {
+            assert_eq!(id, stored.id());
+            assert!(plan.is_none());
+            let decided = work(stored.clone(), holding)?;
+            let pet = decided.pet().clone();
+            *written.lock().unwrap() = Some(decided);
+            Ok(Written::Done(pet, None))
+        });
+    repository
+}
+
+fn rename(name: &str) -> PetChange {
+    PetChange::new(PetChangeFields {
+        name: Patch::Set(PetName::parse(name).unwrap()),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_change_writes_the_changed_pet_at_its_next_version() {
+    let written = Default::default();
+    let service = service(
+        changing(pet(7), None, Arc::clone(&written)),
+        MockClock::new(),
+    );
+    let changed = service
+        .update_pet(PetId::new(7), rename("Max"), None, None)
+        .await
+        .unwrap()
+        .done()
+        .unwrap();
+    assert_eq!(changed.name().as_str(), "Max");
+    assert_eq!(changed.version(), PetVersion::first().next());
+    assert!(matches!(
+        written.lock().unwrap().as_ref(),
+        Some(PetWrite::Changed(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_change_that_changes_nothing_writes_nothing_and_keeps_the_version() {
+    let written = Default::default();
+    let service = service(
+        changing(pet(7), None, Arc::clone(&written)),
+        MockClock::new(),
+    );
+    let same = service
+        .update_pet(PetId::new(7), rename("Rex"), None, None)
+        .await
+        .unwrap()
+        .done()
+        .unwrap();
+    assert_eq!(same.version(), PetVersion::first());
+    assert!(matches!(
+        written.lock().unwrap().as_ref(),
+        Some(PetWrite::Unchanged(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_change_based_on_another_version_is_stale_and_writes_nothing() {
+    let written = Default::default();
+    let service = service(
+        changing(pet(7), None, Arc::clone(&written)),
+        MockClock::new(),
+    );
+    let condition = VersionCondition::OneOf(vec![PetVersion::first().next()]);
+    let err = service
+        .update_pet(PetId::new(7), rename("Max"), Some(condition), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, PetWriteError::Stale { current } if current == PetVersion::first()),
+        "{err}"
+    );
+    assert!(written.lock().unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_held_pet_keeps_its_status_and_the_refusal_names_the_order() {
+    let written = Default::default();
+    let repository = changing(pet(7), Some(OrderId::new(12)), Arc::clone(&written));
+    let change = PetChange::new(PetChangeFields {
+        status: Patch::Set(PetStatus::Pending),
+        ..Default::default()
+    })
+    .unwrap();
+    let err = service(repository, MockClock::new())
+        .update_pet(PetId::new(7), change, Some(VersionCondition::Any), None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("order 12"), "{err}");
+    assert!(written.lock().unwrap().is_none());
+}
+
+#[tokio::test]
+async fn removal_writes_the_pet_gone_now_unless_an_order_holds_it() {
+    let mut clock = MockClock::new();
+    clock
+        .expect_now()
+        .return_const(UNIX_EPOCH + Duration::from_secs(1_900_000_000));
+    let written = Default::default();
+    let removed = service(changing(pet(7), None, Arc::clone(&written)), clock)
+        .remove_pet(PetId::new(7), None)
+        .await
+        .unwrap();
+    assert_eq!(removed.version(), PetVersion::first().next());
+    assert!(matches!(
+        written.lock().unwrap().as_ref(),
+        Some(PetWrite::Removed(_, 1_900_000_000))
+    ));
+
+    let mut clock = MockClock::new();
+    clock.expect_now().return_const(UNIX_EPOCH);
+    let written = Default::default();
+    let err = service(
+        changing(pet(7), Some(OrderId::new(3)), Arc::clone(&written)),
+        clock,
+    )
+    .remove_pet(PetId::new(7), None)
+    .await
+    .unwrap_err();
+    assert!(matches!(err, PetWriteError::Removal(_)), "{err}");
+    assert!(written.lock().unwrap().is_none());
 }

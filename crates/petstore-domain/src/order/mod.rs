@@ -150,6 +150,18 @@ impl Order {
         self.status == OrderStatus::Delivered
     }
 
+    /// Refuses `action` when the order's life cycle has no such move from where it is: what
+    /// [`apply`](Self::apply) refuses before it looks at the pet.
+    pub fn check(&self, action: OrderAction) -> Result<(), OrderConflict> {
+        match action.next(self.status) {
+            Some(_) => Ok(()),
+            None => Err(OrderConflict::Order {
+                from: self.status,
+                action,
+            }),
+        }
+    }
+
     /// Applies `action` at `now` (Unix seconds) to this order and its `pet`: both change, or
     /// neither does.
     pub fn apply(

@@ -156,9 +156,10 @@ impl Pet {
     /// life cycle reaches from the current one ([`PetStatus::transition_to`]); asking for the
     /// status the pet already has is no move, so it is neither refused nor a change.
     ///
-    /// Returns whether the pet changed. A change that names no field, or sets every field it
-    /// names to the value the pet already has, changes nothing: the pet's version must then
-    /// stay as it is (and the pet need not be written), so a client's ETag still matches.
+    /// Returns whether the pet changed; if it did, its version moved on. A change that names no
+    /// field, or sets every field it names to the value the pet already has, changes nothing:
+    /// the pet's version stays as it is (and the pet need not be written), so a client's
+    /// validator still matches.
     pub fn apply_change(
         &mut self,
         change: &PetChange,
@@ -190,6 +191,9 @@ impl Pet {
                 self.category_id = category_id;
                 changed = true;
             }
+        }
+        if changed {
+            self.version = self.version.next();
         }
         Ok(changed)
     }

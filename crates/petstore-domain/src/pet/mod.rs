@@ -66,39 +66,53 @@ impl NewPet {
         self.status
     }
 
-    /// The stored pet this becomes once the store has assigned `id`.
+    /// The stored pet this becomes once the store has assigned `id`: its first version.
     pub fn into_pet(self, id: PetId) -> Pet {
         Pet {
             id,
             name: self.name,
             category_id: self.category_id,
             status: self.status,
+            version: PetVersion::first(),
         }
     }
 }
 
-/// A pet as the store keeps it. Its status changes only along the life cycle
+/// A pet as the store keeps it, with its version. Its status changes only along the life cycle
 /// ([`change_status`](Self::change_status)); a client's change goes through
-/// [`apply_change`](Self::apply_change), and its removal is checked by
-/// [`check_removal`](Self::check_removal).
+/// [`apply_change`](Self::apply_change), and it goes by [`remove`](Self::remove). Each of them
+/// that changes the pet moves its version on, and nothing else does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pet {
     id: PetId,
     name: PetName,
     category_id: CategoryId,
     status: PetStatus,
+    version: PetVersion,
 }
 
 impl Pet {
     /// A pet as storage kept it. For adapters reading back what they stored; everything else
     /// gets its pets from [`NewPet::into_pet`].
-    pub fn restore(id: PetId, name: PetName, category_id: CategoryId, status: PetStatus) -> Self {
+    pub fn restore(
+        id: PetId,
+        name: PetName,
+        category_id: CategoryId,
+        status: PetStatus,
+        version: PetVersion,
+    ) -> Self {
         Self {
             id,
             name,
             category_id,
             status,
+            version,
         }
+    }
+
+    /// Which state of the pet this is.
+    pub const fn version(&self) -> PetVersion {
+        self.version
     }
 
     pub const fn id(&self) -> PetId {
@@ -125,6 +139,7 @@ impl Pet {
     /// Moves the pet along its life cycle, refusing any move the life cycle does not allow.
     pub fn change_status(&mut self, next: PetStatus) -> Result<(), StatusTransitionError> {
         self.status = self.status.transition_to(next)?;
+        self.version = self.version.next();
         Ok(())
     }
 }
@@ -168,5 +183,17 @@ mod tests {
         let err = pet.change_status(PetStatus::Available).unwrap_err();
         assert_eq!(err.from, PetStatus::Sold);
         assert_eq!(pet.status, PetStatus::Sold);
+    }
+
+    #[test]
+    fn every_move_of_the_status_moves_the_version_and_a_refusal_does_not() {
+        let mut pet = new_pet(None).into_pet(PetId::new(1));
+        assert_eq!(pet.version(), PetVersion::first());
+        pet.change_status(PetStatus::Pending).unwrap();
+        assert_eq!(pet.version(), PetVersion::first().next());
+        pet.change_status(PetStatus::Sold).unwrap();
+        let sold = pet.version();
+        pet.change_status(PetStatus::Pending).unwrap_err();
+        assert_eq!(pet.version(), sold);
     }
 }

@@ -29,6 +29,15 @@ impl Pet {
             None => Ok(()),
         }
     }
+
+    /// Removes the pet, unless an order holds it ([`check_removal`](Self::check_removal)): its
+    /// version moves on, so the removal is a change like any other (its last state, as an
+    /// event or an export would carry it).
+    pub fn remove(&mut self, holding_order: Option<OrderId>) -> Result<(), PetRemovalError> {
+        self.check_removal(holding_order)?;
+        self.version = self.version.next();
+        Ok(())
+    }
 }
 
 #[cfg(test)]

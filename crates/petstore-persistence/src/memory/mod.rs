@@ -22,6 +22,9 @@ pub use pets::InMemoryPetRepository;
 #[derive(Debug, Default)]
 struct State {
     pets: BTreeMap<i64, Pet>,
+    /// Removed pets, in their last state, with when they went (seconds since the epoch): out of
+    /// `pets`, so no read sees them.
+    removed_pets: BTreeMap<i64, (Pet, i64)>,
     last_id: i64,
     orders: BTreeMap<i64, Order>,
     /// Idempotency records, stored under the same lock as the writes they answer.

@@ -61,7 +61,7 @@ impl StoreTransaction for StagedTransaction<'_> {
             .cloned())
     }
 
-    fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
+    fn save_pet(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
         // The pet was read in this transaction, so all but its status is as stored.
         self.pet_for_update(pet.id())?
             .ok_or_else(|| RepositoryError::Unexpected(format!("no pet {}", pet.id()).into()))?;

@@ -4,8 +4,10 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use petstore_application::{PetRepository, RecordPlan, RepositoryError, Written};
-use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+use petstore_application::{
+    PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
+};
+use petstore_domain::{NewPet, Order, Pet, PetId, PetStatus};
 
 use super::State;
 
@@ -54,6 +56,38 @@ impl PetRepository for InMemoryPetRepository {
     ) -> Result<Written<Pet>, RepositoryError> {
         self.state()
             .write_recorded(plan, |state| Self::insert(state, new_pet))
+    }
+
+    async fn change(
+        &self,
+        id: PetId,
+        work: PetWork,
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, PetWriteError> {
+        self.state().write_recorded(plan, |state| {
+            let pet = state
+                .pets
+                .get(&id.get())
+                .cloned()
+                .ok_or(PetWriteError::NotFound(id))?;
+            let holding = state
+                .orders
+                .values()
+                .find(|order| order.pet_id() == id && order.status().holds_its_pet())
+                .map(Order::id);
+            match work(pet, holding)? {
+                PetWrite::Unchanged(pet) => Ok(pet),
+                PetWrite::Changed(pet) => {
+                    state.pets.insert(id.get(), pet.clone());
+                    Ok(pet)
+                }
+                PetWrite::Removed(pet, at) => {
+                    state.pets.remove(&id.get());
+                    state.removed_pets.insert(id.get(), (pet.clone(), at));
+                    Ok(pet)
+                }
+            }
+        })
     }
 
     async fn list(

@@ -6,6 +6,8 @@ diesel::table! {
         name -> Text,
         category_id -> BigInt,
         status -> Text,
+        version -> BigInt,
+        removed_at -> Nullable<BigInt>,
     }
 }
 

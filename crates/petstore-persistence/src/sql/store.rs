@@ -141,6 +141,7 @@ impl SqlStore {
             reads,
             generations: generations.clone(),
             creates: writer.clone(),
+            writes: Writes::new(url, &writer.jobs(), &pool, &health),
             health: health.clone(),
             _checkpointer: checkpointer,
             _probe: std::sync::Arc::new(probe),

@@ -91,21 +91,30 @@ pub fn postgres() -> Fixture {
 }
 
 /// The versions of every migration under `migrations/`, oldest first: what a fresh database
-/// gets applied.
+/// gets applied. Read from the folder names (`2026-11-22-000000_create_pets` is version
+/// `20261122000000`), so a new migration needs no edit here; both dialects must list the same.
 pub fn migration_versions() -> Vec<String> {
-    [
-        "20261122000000",
-        "20261123000000",
-        "20261123000001",
-        "20261125000000",
-        "20261125000002",
-        "20261125000003",
-        "20261126000000",
-        "20261126000001",
-        "20261126000002",
-    ]
-    .map(str::to_owned)
-    .to_vec()
+    let versions = |dialect: &str| {
+        let dir = format!("{}/../../migrations/{dialect}", env!("CARGO_MANIFEST_DIR"));
+        let mut versions: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|error| panic!("{dir}: {error}"))
+            .map(|entry| {
+                let name = entry.expect("a directory entry").file_name();
+                let name = name.to_string_lossy();
+                let (date, _) = name.split_once('_').expect("`<version>_<name>`");
+                date.replace('-', "")
+            })
+            .collect();
+        versions.sort();
+        versions
+    };
+    let sqlite = versions("sqlite");
+    assert_eq!(
+        sqlite,
+        versions("postgres"),
+        "both dialects have the same migrations"
+    );
+    sqlite
 }
 
 pub fn parse(url: &str) -> DatabaseUrl {

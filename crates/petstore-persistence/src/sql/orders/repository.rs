@@ -7,8 +7,6 @@
 //! are counted under a lock of the key's own (an advisory lock), so two orders of one key take
 //! turns too.
 
-use std::cell::RefCell;
-
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
@@ -26,12 +24,13 @@ use crate::sql::engine::connection::{AnyConnection, Generations};
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::read::read_off_the_workers;
-use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, no_turn};
+use crate::sql::engine::write_transaction::{lock_on_postgres, no_turn};
 use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
-use crate::sql::idempotency::records::{self as records, RecordRow};
+use crate::sql::idempotency::recorded_write::{write_recorded, Stop};
+use crate::sql::pets::locked;
 use crate::sql::pets::pet_row::PetRow;
-use crate::sql::schema::{orders, pets};
+use crate::sql::schema::orders;
 use crate::DatabaseUrl;
 
 /// Orders in the database behind a pool.
@@ -124,13 +123,7 @@ fn query_error(error: DieselError) -> RepositoryError {
 
 impl StoreTransaction for DieselTransaction<'_> {
     fn pet_for_update(&mut self, id: PetId) -> Result<Option<Pet>, RepositoryError> {
-        let query = pets::table.find(id.get()).select(PetRow::COLUMNS);
-        let row = match &mut *self.conn {
-            AnyConnection::Postgresql(pg) => query.for_update().first::<PetRow>(pg).optional(),
-            // The transaction holds the database's write lock (`BEGIN IMMEDIATE`).
-            AnyConnection::Sqlite(sqlite) => query.first::<PetRow>(sqlite).optional(),
-        }
-        .map_err(query_error)?;
+        let row = locked::live_pet_for_update(self.conn, id.get()).map_err(query_error)?;
         row.map(PetRow::into_pet).transpose()
     }
 
@@ -144,12 +137,8 @@ impl StoreTransaction for DieselTransaction<'_> {
         row.map(OrderRow::into_order).transpose()
     }
 
-    fn save_pet_status(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
-        diesel::update(pets::table.find(pet.id().get()))
-            .set(pets::status.eq(pet.status().as_str()))
-            .execute(self.conn)
-            .map(|_| ())
-            .map_err(query_error)
+    fn save_pet(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
+        locked::save(self.conn, pet).map_err(query_error)
     }
 
     fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError> {
@@ -266,46 +255,13 @@ fn transact_on(
     ids: &OrderIds,
     health: &StoreHealth,
 ) -> Result<Written<Order>, OrderError> {
-    // The work's own refusal (a conflict, a missing pet) must roll back and reach the caller as
-    // it is; diesel only knows its own errors, so it waits here meanwhile. So does a record
-    // found stored first for the plan's key.
-    let refused: RefCell<Option<OrderError>> = RefCell::new(None);
-    let earlier: RefCell<Option<RecordRow>> = RefCell::new(None);
-    let outcome = in_write_transaction(conn, no_turn, |conn| {
-        let order = match work(&mut DieselTransaction { conn, ids }) {
-            Ok(order) => order,
-            Err(error) => {
-                // A retry of a carried-out request is answered from its record, not refused
-                // by what that request changed (its pet is taken by its own order). A failed
-                // statement is passed on as it is: its transaction answers nothing more.
-                if let (Some(plan), false) = (plan, matches!(error, OrderError::Repository(_))) {
-                    let row = records::find(conn, &plan.owner, &plan.key)?;
-                    earlier.replace(row.filter(|row| row.is_live(plan.expired_before)));
-                }
-                refused.replace(Some(error));
-                return Err(DieselError::RollbackTransaction);
-            }
-        };
-        let Some(plan) = plan else {
-            return Ok(Written::Done(order, None));
-        };
-        let record = plan.record_for(&order);
-        let mut stored =
-            records::store_with_write(conn, std::slice::from_ref(&record), plan.expired_before)?;
-        if let Some(row) = stored.pop().flatten() {
-            earlier.replace(Some(row));
-            return Err(DieselError::RollbackTransaction);
-        }
-        Ok(Written::Done(order, Some(record.response)))
-    });
-    match (outcome, earlier.into_inner(), refused.into_inner()) {
-        (Ok(written), _, _) => Ok(written),
-        (Err(_), Some(row), _) => Ok(Written::Earlier(row.into_record()?)),
-        (Err(_), None, Some(refusal)) => Err(refusal),
-        (Err(failure), None, None) => Err(OrderError::Repository(
-            failure.into_repository_error(health),
-        )),
-    }
+    write_recorded(conn, no_turn, plan, health, |conn| {
+        work(&mut DieselTransaction { conn, ids }).map_err(|error| match error {
+            // A statement of the transaction failed: nothing more is asked of it.
+            OrderError::Repository(_) => Stop::Failed(error),
+            refusal => Stop::Refused(refusal),
+        })
+    })
 }
 
 #[async_trait]

@@ -223,7 +223,7 @@ fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<Pe
         let insert = MultiRow {
             head: "INSERT INTO pets (name, category_id, status)",
             rows: part,
-            tail: "RETURNING id, name, category_id, status",
+            tail: "RETURNING id, name, category_id, status, version",
             tail_bind: None,
             end: "",
         };

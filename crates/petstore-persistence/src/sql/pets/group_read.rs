@@ -211,6 +211,7 @@ impl GroupError {
 fn find_all(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<Vec<PetRow>> {
     pets::table
         .filter(pets::id.eq_any(ids))
+        .filter(pets::removed_at.is_null())
         .select(PetRow::COLUMNS)
         .load(conn)
 }
@@ -223,12 +224,14 @@ pub(crate) fn load_page(conn: &mut AnyConnection, page: Page) -> QueryResult<Vec
             .select(PetRow::COLUMNS)
             .filter(pets::status.eq(status))
             .filter(pets::id.gt(page.after))
+            .filter(pets::removed_at.is_null())
             .order(pets::id.asc())
             .limit(page.limit)
             .load(conn),
         None => pets::table
             .select(PetRow::COLUMNS)
             .filter(pets::id.gt(page.after))
+            .filter(pets::removed_at.is_null())
             .order(pets::id.asc())
             .limit(page.limit)
             .load(conn),

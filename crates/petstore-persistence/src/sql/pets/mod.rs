@@ -1,7 +1,9 @@
 //! The pets in SQL: their repository, their rows, the group commit's batch insert of new pets
-//! (with their idempotency records) and PostgreSQL's grouped reads.
+//! (with their idempotency records), PostgreSQL's grouped reads, and a live pet inside a write
+//! transaction (locked, changed, removed).
 
 pub(crate) mod batch_insert;
 pub(crate) mod group_read;
+pub(crate) mod locked;
 pub(crate) mod pet_row;
 pub(crate) mod repository;

@@ -2,12 +2,13 @@
 
 use diesel::prelude::*;
 use petstore_application::RepositoryError;
-use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus};
+use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus, PetVersion};
 
 use crate::sql::engine::errors::ScrubbedMessage;
 use crate::sql::schema::pets;
 
-/// A row of `pets`, before it is checked against the domain's rules.
+/// A row of `pets` (a live pet's: removed ones are never read as pets), before it is checked
+/// against the domain's rules.
 #[derive(Debug, Clone, Queryable, QueryableByName)]
 #[diesel(table_name = pets)]
 pub(crate) struct PetRow {
@@ -15,13 +16,25 @@ pub(crate) struct PetRow {
     name: String,
     category_id: i64,
     status: String,
+    version: i64,
 }
 
 impl PetRow {
     /// Spelled out rather than `as_select()`: the multi-backend `RETURNING` clause needs an
     /// expression every inner backend can render, which a plain column tuple is.
-    pub(crate) const COLUMNS: (pets::id, pets::name, pets::category_id, pets::status) =
-        (pets::id, pets::name, pets::category_id, pets::status);
+    pub(crate) const COLUMNS: (
+        pets::id,
+        pets::name,
+        pets::category_id,
+        pets::status,
+        pets::version,
+    ) = (
+        pets::id,
+        pets::name,
+        pets::category_id,
+        pets::status,
+        pets::version,
+    );
 
     /// Whether this row stores exactly what `new_pet` asked for.
     pub(crate) fn holds(&self, new_pet: &NewPet) -> bool {
@@ -45,6 +58,7 @@ impl PetRow {
             CategoryId::parse(self.category_id)
                 .map_err(|e| corrupt("category id", e.to_string()))?,
             PetStatus::parse(&self.status).map_err(|e| corrupt("status", e.to_string()))?,
+            PetVersion::parse(self.version).map_err(|e| corrupt("version", e.to_string()))?,
         ))
     }
 }

@@ -2,6 +2,9 @@
 //! and threads. Each query is written once for both backends.
 //!
 //! - Creates go to the group commit's writer thread (`engine/group_commit.rs`).
+//! - A change or removal is one write transaction like an order's (`engine/writes.rs`: the
+//!   writer thread on SQLite, a pooled connection on PostgreSQL), on the pet read locked
+//!   (`locked.rs`).
 //! - Reads on SQLite are answered on the calling async worker by an idle read-only connection
 //!   when one is free and the answer is small (a point read, a page of at most
 //!   [`INLINE_MAX_ROWS`]): SQLite answers those from memory in microseconds, less than the hop
@@ -17,11 +20,14 @@ use std::fmt;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use petstore_application::{PetRepository, RecordPlan, RepositoryError, Written};
-use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+use petstore_application::{
+    PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
+};
+use petstore_domain::{NewPet, OrderId, Pet, PetId, PetStatus};
 
 use super::batch_insert::PetCreate;
 use super::group_read::{load_page, Page, ReadQueue};
+use super::locked;
 use super::pet_row::PetRow;
 use crate::sql::engine::checkpointer::Checkpointer;
 use crate::sql::engine::connection::{AnyConnection, Generations};
@@ -30,7 +36,10 @@ use crate::sql::engine::group_commit::WriteQueue;
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::probe::Probe;
 use crate::sql::engine::read::read_off_the_workers;
+use crate::sql::engine::write_transaction::no_turn;
+use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
+use crate::sql::idempotency::recorded_write::{write_recorded, Stop};
 use crate::sql::schema::pets;
 use crate::{DatabaseUrl, PoolSettings};
 
@@ -47,6 +56,8 @@ pub struct DieselPetRepository {
     pub(crate) reads: Reads,
     pub(crate) generations: Generations,
     pub(crate) creates: WriteQueue<PetCreate>,
+    /// Changes and removals: write transactions of their own.
+    pub(crate) writes: Writes,
     pub(crate) health: StoreHealth,
     pub(crate) _checkpointer: Option<std::sync::Arc<Checkpointer>>,
     pub(crate) _probe: std::sync::Arc<Probe>,
@@ -113,6 +124,19 @@ impl PetRepository for DieselPetRepository {
         self.creates.create(PetCreate { new_pet, plan }).await
     }
 
+    async fn change(
+        &self,
+        id: PetId,
+        work: PetWork,
+        plan: Option<RecordPlan<Pet>>,
+    ) -> Result<Written<Pet>, PetWriteError> {
+        self.health.admit_write()?;
+        let health = self.health.clone();
+        self.writes
+            .run(move |conn| change_on(conn, id, &work, plan.as_ref(), &health))
+            .await?
+    }
+
     async fn list(
         &self,
         status: Option<PetStatus>,
@@ -143,6 +167,7 @@ impl PetRepository for DieselPetRepository {
                 self.read(true, move |conn| {
                     pets::table
                         .find(id.get())
+                        .filter(pets::removed_at.is_null())
                         .select(PetRow::COLUMNS)
                         .get_result::<PetRow>(conn)
                         .optional()
@@ -161,6 +186,7 @@ impl PetRepository for DieselPetRepository {
             .read(small, move |conn| {
                 pets::table
                     .filter(pets::id.eq_any(&ids))
+                    .filter(pets::removed_at.is_null())
                     .order(pets::id)
                     .select(PetRow::COLUMNS)
                     .load::<PetRow>(conn)
@@ -174,4 +200,34 @@ impl PetRepository for DieselPetRepository {
     async fn ping(&self) -> Result<(), RepositoryError> {
         self.health.admit_write()
     }
+}
+
+/// [`PetRepository::change`] on `conn`: the live pet locked, the order holding it, `work`'s
+/// decision written, and the record of a keyed change with it.
+fn change_on(
+    conn: &mut AnyConnection,
+    id: PetId,
+    work: &PetWork,
+    plan: Option<&RecordPlan<Pet>>,
+    health: &StoreHealth,
+) -> Result<Written<Pet>, PetWriteError> {
+    write_recorded(conn, no_turn, plan, health, |conn| {
+        let failed = |error: RepositoryError| Stop::Failed(PetWriteError::Repository(error));
+        let pet = locked::live_pet_for_update(conn, id.get())?
+            .ok_or(Stop::Refused(PetWriteError::NotFound(id)))?
+            .into_pet()
+            .map_err(failed)?;
+        let holding = locked::holding_order(conn, id.get())?.map(OrderId::new);
+        match work(pet, holding).map_err(Stop::Refused)? {
+            PetWrite::Unchanged(pet) => Ok(pet),
+            PetWrite::Changed(pet) => {
+                locked::save(conn, &pet)?;
+                Ok(pet)
+            }
+            PetWrite::Removed(pet, at) => {
+                locked::remove(conn, &pet, at)?;
+                Ok(pet)
+            }
+        }
+    })
 }

@@ -1,0 +1,61 @@
+//! A live pet inside a write transaction: read locked, the order holding it, and its change or
+//! removal written back. Shared by the pets' own changes and the order transactions, which
+//! move pets too, so both take the same lock and skip removed pets alike.
+
+use diesel::prelude::*;
+use petstore_domain::{OrderStatus, Pet};
+
+use super::pet_row::PetRow;
+use crate::sql::engine::connection::AnyConnection;
+use crate::sql::schema::{orders, pets};
+
+/// The live pet `id`, locked until the transaction ends: `FOR UPDATE` on PostgreSQL; on SQLite
+/// the transaction already holds the database's write lock (`BEGIN IMMEDIATE`).
+pub(crate) fn live_pet_for_update(
+    conn: &mut AnyConnection,
+    id: i64,
+) -> QueryResult<Option<PetRow>> {
+    let query = pets::table
+        .find(id)
+        .filter(pets::removed_at.is_null())
+        .select(PetRow::COLUMNS);
+    match conn {
+        AnyConnection::Postgresql(pg) => query.for_update().first::<PetRow>(pg).optional(),
+        AnyConnection::Sqlite(sqlite) => query.first::<PetRow>(sqlite).optional(),
+    }
+}
+
+/// The order holding pet `id` (placed or approved), if any; the pet's lock keeps it so.
+pub(crate) fn holding_order(conn: &mut AnyConnection, pet_id: i64) -> QueryResult<Option<i64>> {
+    let holding = [OrderStatus::Placed, OrderStatus::Approved].map(OrderStatus::as_str);
+    orders::table
+        .filter(orders::pet_id.eq(pet_id))
+        .filter(orders::status.eq_any(holding))
+        .select(orders::id)
+        .first::<i64>(conn)
+        .optional()
+}
+
+/// Writes `pet`'s fields and version over its row.
+pub(crate) fn save(conn: &mut AnyConnection, pet: &Pet) -> QueryResult<()> {
+    diesel::update(pets::table.find(pet.id().get()))
+        .set((
+            pets::name.eq(pet.name().as_str()),
+            pets::category_id.eq(pet.category_id().get()),
+            pets::status.eq(pet.status().as_str()),
+            pets::version.eq(pet.version().get()),
+        ))
+        .execute(conn)
+        .map(drop)
+}
+
+/// Marks `pet` removed at `at` (seconds since the epoch), keeping its last state.
+pub(crate) fn remove(conn: &mut AnyConnection, pet: &Pet, at: i64) -> QueryResult<()> {
+    diesel::update(pets::table.find(pet.id().get()))
+        .set((
+            pets::version.eq(pet.version().get()),
+            pets::removed_at.eq(Some(at)),
+        ))
+        .execute(conn)
+        .map(drop)
+}

@@ -1,0 +1,2 @@
+ALTER TABLE pets DROP COLUMN removed_at;
+ALTER TABLE pets DROP COLUMN version;
