@@ -57,6 +57,11 @@ pub enum ErrorCode {
     RequestTimeout,
     /// 410: the operation was removed at its sunset.
     Gone,
+    /// 412: `If-Match` names another version than the resource's current one: it changed
+    /// since the client read it (nothing changed now).
+    PreconditionFailed,
+    /// 428: this server requires `If-Match` on changes, and the request has none.
+    PreconditionRequired,
     /// 422: the `Idempotency-Key` was used before for another request (method, path or body).
     IdempotencyKeyReused,
     /// 413: the body is larger than the configured limit.
@@ -90,6 +95,8 @@ impl ErrorCode {
             Self::Conflict | Self::TooManyOpenOrders => StatusCode::CONFLICT,
             Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Gone => StatusCode::GONE,
+            Self::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
+            Self::PreconditionRequired => StatusCode::PRECONDITION_REQUIRED,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
