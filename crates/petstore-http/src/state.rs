@@ -46,6 +46,8 @@ pub struct HttpState {
     /// Rendered by `service::docs` on the first request for them, once for all workers.
     documents: Arc<OnceLock<RenderedDocuments>>,
     body_timeout: Duration,
+    /// Whether a change without `If-Match` is refused (428).
+    if_match_required: bool,
     metrics: Option<MetricsExporter>,
     rate_limiter: Option<Arc<KeyRateLimiter>>,
     /// Buckets per client address, for anonymous requests and refused keys.
@@ -87,6 +89,7 @@ impl HttpState {
             servers: Arc::default(),
             documents: Arc::default(),
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            if_match_required: false,
             metrics: None,
             rate_limiter: None,
             client_rate_limiter: None,
@@ -182,6 +185,17 @@ impl HttpState {
 
     pub(crate) fn body_timeout(&self) -> Duration {
         self.body_timeout
+    }
+
+    /// Refuses a change (PATCH, DELETE) without `If-Match` with 428, so that no client can
+    /// overwrite a change it has not seen; off by default, for clients that predate ETags.
+    pub fn with_if_match_required(mut self, required: bool) -> Self {
+        self.if_match_required = required;
+        self
+    }
+
+    pub(crate) fn if_match_required(&self) -> bool {
+        self.if_match_required
     }
 
     /// Sets the `servers` of the OpenAPI document.

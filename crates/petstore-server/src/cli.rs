@@ -179,6 +179,11 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_HEAD_TIMEOUT", default_value = "5s", value_parser = parse_deadline)]
     pub head_timeout: Duration,
 
+    /// Refuse a change of a pet (PATCH, DELETE) that carries no `If-Match` with 428, so that no
+    /// client overwrites a change it has not seen.
+    #[arg(long, env = "PETSTORE_REQUIRE_IF_MATCH", default_value_t = false, action = clap::ArgAction::Set)]
+    pub require_if_match: bool,
+
     /// How long an idle connection stays open waiting for its next request; `0s` closes each
     /// connection after its response.
     #[arg(long, env = "PETSTORE_KEEP_ALIVE", default_value = "5s", value_parser = parse_duration)]

@@ -120,6 +120,7 @@ impl Application {
         )
         .with_servers(&servers)
         .with_body_timeout(args.body_timeout)
+        .with_if_match_required(args.require_if_match)
         .with_cors(args.cors_origins.clone())
         .with_orders(orders)
         .with_idempotency(idempotency.clone());
