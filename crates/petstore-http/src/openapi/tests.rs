@@ -183,7 +183,10 @@ fn every_operation_needs_the_bearer_key_and_has_one_of_the_tags() {
 fn lists_every_status_each_operation_returns_with_the_error_schema() {
     let doc = doc();
     let expected = [
-        ("listPets", &["200", "400", "401", "429", "500", "503"][..]),
+        (
+            "listPets",
+            &["200", "304", "400", "401", "429", "500", "503"][..],
+        ),
         (
             "createPet",
             &[
@@ -211,6 +214,12 @@ fn lists_every_status_each_operation_returns_with_the_error_schema() {
     }
     let list = operation(&doc, "listPets");
     assert!(!list["responses"]["200"]["headers"]["Link"].is_null());
+    for code in ["200", "304"] {
+        assert!(
+            !list["responses"][code]["headers"]["ETag"].is_null(),
+            "{code}"
+        );
+    }
     let create = operation(&doc, "createPet");
     assert!(!create["responses"]["201"]["headers"]["Location"].is_null());
 }

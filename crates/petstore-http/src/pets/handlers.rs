@@ -38,7 +38,7 @@ use crate::wire::query;
         being added. Each page carries a strong `ETag` of its bytes; sending it back in \
         `If-None-Match` answers 304 without a body while the page is unchanged.",
     params(ListPetsParams,
-        ("If-None-Match" = Option<String>, Header, description = "`ETag`s of pages already \
+        ("If-None-Match" = Option<String>, Header, nullable = false, description = "`ETag`s of pages already \
             held (`\"5f1c0a9e3b2d4c71\"`, either form of a gzipped one, weak ones too), or \
             `*`. When one names this page as it is now, the answer is 304 without a body. A \
             malformed value is ignored.")),
