@@ -1,13 +1,14 @@
 //! Conditional requests (RFC 9110 §13) as a client with a cache makes them: a page's `ETag` sent
-//! back in `If-None-Match` answers 304 without a body while the page is unchanged, a change
-//! gives the page a new tag, a gzipped page carries its tag with `-gz` and either form
-//! revalidates it, and keyed reads may be kept only by their own client, which revalidates them.
+//! back in `If-None-Match` answers 304 without a body while the page is unchanged, a change (a
+//! new pet, an order moving a pet) gives the page a new tag, a gzipped page carries its tag with
+//! `-gz` and either form revalidates it, and keyed reads may be kept only by their own client,
+//! which revalidates them.
 
 use awc::http::header::HeaderMap;
 use serde_json::json;
 
 use petstore_test_support::on_backends;
-use petstore_test_support::TestApp;
+use petstore_test_support::{send, TestApp};
 
 /// A response as it came over the wire: the body is not decoded.
 struct RawResponse {
@@ -44,6 +45,7 @@ impl RawResponse {
         );
         assert!(self.body.is_empty(), "{:?}", self.body);
         assert_eq!(self.header("content-type"), None);
+        assert_eq!(self.header("content-length"), None);
         assert_eq!(self.header("content-encoding"), None);
         assert_eq!(self.etag(), etag);
         assert_eq!(self.header("cache-control"), Some("private, no-cache"));
@@ -144,6 +146,34 @@ async fn a_new_pet_gives_the_page_a_new_tag(app: TestApp) {
         .assert_not_modified(&new_tag);
 }
 
+/// An order moves its pet to `pending`: a page holding that pet is not answered 304 with the
+/// tag it had before.
+async fn an_order_gives_its_pets_page_a_new_tag(app: TestApp) {
+    let pet = app
+        .create_pet(json!({"name": "Rex", "categoryId": 1}))
+        .await;
+    let path = format!("/v1/pets?id={}", pet["id"]);
+    let before = get(&app, &path, None, None).await;
+    assert_eq!(before.status, 200);
+    let old_tag = before.etag().to_owned();
+
+    let placed = send(
+        app.post_json("/v1/store/orders"),
+        Some(json!({"petId": pet["id"]}).to_string()),
+    )
+    .await;
+    assert_eq!(placed.status.as_u16(), 201, "{}", placed.body);
+
+    let after = get(&app, &path, Some(&old_tag), None).await;
+    assert_eq!(
+        after.status, 200,
+        "the pet changed: its page is sent in full"
+    );
+    let pets: serde_json::Value = serde_json::from_slice(&after.body).expect("JSON");
+    assert_eq!(pets[0]["status"], "pending");
+    assert_ne!(after.etag(), old_tag);
+}
+
 async fn a_gzipped_page_carries_its_tag_with_the_suffix_and_either_form_revalidates(app: TestApp) {
     for n in 0..40 {
         app.create_pet(json!({"name": format!("Rex {n}"), "categoryId": 1}))
@@ -204,6 +234,7 @@ on_backends!(
     [memory, sqlite, postgres]
     a_page_sent_back_by_its_tag_answers_304_without_a_body,
     a_new_pet_gives_the_page_a_new_tag,
+    an_order_gives_its_pets_page_a_new_tag,
     a_gzipped_page_carries_its_tag_with_the_suffix_and_either_form_revalidates,
     keyed_reads_are_kept_only_by_their_client_and_revalidated,
 );
