@@ -1,4 +1,4 @@
-//! Storage adapters for the ports of pets, orders, keys and idempotency records.
+//! Storage adapters for the ports of pets, orders, categories, keys and idempotency records.
 //!
 //! - [`SqlStore`]: one diesel implementation serving SQLite files and PostgreSQL servers through
 //!   an r2d2 pool, with migrations embedded from the top-level `migrations/`; its repositories
@@ -21,17 +21,20 @@ mod url;
 
 use std::sync::Arc;
 
-use petstore_application::{IdempotencyStore, KeyRegistry, OrderRepository, PetRepository};
+use petstore_application::{
+    CategoryRepository, IdempotencyStore, KeyRegistry, OrderRepository, PetRepository,
+};
 
 pub use error::StorageError;
 pub use memory::{
-    InMemoryIdempotencyStore, InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository,
+    InMemoryCategoryRepository, InMemoryIdempotencyStore, InMemoryKeyRegistry,
+    InMemoryOrderRepository, InMemoryPetRepository,
 };
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{
-    describe_metrics, DieselIdempotencyStore, DieselKeyRegistry, DieselOrderRepository,
-    DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
+    describe_metrics, DieselCategoryRepository, DieselIdempotencyStore, DieselKeyRegistry,
+    DieselOrderRepository, DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 
@@ -40,6 +43,7 @@ pub use url::DatabaseUrl;
 pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
     pub orders: Arc<dyn OrderRepository>,
+    pub categories: Arc<dyn CategoryRepository>,
     pub keys: Arc<dyn KeyRegistry>,
     pub idempotency: Arc<dyn IdempotencyStore>,
     /// The connection pool's gauges (none for `memory:`).
@@ -59,6 +63,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         let pets = InMemoryPetRepository::new();
         return Ok(Storage {
             orders: Arc::new(InMemoryOrderRepository::new(&pets)),
+            categories: Arc::new(InMemoryCategoryRepository::new(&pets)),
             idempotency: Arc::new(InMemoryIdempotencyStore::new(&pets)),
             pets: Arc::new(pets),
             keys: Arc::new(InMemoryKeyRegistry::new()),
@@ -69,6 +74,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
     Ok(Storage {
         pets: Arc::new(store.pets()),
         orders: Arc::new(store.orders()),
+        categories: Arc::new(store.categories()),
         keys: Arc::new(store.keys()),
         idempotency: Arc::new(store.idempotency()),
         pool_metrics: Some(store.pool_metrics()),

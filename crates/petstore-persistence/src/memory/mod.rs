@@ -2,6 +2,7 @@
 //! the database adapters minus durability (everything is gone on exit). Pets and orders share
 //! one state under one lock, so an order's transaction changes both at once.
 
+mod categories;
 mod idempotency;
 mod keys;
 mod orders;
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 use petstore_application::{IdempotencyRecord, RecordPlan, Written};
 use petstore_domain::{IdempotencyKey, KeyId, Order, Pet};
 
+pub use categories::InMemoryCategoryRepository;
 pub use idempotency::InMemoryIdempotencyStore;
 pub use keys::InMemoryKeyRegistry;
 pub use orders::InMemoryOrderRepository;
@@ -27,6 +29,7 @@ struct State {
     removed_pets: BTreeMap<i64, (Pet, i64)>,
     last_id: i64,
     orders: BTreeMap<i64, Order>,
+    categories: categories::Categories,
     /// Idempotency records, stored under the same lock as the writes they answer.
     records: BTreeMap<(KeyId, IdempotencyKey), IdempotencyRecord>,
 }

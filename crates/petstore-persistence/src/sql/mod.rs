@@ -5,7 +5,8 @@
 //!   pools, the writer with its group commit, write transactions, reads, health and probe, the
 //!   checkpointer, migrations, errors, metrics).
 //! - `pets/`, `orders/`, `keys/`, `idempotency/`: each resource's repository, rows and
-//!   statements. `schema.rs` is the tables they share.
+//!   statements. `schema.rs` is the tables they share; a resource whose table no other reads
+//!   declares it in its own file (`categories.rs`).
 //!
 //! Every query runs on [`engine::connection::AnyConnection`], either backend's connection, and
 //! is written once where diesel allows. The backends differ in these places only:
@@ -24,6 +25,7 @@
 //!   (`idempotency/records.rs`, `idempotency/record_sweep.rs`); and statements with
 //!   `RETURNING`, which diesel runs only on a concrete backend's connection.
 
+mod categories;
 mod engine;
 mod idempotency;
 mod keys;
@@ -32,6 +34,7 @@ mod pets;
 mod schema;
 mod store;
 
+pub use categories::DieselCategoryRepository;
 pub use engine::metrics::{describe_metrics, PoolMetrics};
 pub use idempotency::store::DieselIdempotencyStore;
 pub use keys::registry::DieselKeyRegistry;

@@ -9,6 +9,7 @@ use std::path::Path;
 use diesel::r2d2::R2D2Connection;
 use petstore_application::StorageFault;
 
+use super::categories::DieselCategoryRepository;
 use super::engine::checkpointer::{Checkpointer, WriterGate};
 use super::engine::connection::{Generations, SqliteRole};
 use super::engine::group_commit::WriteQueue;
@@ -217,6 +218,17 @@ impl SqlStore {
     /// The orders, read on this store's pool and written like its other writes.
     pub fn orders(&self) -> DieselOrderRepository {
         DieselOrderRepository::new(
+            self.pool.clone(),
+            self.writes(),
+            self.generations.clone(),
+            self.health.clone(),
+            self.url.clone(),
+        )
+    }
+
+    /// The categories, read on this store's pool and written like its other writes.
+    pub fn categories(&self) -> DieselCategoryRepository {
+        DieselCategoryRepository::new(
             self.pool.clone(),
             self.writes(),
             self.generations.clone(),

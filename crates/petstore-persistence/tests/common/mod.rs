@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use petstore_application::{
-    IdempotencyStore, KeyRegistry, OrderRepository, PetRepository, Written,
+    CategoryRepository, IdempotencyStore, KeyRegistry, OrderRepository, PetRepository, Written,
 };
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
@@ -20,6 +20,7 @@ pub struct Fixture {
     repo: Arc<dyn PetRepository>,
     keys: Arc<dyn KeyRegistry>,
     orders: Arc<dyn OrderRepository>,
+    categories: Arc<dyn CategoryRepository>,
     idempotency: Arc<dyn IdempotencyStore>,
     _storage: Box<dyn Any + Send>,
 }
@@ -54,6 +55,11 @@ impl Fixture {
     /// The idempotency records of the same store.
     pub fn idempotency(&self) -> &dyn IdempotencyStore {
         self.idempotency.as_ref()
+    }
+
+    /// The categories of the same store.
+    pub fn categories_arc(&self) -> Arc<dyn CategoryRepository> {
+        Arc::clone(&self.categories)
     }
 
     /// The orders of the same store.
@@ -128,6 +134,7 @@ impl Fixture {
             pets,
             keys,
             orders,
+            categories,
             idempotency,
             ..
         } = open_storage(url);
@@ -137,6 +144,7 @@ impl Fixture {
             repo: pets,
             keys,
             orders,
+            categories,
             idempotency,
             _storage: storage,
         }
