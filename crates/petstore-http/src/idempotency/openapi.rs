@@ -1,4 +1,4 @@
-//! `Idempotency-Key` in the OpenAPI document: on every POST, the optional header parameter,
+//! `Idempotency-Key` in the OpenAPI document: on every POST and PATCH, the optional header parameter,
 //! the 409 of a retry while the first request is in flight, the 422 of a key reused for another
 //! request, and `Idempotent-Replayed` on what a retry can get back. A modifier, like
 //! `CommonResponses`, so a POST added later is documented the same way.
@@ -82,10 +82,15 @@ impl Modify for IdempotentPosts {
                  sent again to a retry.",
             ))
             .build();
-        for item in openapi.paths.paths.values_mut() {
-            let Some(post) = item.post.as_mut() else {
-                continue;
-            };
+        // Every write that creates or changes takes a key: POST and PATCH (DELETE is answered
+        // 404 the second time, which a retry can tell from success).
+        let writes = openapi
+            .paths
+            .paths
+            .values_mut()
+            .flat_map(|item| [item.post.as_mut(), item.patch.as_mut()])
+            .flatten();
+        for post in writes {
             post.parameters
                 .get_or_insert_with(Vec::new)
                 .push(parameter.clone().into());

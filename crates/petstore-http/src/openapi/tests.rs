@@ -195,7 +195,22 @@ fn lists_every_status_each_operation_returns_with_the_error_schema() {
         ),
         (
             "getPet",
-            &["200", "400", "401", "404", "410", "429", "500", "503"][..],
+            &[
+                "200", "304", "400", "401", "404", "410", "429", "500", "503",
+            ][..],
+        ),
+        (
+            "updatePet",
+            &[
+                "200", "400", "401", "403", "404", "408", "409", "412", "413", "415", "422", "428",
+                "429", "500", "503",
+            ][..],
+        ),
+        (
+            "deletePet",
+            &[
+                "204", "400", "401", "403", "404", "409", "412", "428", "429", "500", "503",
+            ][..],
         ),
     ];
     for (id, codes) in expected {
@@ -224,14 +239,15 @@ fn lists_every_status_each_operation_returns_with_the_error_schema() {
     assert!(!create["responses"]["201"]["headers"]["Location"].is_null());
 }
 
-/// Every POST takes `Idempotency-Key` and documents what a retry can get: the in-flight 409,
-/// the reused-key 422, and `Idempotent-Replayed` on the responses it may be replayed.
+/// Every POST and PATCH takes `Idempotency-Key` and documents what a retry can get: the
+/// in-flight 409, the reused-key 422, and `Idempotent-Replayed` on the responses it may be
+/// replayed.
 #[test]
 fn every_post_documents_its_idempotency_key() {
     let doc = doc();
     let mut posts = 0;
     for (path, method, op) in operations(&doc) {
-        if method != "post" {
+        if method != "post" && method != "patch" {
             assert!(
                 op["parameters"]
                     .as_array()
@@ -276,7 +292,10 @@ fn every_post_documents_its_idempotency_key() {
             );
         }
     }
-    assert_eq!(posts, 5, "createPet, placeOrder, approve, deliver, cancel");
+    assert_eq!(
+        posts, 6,
+        "createPet, updatePet, placeOrder, approve, deliver, cancel"
+    );
 }
 
 #[test]

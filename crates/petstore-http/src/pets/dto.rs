@@ -217,7 +217,7 @@ impl ToSchema for NewPetDto {
 /// `categoryId` as JSON Schema's `integer` allows it: any JSON number whose value is whole
 /// (`3`, `3.0`, `1e3`), from 1 to 2^63-1. The message says what is wrong: not a number, a
 /// fraction, or out of range.
-fn json_category_id(value: &Value) -> Result<CategoryId, String> {
+pub(super) fn json_category_id(value: &Value) -> Result<CategoryId, String> {
     let range = || format!("from {} to {}", CategoryId::MIN, CategoryId::MAX);
     let Value::Number(number) = value else {
         return Err(format!("`categoryId` must be an integer {}", range()));

@@ -1,7 +1,8 @@
 //! What the pets' use case failures answer: a pet that does not exist is a 404, getPet after
-//! its sunset a 410 that names the replacement, storage failures as every resource maps them.
+//! its sunset a 410 that names the replacement, a change on a stale version 412, a change the
+//! pet's rules refuse 409, storage failures as every resource maps them.
 
-use petstore_application::GetPetError;
+use petstore_application::{GetPetError, PetWriteError};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::routing::paths::{PETS_PATH, PET_PATH};
@@ -18,6 +19,22 @@ impl From<GetPetError> for ApiError {
                 ),
             ),
             GetPetError::Repository(err) => err.into(),
+        }
+    }
+}
+
+impl From<PetWriteError> for ApiError {
+    fn from(err: PetWriteError) -> Self {
+        match err {
+            PetWriteError::NotFound(id) => Self::not_found(format!("no pet has the id {id}")),
+            PetWriteError::Stale { .. } => Self::new(
+                ErrorCode::PreconditionFailed,
+                "the pet has changed since the `If-Match` tag was read: read it again, and \
+                 send the change with its new `ETag`",
+            ),
+            PetWriteError::Change(refusal) => Self::new(ErrorCode::Conflict, refusal.to_string()),
+            PetWriteError::Removal(refusal) => Self::new(ErrorCode::Conflict, refusal.to_string()),
+            PetWriteError::Repository(err) => err.into(),
         }
     }
 }

@@ -15,9 +15,11 @@ use utoipa::Modify;
 
 use super::dto::PetDto;
 use super::params::parse_pet_id;
+use super::versions::pet_etag;
 use crate::error::{ApiError, ErrorBody};
 use crate::routing::paths::PETS_PATH;
 use crate::state::{Authorized, Read};
+use crate::wire::conditional::not_modified_or;
 use crate::wire::query;
 
 /// RFC 9745 `Deprecation` header.
@@ -44,10 +46,16 @@ fn successor_link(pet_id: Option<PetId>) -> String {
     summary = "Get a pet (deprecated)",
     description = "The pet with this `id`. Every response of this operation carries the \
         `Deprecation`, `Sunset` and `Link: rel=\"successor-version\"` headers.",
-    params(("petId" = i64, Path, description = "The pet's `id`.")),
+    params(("petId" = i64, Path, description = "The pet's `id`."),
+        ("If-None-Match" = Option<String>, Header, description = "Entity tags the client holds \
+            (or `*`): if the pet's is one of them, 304 without a body.")),
     security(("bearerAuth" = ["read"])),
     responses(
-        (status = 200, description = "The pet.", body = PetDto),
+        (status = 200, description = "The pet.", body = PetDto,
+            headers(("ETag" = String, description = "The pet's entity tag: it changes with \
+                every change of the pet."))),
+        (status = 304, description = "Not modified: the pet is still the one `If-None-Match` \
+            names. No body.", headers(("ETag" = String, description = "The pet's entity tag."))),
         (status = 400, description = "`invalid_parameter`: `petId` is not an int64 integer.",
             body = ErrorBody),
         (status = 401, description = "`unauthorized`: the API key is missing, invalid, expired, \
@@ -75,7 +83,10 @@ pub(crate) async fn get_pet(
         .and_then(|()| parse_pet_id(req.match_info().get("petId").unwrap_or_default()));
     let link = successor_link(pet_id.as_ref().ok().copied());
     let mut response = match find_pet(caller, pet_id).await {
-        Ok(pet) => HttpResponse::Ok().json(PetDto::from(pet)),
+        Ok(pet) => {
+            let etag = pet_etag(&pet);
+            not_modified_or(&req, &etag, HttpResponse::Ok().json(PetDto::from(pet)))
+        }
         Err(err) => err.error_response(),
     };
     for (name, value) in deprecation_headers() {

@@ -14,6 +14,7 @@ use petstore_domain::Pet;
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
+use super::versions::pet_etag;
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response, Rendering};
 use crate::routing::paths::pet_path;
@@ -120,7 +121,9 @@ pub(crate) async fn list_pets(
     security(("bearerAuth" = ["write"])),
     responses(
         (status = 201, description = "The pet was stored.", body = PetDto,
-            headers(("Location" = String, description = "`/v1/pets/{id}` of the new pet."))),
+            headers(("Location" = String, description = "`/v1/pets/{id}` of the new pet."),
+                ("ETag" = String, description = "The new pet's entity tag, for `If-Match` on \
+                    a later change."))),
         (status = 400, description = "`malformed_json`: the body is empty, not JSON or not an \
             object; `validation_failed`: a field is missing, unknown, given twice or invalid.",
             body = ErrorBody),
@@ -165,7 +168,10 @@ pub(crate) async fn create_pet(
 fn created(pet: &Pet) -> StoredResponse {
     json_response(
         StatusCode::CREATED,
-        &[(header::LOCATION, pet_path(pet.id()))],
+        &[
+            (header::LOCATION, pet_path(pet.id())),
+            (header::ETAG, pet_etag(pet).to_string()),
+        ],
         &PetDto::from(pet.clone()),
     )
 }

@@ -1,12 +1,16 @@
-//! The pets resource: `listPets` and `createPet` on `/v1/pets`, and the deprecated `getPet` on
-//! `/v1/pets/{petId}`; their DTOs, parameters and part of the OpenAPI document ([`PetsApi`]).
+//! The pets resource: `listPets` and `createPet` on `/v1/pets`; the deprecated `getPet`,
+//! `updatePet` and `deletePet` on `/v1/pets/{petId}`; their DTOs, parameters, entity tags and
+//! part of the OpenAPI document ([`PetsApi`]).
 
+mod changes;
 mod dto;
 mod errors;
 mod fields;
 mod get_pet;
 mod handlers;
 mod params;
+mod patch_dto;
+mod versions;
 
 use actix_web::http::Method;
 use petstore_domain::KeyScope;
@@ -21,13 +25,20 @@ use crate::routing::paths::{PETS_PATH, PET_PATH};
 use crate::routing::table::{Access, Operation, Routes};
 use dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use get_pet::GetPetDeprecation;
+use patch_dto::PetPatchDto;
 
 /// The pets' operations and schemas, with the responses all operations share and getPet's
 /// deprecation.
 #[derive(OpenApi)]
 #[openapi(
-    paths(handlers::list_pets, handlers::create_pet, get_pet::get_pet),
-    components(schemas(PetDto, NewPetDto, PetStatusDto, PetsDto)),
+    paths(
+        handlers::list_pets,
+        handlers::create_pet,
+        get_pet::get_pet,
+        changes::update_pet,
+        changes::delete_pet
+    ),
+    components(schemas(PetDto, NewPetDto, PetPatchDto, PetStatusDto, PetsDto)),
     modifiers(&IdempotentPosts, &CommonResponses, &GetPetDeprecation),
 )]
 pub(crate) struct PetsApi;
@@ -59,6 +70,20 @@ pub(crate) static ROUTES: Routes = Routes {
             access: Access::Key(KeyScope::Read),
             #[allow(deprecated)]
             handler: |route| route.to(get_pet::get_pet),
+        },
+        Operation {
+            id: "updatePet",
+            method: Method::PATCH,
+            path: PET_PATH,
+            access: Access::Key(KeyScope::Store),
+            handler: |route| route.to(changes::update_pet),
+        },
+        Operation {
+            id: "deletePet",
+            method: Method::DELETE,
+            path: PET_PATH,
+            access: Access::Key(KeyScope::Store),
+            handler: |route| route.to(changes::delete_pet),
         },
     ],
     every_response_header: None,

@@ -329,12 +329,12 @@ mod tests {
         );
         assert_eq!(
             header_of(&answer, header::ACCESS_CONTROL_ALLOW_HEADERS),
-            "authorization, content-type, idempotency-key, if-none-match, traceparent, \
-             x-request-id"
+            "authorization, content-type, idempotency-key, if-match, if-none-match, \
+             traceparent, x-request-id"
         );
         assert_eq!(
             header_of(&answer, header::ACCESS_CONTROL_ALLOW_METHODS),
-            "GET, HEAD, POST"
+            "DELETE, GET, HEAD, PATCH, POST"
         );
         assert_eq!(header_of(&answer, header::VARY), "origin");
 

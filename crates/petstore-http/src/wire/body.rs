@@ -17,29 +17,45 @@ use crate::error::{ApiError, ErrorCode};
 /// JSON is UTF-8 by definition, so any other charset, or a second one, is refused rather than
 /// misread).
 pub(crate) fn require_json_content_type(req: &HttpRequest) -> Result<(), ApiError> {
-    const EXPECTED: &str = "send `Content-Type: application/json`";
+    require_json_media(req, false)
+}
+
+/// [`require_json_content_type`] for a JSON Merge Patch (RFC 7396): `application/merge-patch+json`,
+/// or `application/json`, which clients without the patch type send.
+pub(crate) fn require_merge_patch_content_type(req: &HttpRequest) -> Result<(), ApiError> {
+    require_json_media(req, true)
+}
+
+fn require_json_media(req: &HttpRequest, merge_patch: bool) -> Result<(), ApiError> {
+    let expected = if merge_patch {
+        "send `Content-Type: application/merge-patch+json` (or `application/json`)"
+    } else {
+        "send `Content-Type: application/json`"
+    };
     let mime = match req.mime_type() {
         Ok(Some(mime)) => mime,
         Ok(None) => {
             return Err(ApiError::new(
                 ErrorCode::UnsupportedMediaType,
-                format!("missing `Content-Type`: {EXPECTED}"),
+                format!("missing `Content-Type`: {expected}"),
             ))
         }
         Err(_) => {
             return Err(ApiError::new(
                 ErrorCode::UnsupportedMediaType,
-                format!("unreadable `Content-Type`: {EXPECTED}"),
+                format!("unreadable `Content-Type`: {expected}"),
             ))
         }
     };
     let is_json = mime.type_() == mime::APPLICATION
-        && mime.subtype() == mime::JSON
-        && mime.suffix().is_none();
+        && ((mime.subtype() == mime::JSON && mime.suffix().is_none())
+            || (merge_patch
+                && mime.subtype().as_str() == "merge-patch"
+                && mime.suffix() == Some(mime::JSON)));
     if !is_json {
         return Err(ApiError::new(
             ErrorCode::UnsupportedMediaType,
-            format!("unsupported `Content-Type` `{mime}`: {EXPECTED}"),
+            format!("unsupported `Content-Type` `{mime}`: {expected}"),
         ));
     }
     let mut charsets = mime.params().filter(|(name, _)| *name == mime::CHARSET);
@@ -55,7 +71,7 @@ pub(crate) fn require_json_content_type(req: &HttpRequest) -> Result<(), ApiErro
     if charsets.next().is_some() {
         return Err(ApiError::new(
             ErrorCode::UnsupportedMediaType,
-            format!("`Content-Type` gives `charset` more than once: {EXPECTED}"),
+            format!("`Content-Type` gives `charset` more than once: {expected}"),
         ));
     }
     Ok(())

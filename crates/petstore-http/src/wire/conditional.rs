@@ -87,10 +87,6 @@ impl Precondition {
 
     /// The opaque parts of the strong tags, gzip suffix removed: what a strong comparison could
     /// match, for a resource that compares versions rather than whole tags.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "PATCH and DELETE compare versions with it")
-    )]
     pub(crate) fn strong_opaques(&self) -> impl Iterator<Item = &str> {
         let tags = match self {
             Self::Any => &[][..],
@@ -130,10 +126,6 @@ fn elements(line: &[u8]) -> Result<Vec<&[u8]>, MalformedPrecondition> {
 }
 
 /// The request's `If-Match`: `None` without one, 400 `invalid_parameter` when it is malformed.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "PATCH and DELETE compare versions with it")
-)]
 pub(crate) fn if_match(req: &HttpRequest) -> Result<Option<Precondition>, ApiError> {
     Precondition::parse(req.headers(), &header::IF_MATCH).map_err(|MalformedPrecondition(why)| {
         ApiError::invalid_parameter(format!(

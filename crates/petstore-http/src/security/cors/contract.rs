@@ -238,8 +238,9 @@ mod tests {
         assert!(names(&contract.request_headers).contains(&"idempotency-key"));
         assert!(names(&contract.response_headers).contains(&"idempotent-replayed"));
         assert!(names(&contract.request_headers).contains(&"if-none-match"));
+        assert!(names(&contract.request_headers).contains(&"if-match"));
         assert!(names(&contract.response_headers).contains(&"etag"));
-        assert_eq!(names(&contract.request_headers).len(), 6, "{contract:?}");
+        assert_eq!(names(&contract.request_headers).len(), 7, "{contract:?}");
     }
 
     /// A header or method a document gains is in the lists, wherever the document defines it:

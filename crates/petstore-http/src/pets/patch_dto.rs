@@ -1,0 +1,196 @@
+//! The body of `updatePet`: a JSON Merge Patch (RFC 7396) of a pet. A member sets its field,
+//! `null` clears it (refused for the fields every pet has), an absent one leaves it alone.
+//! Checked by hand, like `NewPet`, so that every unknown or bad field is named.
+
+use petstore_domain::{
+    CategoryId, Patch, PetChange, PetChangeFields, PetName, PetStatus, PetStatusError,
+};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use super::dto::{json_category_id, PetStatusDto, NEW_PET_FIELDS};
+use super::fields;
+use crate::error::ApiError;
+use crate::wire::json::json_object;
+
+/// The body of `updatePet`, parsed as JSON but not yet validated.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PetPatchDto {
+    fields: Map<String, Value>,
+}
+
+/// What a member of the patch does to its field: left alone when absent, cleared when `null`,
+/// else set to what `parse` makes of it.
+fn patch_of<T>(
+    member: Option<&Value>,
+    parse: impl FnOnce(&Value) -> Result<T, String>,
+) -> Result<Patch<T>, String> {
+    match member {
+        None => Ok(Patch::Keep),
+        Some(Value::Null) => Ok(Patch::Clear),
+        Some(value) => parse(value).map(Patch::Set),
+    }
+}
+
+impl PetPatchDto {
+    /// Parses the raw body: one JSON object, no member given twice. A merge patch that is not an
+    /// object would replace the whole pet (RFC 7396), which no pet can be.
+    pub(crate) fn from_json(body: &[u8]) -> Result<Self, ApiError> {
+        json_object(body).map(|fields| Self { fields })
+    }
+
+    /// The domain's `PetChange`, or a 400 `validation_failed` naming every offending member.
+    pub(crate) fn try_into_domain(self) -> Result<PetChange, ApiError> {
+        let [name_field, category_field, status_field] = NEW_PET_FIELDS;
+        let mut problems = Vec::new();
+        if self.fields.contains_key("id") {
+            problems.push("`id` cannot be changed".to_owned());
+        }
+        let mut unknown: Vec<&str> = self
+            .fields
+            .keys()
+            .map(String::as_str)
+            .filter(|key| *key != "id" && !NEW_PET_FIELDS.contains(key))
+            .collect();
+        if !unknown.is_empty() {
+            unknown.sort_unstable();
+            let list: Vec<String> = unknown.iter().map(|key| format!("`{key}`")).collect();
+            problems.push(format!(
+                "unknown {} {}; a change may have `{name_field}`, `{category_field}`, \
+                 `{status_field}`",
+                if unknown.len() == 1 {
+                    "field"
+                } else {
+                    "fields"
+                },
+                list.join(", ")
+            ));
+        }
+        let name = patch_of(self.fields.get(name_field), |value| match value {
+            Value::String(raw) => PetName::parse(raw.as_str()).map_err(|e| format!("`name` {e}")),
+            _ => Err("`name` must be a string".to_owned()),
+        });
+        let category_id: Result<Patch<CategoryId>, String> =
+            patch_of(self.fields.get(category_field), json_category_id);
+        let status = patch_of(self.fields.get(status_field), |value| match value {
+            Value::String(raw) => PetStatus::parse(raw).map_err(|e| format!("`status` {e}")),
+            _ => Err(format!("`status` {PetStatusError}")),
+        });
+        let (name, category_id, status) = match (name, category_id, status) {
+            (Ok(name), Ok(category_id), Ok(status)) => (name, category_id, status),
+            (name, category_id, status) => {
+                problems.extend(name.err());
+                problems.extend(category_id.err());
+                problems.extend(status.err());
+                return Err(ApiError::validation(problems.join("; ")));
+            }
+        };
+        let change = PetChange::new(PetChangeFields {
+            name,
+            category_id,
+            status,
+        });
+        match change {
+            Ok(change) if problems.is_empty() => Ok(change),
+            Ok(_) => Err(ApiError::validation(problems.join("; "))),
+            Err(cleared) => {
+                problems.push(cleared.to_string());
+                Err(ApiError::validation(problems.join("; ")))
+            }
+        }
+    }
+}
+
+/// The `PetPatch` schema: what `try_into_domain` accepts, from the same field list.
+impl utoipa::PartialSchema for PetPatchDto {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Ref, Type};
+        let mut object = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "A JSON Merge Patch (RFC 7396) of a pet: each member sets its field, an absent \
+                 one leaves it as it is. Every field of a pet is required, so `null` (clearing \
+                 it) is refused; `id` cannot be changed; other members are refused.",
+            ))
+            .property(
+                "name",
+                fields::name(&format!(
+                    "1 to {} characters, stored exactly as sent. {}",
+                    PetName::MAX_CHARS,
+                    fields::NAME_RULE
+                )),
+            )
+            .property(
+                "categoryId",
+                fields::category_id(&format!(
+                    "A whole number from {} to {}.",
+                    CategoryId::MIN,
+                    CategoryId::MAX
+                )),
+            )
+            .property("status", Ref::from_schema_name(PetStatusDto::name()))
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .build();
+        object.example = Some(serde_json::json!({"name": "Rex Junior", "status": "pending"}));
+        object.into()
+    }
+}
+
+impl ToSchema for PetPatchDto {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PetPatch")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(body: &str) -> Result<PetChange, String> {
+        PetPatchDto::from_json(body.as_bytes())
+            .and_then(PetPatchDto::try_into_domain)
+            .map_err(|error| error.message().to_owned())
+    }
+
+    #[test]
+    fn each_member_sets_its_field_and_an_absent_one_keeps_it() {
+        let change = parsed(r#"{"name": "Max", "status": "pending"}"#).unwrap();
+        assert_eq!(change.name().map(PetName::as_str), Some("Max"));
+        assert_eq!(change.status(), Some(PetStatus::Pending));
+        assert_eq!(change.category_id(), None);
+        assert!(parsed("{}").unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_bad_member_is_named_at_once() {
+        let message =
+            parsed(r#"{"id": 3, "colour": "red", "name": "", "categoryId": "3", "status": 1}"#)
+                .unwrap_err();
+        for named in [
+            "`id` cannot be changed",
+            "`colour`",
+            "`name`",
+            "`categoryId`",
+            "`status`",
+        ] {
+            assert!(message.contains(named), "{named}: {message}");
+        }
+    }
+
+    #[test]
+    fn clearing_a_field_every_pet_has_is_refused() {
+        let message = parsed(r#"{"name": null, "status": null}"#).unwrap_err();
+        assert!(
+            message.contains("`name`") && message.contains("`status`"),
+            "{message}"
+        );
+        assert!(message.contains("required"), "{message}");
+    }
+
+    #[test]
+    fn a_patch_must_be_one_object() {
+        for body in ["[]", "\"Rex\"", "null", r#"{"name": "a", "name": "b"}"#] {
+            assert!(PetPatchDto::from_json(body.as_bytes()).is_err(), "{body}");
+        }
+    }
+}
