@@ -12,18 +12,18 @@ use petstore_test_support::on_backends;
 use petstore_test_support::{client, Backend, TestApp};
 
 /// A response as it came over the wire: the body is not decoded.
-struct RawResponse {
-    status: u16,
-    headers: HeaderMap,
-    body: Vec<u8>,
+pub(crate) struct RawResponse {
+    pub(crate) status: u16,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Vec<u8>,
 }
 
 impl RawResponse {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|value| value.to_str().ok())
     }
 
-    fn varies_by_encoding(&self) -> bool {
+    pub(crate) fn varies_by_encoding(&self) -> bool {
         self.headers
             .get_all("vary")
             .filter_map(|value| value.to_str().ok())
@@ -41,7 +41,11 @@ impl RawResponse {
     }
 }
 
-async fn fetch(request: awc::ClientRequest, accept_encoding: Option<&str>) -> RawResponse {
+/// `request` sent with `Accept-Encoding: accept_encoding` (none without one), read whole.
+pub(crate) async fn fetch(
+    request: awc::ClientRequest,
+    accept_encoding: Option<&str>,
+) -> RawResponse {
     let request = match accept_encoding {
         Some(value) => request.insert_header(("Accept-Encoding", value)),
         None => request,

@@ -4,38 +4,26 @@
 //! `-gz` and either form revalidates it, and keyed reads may be kept only by their own client,
 //! which revalidates them.
 
-use awc::http::header::HeaderMap;
 use serde_json::json;
 
 use petstore_test_support::on_backends;
 use petstore_test_support::{send, TestApp};
 
-/// A response as it came over the wire: the body is not decoded.
-struct RawResponse {
-    status: u16,
-    headers: HeaderMap,
-    body: Vec<u8>,
+use crate::compression::{fetch, RawResponse};
+
+/// The wire-level checks of a conditional answer.
+trait Conditional {
+    fn etag(&self) -> &str;
+    fn assert_not_modified(&self, etag: &str);
 }
 
-impl RawResponse {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|value| value.to_str().ok())
-    }
-
+impl Conditional for RawResponse {
     fn etag(&self) -> &str {
         self.header("etag").expect("an ETag")
     }
 
-    fn varies_by_encoding(&self) -> bool {
-        self.headers
-            .get_all("vary")
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(','))
-            .any(|name| name.trim().eq_ignore_ascii_case("accept-encoding"))
-    }
-
-    /// Asserts a 304 as RFC 9110 §15.4.5 has it: no body, no content type, and the `ETag` and
-    /// `Cache-Control` of the 200 it stands for.
+    /// Asserts a 304 as RFC 9110 §15.4.5 has it: no body, no content type or length, and the
+    /// `ETag` and `Cache-Control` of the 200 it stands for.
     fn assert_not_modified(&self, etag: &str) {
         assert_eq!(
             self.status,
@@ -63,20 +51,7 @@ async fn get(
     if let Some(value) = if_none_match {
         request = request.insert_header(("If-None-Match", value));
     }
-    if let Some(value) = accept_encoding {
-        request = request.insert_header(("Accept-Encoding", value));
-    }
-    let mut response = request.send().await.expect("an answer");
-    let body = response
-        .body()
-        .limit(16 * 1024 * 1024)
-        .await
-        .expect("a whole body");
-    RawResponse {
-        status: response.status().as_u16(),
-        headers: response.headers().clone(),
-        body: body.to_vec(),
-    }
+    fetch(request, accept_encoding).await
 }
 
 async fn a_page_sent_back_by_its_tag_answers_304_without_a_body(app: TestApp) {
