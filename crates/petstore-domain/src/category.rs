@@ -66,6 +66,13 @@ impl fmt::Display for CategoryName {
     }
 }
 
+impl CategoryId {
+    /// An id as written in a path (`/v1/categories/3`): plain decimal digits, at least 1.
+    pub fn parse_text(raw: &str) -> Option<Self> {
+        crate::decimal::parse_i64(raw).and_then(|value| Self::parse(value).ok())
+    }
+}
+
 /// A stored category.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Category {
@@ -155,6 +162,14 @@ mod tests {
         assert!(name("ΟΔΟΣ").same_as(&name("οδος")));
         assert!(!name("Dogs").same_as(&name("Dog")));
         assert_eq!(name("ÉCUREUILS").folded(), "écureuils");
+    }
+
+    #[test]
+    fn an_id_in_a_path_is_plain_digits_from_1() {
+        assert_eq!(CategoryId::parse_text("7").map(CategoryId::get), Some(7));
+        for raw in ["0", "-1", "+7", "7.0", "1e3", "", " 7", "9223372036854775808"] {
+            assert_eq!(CategoryId::parse_text(raw), None, "{raw:?}");
+        }
     }
 
     #[test]

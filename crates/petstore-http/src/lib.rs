@@ -5,17 +5,17 @@
 //! server with a deadline for every request head and a bound on connections); nothing else is
 //! needed.
 //!
-//! The folders show the design. Each resource owns one, with its handlers, DTOs, parameters,
-//! routes and part of the OpenAPI document: `pets`, `orders`; `service` holds the endpoints about
-//! the service itself (health, metrics, the documents and Swagger UI). The cross-cutting jobs
+//! The folders show the design. Each resource owns one, with its handlers, DTOs, parameters, routes
+//! and part of the OpenAPI document: `pets`, `orders`, `categories`; `service` holds the endpoints
+//! about the service itself (health, metrics, the documents and Swagger UI). The cross-cutting jobs
 //! have one each: `wire` (the HTTP wire formats: bodies, JSON, query strings, cursors, gzip; the
-//! JSON `Error` guard), `security` (API keys, rate limits, CORS, security headers),
-//! `observability` (request ids, the request log, metrics), `routing` (paths and route helpers),
-//! `openapi` (the document the resources' parts merge into) and `server` (connections:
-//! deadlines, bounds). `app` assembles them; `state` is what handlers share, `error` the `Error`
-//! body every failure becomes.
+//! JSON `Error` guard), `security` (API keys, rate limits, CORS, security headers), `observability`
+//! (request ids, the request log, metrics), `routing` (paths and route helpers), `openapi` (the
+//! document the resources' parts merge into) and `server` (connections: deadlines, bounds). `app`
+//! assembles them; `state` is what handlers share, `error` the `Error` body every failure becomes.
 
 mod app;
+mod categories;
 pub mod error;
 mod idempotency;
 mod observability;

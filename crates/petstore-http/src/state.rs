@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use actix_web::web::Bytes;
 use actix_web::HttpRequest;
-use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, RepositoryError};
+use petstore_application::{
+    CategoryService, Idempotency, KeyDirectory, OrderService, PetService, RepositoryError,
+};
 
 use crate::observability::metrics::MetricsExporter;
 use crate::routing::servers::ApiServers;
@@ -39,6 +41,7 @@ pub(crate) struct RenderedDocuments {
 pub struct HttpState {
     pets: PetService,
     orders: Option<OrderService>,
+    categories: Option<CategoryService>,
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
@@ -83,6 +86,7 @@ impl HttpState {
         Self {
             pets,
             orders: None,
+            categories: None,
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
@@ -226,6 +230,16 @@ impl HttpState {
 
     pub(crate) fn has_orders(&self) -> bool {
         self.orders.is_some()
+    }
+
+    /// Serves the categories with `categories` (without it, their paths are 404).
+    pub fn with_categories(mut self, categories: CategoryService) -> Self {
+        self.categories = Some(categories);
+        self
+    }
+
+    pub(crate) fn has_categories(&self) -> bool {
+        self.categories.is_some()
     }
 
     /// For `/readyz`, which reports a stale view of the key registry.

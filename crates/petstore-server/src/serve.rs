@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use petstore_application::{Idempotency, KeyDirectory, OrderService, PetService, SystemClock};
+use petstore_application::{
+    CategoryService, Idempotency, KeyDirectory, OrderService, PetService, SystemClock,
+};
 use petstore_domain::{IdempotencyRetention, KeyScope};
 use petstore_http::{
     ApiServers, ConnectionLimits, Connections, HttpState, ServerSettings, ServerUrl, DOCS_PATH,
@@ -90,6 +92,7 @@ impl Application {
         let service = PetService::new(storage.pets, Arc::new(SystemClock));
         let orders = OrderService::new(storage.orders, Arc::new(SystemClock))
             .with_open_order_limit(args.max_open_orders_per_key);
+        let categories = CategoryService::new(storage.categories, Arc::new(SystemClock));
         let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
@@ -123,6 +126,7 @@ impl Application {
         .with_if_match_required(args.require_if_match)
         .with_cors(args.cors_origins.clone())
         .with_orders(orders)
+        .with_categories(categories)
         .with_idempotency(idempotency.clone());
         crate::idempotency_purge::spawn(idempotency);
         let state = match args.rate_limit {

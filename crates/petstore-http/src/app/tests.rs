@@ -13,8 +13,8 @@ use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{
-    KeyChanges, KeyDirectory, MockClock, MockKeyRegistry, MockOrderRepository, MockPetRepository,
-    OrderService, PetService, RepositoryError, Written,
+    CategoryService, KeyChanges, KeyDirectory, MockCategoryRepository, MockClock, MockKeyRegistry,
+    MockOrderRepository, MockPetRepository, OrderService, PetService, RepositoryError, Written,
 };
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
@@ -109,7 +109,13 @@ pub(super) async fn send_with_keys(
         Arc::new(MockOrderRepository::new()),
         Arc::new(MockClock::new()),
     );
-    let state = HttpState::new(service, key_directory, SECRET, &[]).with_orders(orders);
+    let categories = CategoryService::new(
+        Arc::new(MockCategoryRepository::new()),
+        Arc::new(MockClock::new()),
+    );
+    let state = HttpState::new(service, key_directory, SECRET, &[])
+        .with_orders(orders)
+        .with_categories(categories);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {

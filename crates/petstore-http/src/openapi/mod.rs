@@ -10,6 +10,7 @@ pub mod v3_0;
 
 use utoipa::OpenApi;
 
+use crate::categories::CategoriesApi;
 use crate::error::ErrorBody;
 use crate::orders::OrdersApi;
 use crate::pets::PetsApi;
@@ -34,6 +35,8 @@ pub use modifiers::BEARER_AUTH;
         (name = "store", description = "Orders for pets. **Experimental**: the operations \
             carry `x-stability: experimental` and every response `X-API-Stability: \
             experimental`; they may change within v1."),
+        (name = "categories", description = "Named groups of pets: a pet's `categoryId` may \
+            name one."),
     ),
     modifiers(&BearerAuth),
 )]
@@ -43,7 +46,8 @@ struct ApiDoc;
 pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
     let mut document = ApiDoc::openapi()
         .merge_from(PetsApi::openapi())
-        .merge_from(OrdersApi::openapi());
+        .merge_from(OrdersApi::openapi())
+        .merge_from(CategoriesApi::openapi());
     document.servers = Some(servers.to_openapi());
     document
 }

@@ -293,8 +293,9 @@ fn every_post_documents_its_idempotency_key() {
         }
     }
     assert_eq!(
-        posts, 6,
-        "createPet, updatePet, placeOrder, approve, deliver, cancel"
+        posts, 8,
+        "createPet, updatePet, placeOrder, approve, deliver, cancel, createCategory, \
+         updateCategory"
     );
 }
 

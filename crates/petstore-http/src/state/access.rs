@@ -16,7 +16,7 @@ use actix_web::http::header;
 use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::{Either, LocalBoxFuture};
-use petstore_application::{OrderService, PetService};
+use petstore_application::{CategoryService, OrderService, PetService};
 use petstore_domain::{Caller, KeyId, KeyScope};
 
 use super::HttpState;
@@ -71,6 +71,14 @@ impl<S: Scope> Authorized<S> {
             .orders
             .as_ref()
             .expect("order routes exist only with an order service")
+    }
+
+    /// The category use cases. Category routes are registered only when the state has them.
+    pub(crate) fn categories(&self) -> &CategoryService {
+        self.state
+            .categories
+            .as_ref()
+            .expect("category routes exist only with a category service")
     }
 
     /// Who is asking: the key's id and its whole scope (which may allow more than `S`).
