@@ -25,6 +25,7 @@ mod mixed_writes;
 mod openapi;
 mod operability;
 mod orders;
+mod pet_changes;
 mod overload;
 mod readme;
 mod routing;
