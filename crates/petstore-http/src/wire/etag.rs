@@ -92,12 +92,6 @@ impl EntityTag {
         }
     }
 
-    /// Strong comparison (RFC 9110 §8.8.3.2), for `If-Match`: both tags strong and their
-    /// opaque parts equal, [`GZIP_SUFFIX`] aside.
-    pub(crate) fn strong_eq(&self, other: &Self) -> bool {
-        !self.weak && !other.weak && self.opaque() == other.opaque()
-    }
-
     /// Weak comparison, for `If-None-Match`: the opaque parts equal, whether either tag is weak
     /// or not, [`GZIP_SUFFIX`] aside.
     pub(crate) fn weak_eq(&self, other: &Self) -> bool {
@@ -175,16 +169,6 @@ mod tests {
         assert_eq!(plain.gzipped().opaque(), "abc");
         assert_eq!(tag(r#"W/"abc""#).gzipped().to_string(), r#"W/"abc-gz""#);
         assert_eq!(plain.header_value(), r#""abc""#);
-    }
-
-    #[test]
-    fn strong_comparison_needs_two_strong_tags_and_ignores_the_gzip_suffix() {
-        let current = EntityTag::strong("abc");
-        assert!(tag(r#""abc""#).strong_eq(&current));
-        assert!(tag(r#""abc-gz""#).strong_eq(&current));
-        assert!(!tag(r#"W/"abc""#).strong_eq(&current));
-        assert!(!tag(r#""abd""#).strong_eq(&current));
-        assert!(!tag(r#""abc-gz-gz""#).strong_eq(&current));
     }
 
     #[test]
