@@ -3,6 +3,7 @@
 //! backend. Every scenario runs against every backend it applies to.
 
 mod auth;
+mod categories;
 mod cli;
 mod compression;
 mod conditional;
