@@ -57,6 +57,17 @@ async fn new_pet(app: &TestApp) -> i64 {
     pet["id"].as_i64().expect("a pet id")
 }
 
+/// A new category's id, made by the staff.
+async fn new_category(app: &TestApp, staff: &str, name: &str) -> i64 {
+    let created = send(
+        app.post_json_as(staff, "/v1/categories"),
+        Some(json!({"name": name}).to_string()),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    created.json()["id"].as_i64().expect("a category id")
+}
+
 /// A new order of the default key, moved by the staff through `actions` first.
 async fn new_order(app: &TestApp, staff: &str, actions: &[&str]) -> i64 {
     let pet = new_pet(app).await;
@@ -112,6 +123,27 @@ async fn two_calls(app: &TestApp, operation: &str, method: &str, path: &str) -> 
                 key: staff.clone(),
             };
             (call(new_pet(app).await), call(new_pet(app).await))
+        }
+        "createCategory" => {
+            let call = |name: &str| Call {
+                method: method.clone(),
+                path: path.to_owned(),
+                body: Some(json!({"name": name})),
+                key: staff.clone(),
+            };
+            (call("Keyed A"), call("Keyed B"))
+        }
+        "updateCategory" => {
+            let call = |category: i64, name: &str| Call {
+                method: method.clone(),
+                path: path.replace("{categoryId}", &category.to_string()),
+                body: Some(json!({"name": name})),
+                key: staff.clone(),
+            };
+            (
+                call(new_category(app, &staff, "To rename 1").await, "Renamed 1"),
+                call(new_category(app, &staff, "To rename 2").await, "Renamed 2"),
+            )
         }
         "approveOrder" => (
             order_action(new_order(app, &staff, &[]).await, &staff),
