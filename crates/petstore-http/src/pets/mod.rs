@@ -8,6 +8,7 @@ mod errors;
 mod fields;
 mod get_pet;
 mod handlers;
+mod links;
 mod params;
 mod patch_dto;
 mod versions;
@@ -25,6 +26,7 @@ use crate::routing::paths::{PETS_PATH, PET_PATH};
 use crate::routing::table::{Access, Operation, Routes};
 use dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use get_pet::GetPetDeprecation;
+use links::CreatedPetLinks;
 use patch_dto::PetPatchDto;
 
 /// The pets' operations and schemas, with the responses all operations share and getPet's
@@ -39,7 +41,7 @@ use patch_dto::PetPatchDto;
         changes::delete_pet
     ),
     components(schemas(PetDto, NewPetDto, PetPatchDto, PetStatusDto, PetsDto)),
-    modifiers(&IdempotentPosts, &CommonResponses, &GetPetDeprecation),
+    modifiers(&IdempotentPosts, &CommonResponses, &GetPetDeprecation, &CreatedPetLinks),
 )]
 pub(crate) struct PetsApi;
 
