@@ -10,6 +10,7 @@ mod category;
 mod decimal;
 mod human_name;
 mod idempotency;
+mod inventory;
 mod order;
 mod page_limit;
 mod pet;
@@ -21,6 +22,7 @@ pub use api_key::{
 pub use category::{Category, CategoryName, CategoryNameError};
 pub use human_name::{HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
+pub use inventory::Inventory;
 pub use order::{
     Caller, NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderConflict,
     OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderQuantityError, OrderStatus,
