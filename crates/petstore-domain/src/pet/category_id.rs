@@ -1,5 +1,6 @@
-//! `CategoryId`: the category a pet belongs to. Categories themselves are not modelled (the spec
-//! shows only the identifier), so the only rule is that identifiers start at 1.
+//! `CategoryId`: the category a pet belongs to, and a category's own id (`crate::Category`). A
+//! pet's need not name a category (the spec shows only the identifier), so the only rule is
+//! that identifiers start at 1.
 
 use std::fmt;
 
