@@ -173,8 +173,10 @@ fn created(category: &Category) -> StoredResponse {
         arrival of the body (408), JSON (400 `malformed_json`), fields and `categoryId` (400), \
         the category (404), the name (409). Retry safely with `Idempotency-Key`.",
     params(("categoryId" = i64, Path, minimum = 1, description = "The category's `id`.")),
-    request_body(content = CategoryPatchDto, content_type = "application/merge-patch+json",
-        description = "The members to change; `application/json` is accepted too."),
+    request_body(content = CategoryPatchDto, content_type = "application/json",
+        description = "The members to change, a JSON Merge Patch; sent as \
+            `application/merge-patch+json` it is the same. (Documented as `application/json`, \
+            which every generated client can send.)"),
     security(("bearerAuth" = ["store"])),
     responses(
         (status = 200, description = "The category, as it is now.", body = CategoryDto),

@@ -42,8 +42,10 @@ fn pet_id(req: &HttpRequest) -> Result<PetId, ApiError> {
     params(("petId" = i64, Path, description = "The pet's `id`."),
         ("If-Match" = Option<String>, Header, description = "The pet's `ETag` as read \
             (`\"1.3\"`), or `*`: the change is made only if the pet is still at that version.")),
-    request_body(content = PetPatchDto, content_type = "application/merge-patch+json",
-        description = "The fields to change; `application/json` is accepted too."),
+    request_body(content = PetPatchDto, content_type = "application/json",
+        description = "The fields to change, a JSON Merge Patch; sent as \
+            `application/merge-patch+json` it is the same. (Documented as `application/json`, \
+            which every generated client can send.)"),
     security(("bearerAuth" = ["store"])),
     responses(
         (status = 200, description = "The pet, changed.", body = PetDto,
