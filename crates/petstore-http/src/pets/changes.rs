@@ -40,7 +40,8 @@ fn pet_id(req: &HttpRequest) -> Result<PetId, ApiError> {
         overwritten. The store's staff's: needs a `store` key. Retry safely with \
         `Idempotency-Key`.",
     params(("petId" = i64, Path, description = "The pet's `id`."),
-        ("If-Match" = Option<String>, Header, description = "The pet's `ETag` as read \
+        ("If-Match" = Option<String>, Header, nullable = false,
+            description = "The pet's `ETag` as read \
             (`\"1.3\"`), or `*`: the change is made only if the pet is still at that version.")),
     request_body(content = PetPatchDto, content_type = "application/json",
         description = "The fields to change, a JSON Merge Patch; sent as \
@@ -110,7 +111,8 @@ fn changed(pet: &Pet) -> StoredResponse {
         gone. Send `If-Match` with the `ETag` you read to remove only the pet you saw (412 \
         otherwise). The store's staff's: needs a `store` key.",
     params(("petId" = i64, Path, description = "The pet's `id`."),
-        ("If-Match" = Option<String>, Header, description = "The pet's `ETag` as read, or \
+        ("If-Match" = Option<String>, Header, nullable = false,
+            description = "The pet's `ETag` as read, or \
             `*`: the pet is removed only if it is still at that version.")),
     security(("bearerAuth" = ["store"])),
     responses(

@@ -47,7 +47,8 @@ fn successor_link(pet_id: Option<PetId>) -> String {
     description = "The pet with this `id`. Every response of this operation carries the \
         `Deprecation`, `Sunset` and `Link: rel=\"successor-version\"` headers.",
     params(("petId" = i64, Path, description = "The pet's `id`."),
-        ("If-None-Match" = Option<String>, Header, description = "Entity tags the client holds \
+        ("If-None-Match" = Option<String>, Header, nullable = false,
+            description = "Entity tags the client holds \
             (or `*`): if the pet's is one of them, 304 without a body.")),
     security(("bearerAuth" = ["read"])),
     responses(
