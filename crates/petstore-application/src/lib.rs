@@ -8,6 +8,7 @@
 pub mod categories;
 mod clock;
 pub mod idempotency;
+pub mod inventory;
 pub mod keys;
 pub mod orders;
 mod paging;
@@ -20,6 +21,7 @@ pub use idempotency::{
     Admission, Answer, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore,
     RecordPlan, Render, StoredResponse, Written,
 };
+pub use inventory::{InventoryRepository, InventoryService};
 pub use keys::{KeyChanges, KeyDirectory, KeyRefusal, KeyRegistry, LookupError, Revocation};
 pub use orders::{
     OrderError, OrderPage, OrderRepository, OrderService, OrderWork, StoreTransaction,
@@ -36,6 +38,8 @@ pub use categories::MockCategoryRepository;
 pub use clock::MockClock;
 #[cfg(any(test, feature = "mocks"))]
 pub use idempotency::MockIdempotencyStore;
+#[cfg(any(test, feature = "mocks"))]
+pub use inventory::MockInventoryRepository;
 #[cfg(any(test, feature = "mocks"))]
 pub use keys::MockKeyRegistry;
 #[cfg(any(test, feature = "mocks"))]
