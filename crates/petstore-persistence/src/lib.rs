@@ -22,19 +22,20 @@ mod url;
 use std::sync::Arc;
 
 use petstore_application::{
-    CategoryRepository, IdempotencyStore, KeyRegistry, OrderRepository, PetRepository,
+    CategoryRepository, IdempotencyStore, InventoryRepository, KeyRegistry, OrderRepository,
+    PetRepository,
 };
 
 pub use error::StorageError;
 pub use memory::{
-    InMemoryCategoryRepository, InMemoryIdempotencyStore, InMemoryKeyRegistry,
-    InMemoryOrderRepository, InMemoryPetRepository,
+    InMemoryCategoryRepository, InMemoryIdempotencyStore, InMemoryInventoryRepository,
+    InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository,
 };
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{
-    describe_metrics, DieselCategoryRepository, DieselIdempotencyStore, DieselKeyRegistry,
-    DieselOrderRepository, DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
+    describe_metrics, DieselCategoryRepository, DieselIdempotencyStore, DieselInventoryRepository,
+    DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 
@@ -44,6 +45,8 @@ pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
     pub orders: Arc<dyn OrderRepository>,
     pub categories: Arc<dyn CategoryRepository>,
+    /// The live pets counted by status.
+    pub inventory: Arc<dyn InventoryRepository>,
     pub keys: Arc<dyn KeyRegistry>,
     pub idempotency: Arc<dyn IdempotencyStore>,
     /// The connection pool's gauges (none for `memory:`).
@@ -64,6 +67,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         return Ok(Storage {
             orders: Arc::new(InMemoryOrderRepository::new(&pets)),
             categories: Arc::new(InMemoryCategoryRepository::new(&pets)),
+            inventory: Arc::new(InMemoryInventoryRepository::new(&pets)),
             idempotency: Arc::new(InMemoryIdempotencyStore::new(&pets)),
             pets: Arc::new(pets),
             keys: Arc::new(InMemoryKeyRegistry::new()),
@@ -75,6 +79,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         pets: Arc::new(store.pets()),
         orders: Arc::new(store.orders()),
         categories: Arc::new(store.categories()),
+        inventory: Arc::new(store.inventory()),
         keys: Arc::new(store.keys()),
         idempotency: Arc::new(store.idempotency()),
         pool_metrics: Some(store.pool_metrics()),

@@ -4,6 +4,7 @@
 
 mod categories;
 mod idempotency;
+mod inventory;
 mod keys;
 mod orders;
 mod pets;
@@ -15,6 +16,7 @@ use petstore_domain::{IdempotencyKey, KeyId, Order, Pet};
 
 pub use categories::InMemoryCategoryRepository;
 pub use idempotency::InMemoryIdempotencyStore;
+pub use inventory::InMemoryInventoryRepository;
 pub use keys::InMemoryKeyRegistry;
 pub use orders::InMemoryOrderRepository;
 pub use pets::InMemoryPetRepository;

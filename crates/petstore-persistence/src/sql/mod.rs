@@ -28,6 +28,7 @@
 mod categories;
 mod engine;
 mod idempotency;
+mod inventory;
 mod keys;
 mod orders;
 mod pets;
@@ -37,6 +38,7 @@ mod store;
 pub use categories::DieselCategoryRepository;
 pub use engine::metrics::{describe_metrics, PoolMetrics};
 pub use idempotency::store::DieselIdempotencyStore;
+pub use inventory::repository::DieselInventoryRepository;
 pub use keys::registry::DieselKeyRegistry;
 pub use orders::order_ids::OrderIds;
 pub use orders::repository::DieselOrderRepository;

@@ -20,6 +20,7 @@ use super::engine::writes::Writes;
 use super::engine::Pool;
 use super::engine::{errors, migrations};
 use super::idempotency::store::DieselIdempotencyStore;
+use super::inventory::repository::DieselInventoryRepository;
 use super::keys::registry::DieselKeyRegistry;
 use super::orders::repository::DieselOrderRepository;
 use super::pets::batch_insert::PetCreate;
@@ -231,6 +232,16 @@ impl SqlStore {
         DieselCategoryRepository::new(
             self.pool.clone(),
             self.writes(),
+            self.generations.clone(),
+            self.health.clone(),
+            self.url.clone(),
+        )
+    }
+
+    /// The live pets counted by status, read on this store's pool.
+    pub fn inventory(&self) -> DieselInventoryRepository {
+        DieselInventoryRepository::new(
+            self.pool.clone(),
             self.generations.clone(),
             self.health.clone(),
             self.url.clone(),

@@ -6,7 +6,8 @@ use std::any::Any;
 use std::sync::Arc;
 
 use petstore_application::{
-    CategoryRepository, IdempotencyStore, KeyRegistry, OrderRepository, PetRepository, Written,
+    CategoryRepository, IdempotencyStore, InventoryRepository, KeyRegistry, OrderRepository,
+    PetRepository, Written,
 };
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
@@ -21,6 +22,7 @@ pub struct Fixture {
     keys: Arc<dyn KeyRegistry>,
     orders: Arc<dyn OrderRepository>,
     categories: Arc<dyn CategoryRepository>,
+    inventory: Arc<dyn InventoryRepository>,
     idempotency: Arc<dyn IdempotencyStore>,
     _storage: Box<dyn Any + Send>,
 }
@@ -60,6 +62,11 @@ impl Fixture {
     /// The categories of the same store.
     pub fn categories_arc(&self) -> Arc<dyn CategoryRepository> {
         Arc::clone(&self.categories)
+    }
+
+    /// The pets of the same store, counted by status.
+    pub fn inventory(&self) -> &dyn InventoryRepository {
+        self.inventory.as_ref()
     }
 
     /// The orders of the same store.
@@ -135,6 +142,7 @@ impl Fixture {
             keys,
             orders,
             categories,
+            inventory,
             idempotency,
             ..
         } = open_storage(url);
@@ -145,6 +153,7 @@ impl Fixture {
             keys,
             orders,
             categories,
+            inventory,
             idempotency,
             _storage: storage,
         }
