@@ -13,6 +13,8 @@ this server for the request's own `status`: the check then proves what the contr
 cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx). listOrders'
 cursor is signed the same way and bound to its `status` and `petId` filters: a valid request
 gets a cursor the server issued for its filters, or none when no next page exists for them.
+listCategories' cursor is signed too: a valid request gets one the server issued, or none while
+there is no second page.
 
 A second rule is how integers travel in a path or a query string: as plain decimal digits
 (docs/api.md: `limit`, `petId`). JSON Schema counts `217.0` as the integer 217, and Schemathesis,
@@ -38,6 +40,15 @@ Hangul fillers and the braille blank) replaced by `x`, and a blank name a visibl
 character. The replacement is conservative (Python's Unicode tables may be older than the
 service's: a character unassigned here is replaced too), so every name sent as valid is one the
 rule accepts; names generated as invalid reach the server unchanged.
+
+The same rule holds for every human-entered name: a valid updatePet's `name`, and a valid
+createCategory's or renameCategory's, get the same replacement.
+
+A fifth rule is Schemathesis' coverage phase sending `0` as a valid `If-Match` (updatePet,
+deletePet), which the header's documented pattern (`*` or a list of entity tags) refuses and
+the service answers with 400 as the document says. A request generated as valid whose
+`If-Match` the pattern refuses is sent with `If-Match: *` instead; invalid values still reach
+the server unchanged (400).
 
 tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
@@ -158,9 +169,18 @@ def _visible_or_space(ch):
     return category == "Zs" or (category[0] in "LNPS" and ch not in _INVISIBLE_LETTERS)
 
 
+# The operations whose body's `name` follows the rule for human-entered names.
+_NAMED = {
+    ("POST", "/pets"),
+    ("PATCH", "/pets/{petId}"),
+    ("POST", "/categories"),
+    ("PATCH", "/categories/{categoryId}"),
+}
+
+
 def _name_the_rule_accepts(case):
-    """A valid createPet's `name` with the characters the name rule refuses replaced."""
-    if case.method.upper() != "POST" or case.path != "/pets" or not _generated_as_valid(case):
+    """A valid request's `name` with the characters the name rule refuses replaced."""
+    if (case.method.upper(), case.path) not in _NAMED or not _generated_as_valid(case):
         return
     if not isinstance(case.body, dict) or not isinstance(case.body.get("name"), str):
         return
@@ -170,15 +190,59 @@ def _name_the_rule_accepts(case):
     case.body = {**case.body, "name": name}
 
 
+def _documented_pattern(case, header):
+    """The `pattern` the operation documents for this header, or None."""
+    for parameter in case.operation.definition.raw.get("parameters", []):
+        if parameter.get("in") == "header" and parameter.get("name") == header:
+            return parameter.get("schema", {}).get("pattern")
+    return None
+
+
+def _if_match_the_pattern_allows(case):
+    """A valid request's `If-Match` that the documented pattern refuses sent as `*`."""
+    if not case.headers or "If-Match" not in case.headers or not _generated_as_valid(case):
+        return
+    pattern = _documented_pattern(case, "If-Match")
+    if pattern is not None and not re.search(pattern, str(case.headers["If-Match"])):
+        case.headers = {**case.headers, "If-Match": "*"}
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     _integers_as_digits(case)
     _idempotency_key_of_its_own(case)
     _name_the_rule_accepts(case)
+    _if_match_the_pattern_allows(case)
     if case.method.upper() == "GET" and case.path == "/pets":
         _issued_cursor_for_valid_list(case)
     elif case.method.upper() == "GET" and case.path == "/store/orders":
         _issued_cursor_for_valid_order_list(case)
+    elif case.method.upper() == "GET" and case.path == "/categories":
+        _issued_cursor_for_valid_category_list(case)
+
+
+_category_cursor = []
+
+
+def _issued_category_cursor():
+    """A cursor the server issued for listCategories, or None while it has one page."""
+    with _lock:
+        if not _category_cursor:
+            match = re.search(r"[?&]cursor=([^&>]+)", _request("GET", "/categories?limit=1"))
+            if match is None:
+                return None
+            _category_cursor.append(urllib.request.unquote(match.group(1)))
+        return _category_cursor[0]
+
+
+def _issued_cursor_for_valid_category_list(case):
+    if not case.query or "cursor" not in case.query or not _generated_as_valid(case):
+        return
+    cursor = _issued_category_cursor()
+    query = {name: value for name, value in case.query.items() if name != "cursor"}
+    if cursor is not None:
+        query["cursor"] = cursor
+    case.query = query
 
 
 def _issued_order_cursor(status, pet_id):

@@ -41,6 +41,7 @@ fn pet_id(req: &HttpRequest) -> Result<PetId, ApiError> {
         `Idempotency-Key`.",
     params(("petId" = i64, Path, description = "The pet's `id`."),
         ("If-Match" = Option<String>, Header, nullable = false,
+            pattern = r#"^[ \t,]*(?:\*|(?:W/)?"[!#-~]*"(?:[ \t]*,[ \t,]*(?:W/)?"[!#-~]*")*)[ \t,]*$"#,
             description = "The pet's `ETag` as read \
             (`\"1.3\"`), or `*`: the change is made only if the pet is still at that version.")),
     request_body(content = PetPatchDto, content_type = "application/json",
@@ -112,6 +113,7 @@ fn changed(pet: &Pet) -> StoredResponse {
         otherwise). The store's staff's: needs a `store` key.",
     params(("petId" = i64, Path, description = "The pet's `id`."),
         ("If-Match" = Option<String>, Header, nullable = false,
+            pattern = r#"^[ \t,]*(?:\*|(?:W/)?"[!#-~]*"(?:[ \t]*,[ \t,]*(?:W/)?"[!#-~]*")*)[ \t,]*$"#,
             description = "The pet's `ETag` as read, or \
             `*`: the pet is removed only if it is still at that version.")),
     security(("bearerAuth" = ["store"])),
