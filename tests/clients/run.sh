@@ -7,7 +7,8 @@
 # openapi-fetch runtime, compiled by tsc --strict (tests/clients/typescript, npm packages pinned
 # in its package-lock.json). Then it runs the README's walk-through with each, each against a
 # fresh `petstore serve` (SQLite, throwaway): createPet, 45 pets paged through by listPets'
-# `Link: rel="next"`, getPet, an order placed, approved and delivered, and a 400, 401, 404 and
+# `Link: rel="next"`, getPet, a pet changed with `If-Match` (200, then 412 with the stale tag)
+# and removed (204, then 404), an order placed, approved and delivered, and a 400, 401, 404 and
 # 409 that must each reach the caller as the generated `Error` type with the expected code and
 # status. See docs/generated-clients.md.
 #

@@ -22,9 +22,18 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from petstore_client import AuthenticatedClient, Client
-from petstore_client.api.pets import create_pet, get_pet, list_pets
+from petstore_client.api.pets import create_pet, delete_pet, get_pet, list_pets, update_pet
 from petstore_client.api.store import approve_order, deliver_order, get_order, place_order
-from petstore_client.models import Error, NewOrder, NewPet, Order, OrderStatus, Pet, PetStatus
+from petstore_client.models import (
+    Error,
+    NewOrder,
+    NewPet,
+    Order,
+    OrderStatus,
+    Pet,
+    PetPatch,
+    PetStatus,
+)
 from petstore_client.types import Response
 
 PAGED_PETS = 45
@@ -140,6 +149,57 @@ def expect_pet_status(api: AuthenticatedClient, pet_id: int, status: PetStatus, 
     )
 
 
+def response_tag(what: str, response: Response[Any]) -> str:
+    tag = response.headers.get("etag")
+    ensure(tag is not None, f"{what} answered without an ETag: {dict(response.headers)}")
+    return tag
+
+
+def change_and_remove(api: AuthenticatedClient, pet_id: int, tag: str) -> str:
+    """The staff's changes to a pet whose `ETag` (from createPet) is `tag`: updatePet with
+    `If-Match` renames it and answers a new tag; the old tag is then stale, so a second change
+    with it is 412 and changes nothing; deletePet with the new tag is 204, and a second
+    deletePet 404."""
+    response = update_pet.sync_detailed(
+        pet_id, client=api, body=PetPatch(name="Tommy"), if_match=tag
+    )
+    renamed = expect("updatePet with If-Match", response, HTTPStatus.OK, Pet)
+    ensure(renamed.id == pet_id and renamed.name == "Tommy", f"updatePet answered {renamed!r}")
+    new_tag = response_tag("updatePet", response)
+    ensure(new_tag != tag, f"updatePet changed the pet but kept its ETag {tag}")
+
+    expect_error(
+        "updatePet with the stale If-Match",
+        update_pet.sync_detailed(
+            pet_id, client=api, body=PetPatch(status=PetStatus.PENDING), if_match=tag
+        ),
+        412,
+        "precondition_failed",
+    )
+    kept = expect(
+        "listPets after the refused change",
+        list_pets.sync_detailed(client=api, id=[pet_id]),
+        HTTPStatus.OK,
+        list,
+    )
+    ensure(
+        len(kept) == 1 and kept[0].name == "Tommy" and kept[0].status == PetStatus.AVAILABLE,
+        f"the refused change changed the pet: {kept!r}",
+    )
+
+    response = delete_pet.sync_detailed(pet_id, client=api, if_match=new_tag)
+    ensure(
+        response.status_code == HTTPStatus.NO_CONTENT and response.content == b"",
+        f"deletePet with If-Match: expected 204, got {response.status_code.value}: "
+        f"{response.content!r}",
+    )
+    expect_error("deletePet again", delete_pet.sync_detailed(pet_id, client=api), 404, "not_found")
+    expect_error(
+        "getPet of the removed pet", get_pet.sync_detailed(pet_id, client=api), 404, "not_found"
+    )
+    return f"pet {pet_id} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)"
+
+
 def walkthrough(base: str, key: str) -> str:
     api = AuthenticatedClient(base_url=base, token=key, raise_on_unexpected_status=True)
 
@@ -156,12 +216,10 @@ def walkthrough(base: str, key: str) -> str:
     # createPet with an Idempotency-Key, sent twice as a client retrying would: the second
     # answer is the first again, marked as replayed, and only one pet is stored.
     tom = NewPet(name="Tom", category_id=2)
-    first = expect(
-        "createPet Tom with Idempotency-Key",
-        create_pet.sync_detailed(client=api, body=tom, idempotency_key='"walk-through-tom-1"'),
-        HTTPStatus.CREATED,
-        Pet,
+    first_response = create_pet.sync_detailed(
+        client=api, body=tom, idempotency_key='"walk-through-tom-1"'
     )
+    first = expect("createPet Tom with Idempotency-Key", first_response, HTTPStatus.CREATED, Pet)
     retry_response = create_pet.sync_detailed(
         client=api, body=tom, idempotency_key='"walk-through-tom-1"'
     )
@@ -171,6 +229,7 @@ def walkthrough(base: str, key: str) -> str:
         replayed == "true" and retry.id == first.id,
         f"the retry was not replayed: {retry!r} (Idempotent-Replayed {replayed!r}) after {first!r}",
     )
+    tom_tag = response_tag("createPet Tom", first_response)
 
     # 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
     created = []
@@ -203,6 +262,8 @@ def walkthrough(base: str, key: str) -> str:
         "deprecation" in response.headers and "sunset" in response.headers,
         f"getPet answered without Deprecation and Sunset: {dict(response.headers)}",
     )
+
+    changes = change_and_remove(api, first.id, tom_tag)
 
     # placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
     response = place_order.sync_detailed(client=api, body=NewOrder(pet_id=rex.id))
@@ -313,7 +374,7 @@ def walkthrough(base: str, key: str) -> str:
 
     return (
         f"createPet x{PAGED_PETS + 1}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, "
-        f"order {order.id} placed/approved/delivered (pet sold), {len(errors)} typed errors "
+        f"{changes}, order {order.id} placed/approved/delivered (pet sold), {len(errors)} typed errors "
         f"({', '.join(map(str, errors))})"
     )
 

@@ -221,6 +221,73 @@ async function expectPetStatus(api: Api, petId: number, status: PetStatus, when:
   );
 }
 
+function responseTag(what: string, response: Response): string {
+  const tag = response.headers.get("etag");
+  ensure(tag !== null, `${what} answered without an ETag`);
+  return tag;
+}
+
+/** The staff's changes to a pet whose `ETag` (from createPet) is `tag`: updatePet with
+ * `If-Match` renames it and answers a new tag; the old tag is then stale, so a second change
+ * with it is 412 and changes nothing; deletePet with the new tag is 204, and a second deletePet
+ * 404. */
+async function changeAndRemove(api: Api, petId: number, tag: string): Promise<string> {
+  const path = { petId };
+  const renamedAnswer = await api.PATCH("/pets/{petId}", {
+    params: { path, header: { "If-Match": tag } },
+    body: { name: "Tommy" },
+  });
+  const renamed = expect("updatePet with If-Match", renamedAnswer, 200, isPet);
+  ensure(
+    renamed.id === petId && renamed.name === "Tommy",
+    `updatePet answered ${show(renamed)}`,
+  );
+  const newTag = responseTag("updatePet", renamedAnswer.response);
+  ensure(newTag !== tag, `updatePet changed the pet but kept its ETag ${tag}`);
+
+  expectError(
+    "updatePet with the stale If-Match",
+    await api.PATCH("/pets/{petId}", {
+      params: { path, header: { "If-Match": tag } },
+      body: { status: "pending" },
+    }),
+    412,
+    "precondition_failed",
+  );
+  const kept = expect(
+    "listPets after the refused change",
+    await api.GET("/pets", { params: { query: { id: [petId] } } }),
+    200,
+    isPets,
+  );
+  ensure(
+    kept.length === 1 && kept[0]?.name === "Tommy" && kept[0].status === "available",
+    `the refused change changed the pet: ${show(kept)}`,
+  );
+
+  const removed = await api.DELETE("/pets/{petId}", {
+    params: { path, header: { "If-Match": newTag } },
+  });
+  ensure(
+    removed.response.status === 204 && removed.error === undefined,
+    `deletePet with If-Match: expected 204, got ${removed.response.status}: ` +
+      show(removed.error),
+  );
+  expectError(
+    "deletePet again",
+    await api.DELETE("/pets/{petId}", { params: { path } }),
+    404,
+    "not_found",
+  );
+  expectError(
+    "getPet of the removed pet",
+    await api.GET("/pets/{petId}", { params: { path } }),
+    404,
+    "not_found",
+  );
+  return `pet ${petId} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)`;
+}
+
 async function walkthrough(base: string, key: string): Promise<string> {
   const api = client(base, key);
 
@@ -240,12 +307,8 @@ async function walkthrough(base: string, key: string): Promise<string> {
     params: { header: { "Idempotency-Key": '"walk-through-tom-1"' } },
     body: { name: "Tom", categoryId: 2 },
   };
-  const first = expect(
-    "createPet Tom with Idempotency-Key",
-    await api.POST("/pets", tom),
-    201,
-    isPet,
-  );
+  const firstAnswer = await api.POST("/pets", tom);
+  const first = expect("createPet Tom with Idempotency-Key", firstAnswer, 201, isPet);
   const retried = await api.POST("/pets", tom);
   const retry = expect("createPet Tom retried", retried, 201, isPet);
   const replayed = retried.response.headers.get("idempotent-replayed");
@@ -254,6 +317,7 @@ async function walkthrough(base: string, key: string): Promise<string> {
     `the retry was not replayed: ${show(retry)} (Idempotent-Replayed ${show(replayed)}) after ` +
       show(first),
   );
+  const tomTag = responseTag("createPet Tom", firstAnswer.response);
 
   // 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
   const created: number[] = [];
@@ -295,6 +359,8 @@ async function walkthrough(base: string, key: string): Promise<string> {
     headers.has("deprecation") && headers.has("sunset"),
     `getPet answered without Deprecation and Sunset: ${show(Object.fromEntries(headers))}`,
   );
+
+  const changes = await changeAndRemove(api, first.id, tomTag);
 
   // placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
   const placed = await api.POST("/store/orders", { body: { petId: rex.id } });
@@ -420,7 +486,8 @@ async function walkthrough(base: string, key: string): Promise<string> {
 
   return (
     `createPet x${PAGED_PETS + 1}, listPets ${PAGED_PETS} pets in ${pages} pages by Link, ` +
-    `getPet, order ${order.id} placed/approved/delivered (pet sold), ${errors.length} typed ` +
+    `getPet, ${changes}, order ${order.id} placed/approved/delivered (pet sold), ` +
+    `${errors.length} typed ` +
     `errors (${errors.join(", ")})`
   );
 }

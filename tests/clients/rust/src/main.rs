@@ -122,11 +122,13 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         &retry,
         header::HeaderName::from_static("idempotent-replayed"),
     );
+    let tom_tag = header_str(&first, header::ETAG);
     let (first, retry) = (first.into_inner(), retry.into_inner());
     ensure!(
         replayed.as_deref() == Some("true") && retry.id == first.id,
         "the retry was not replayed: {retry:?} (Idempotent-Replayed {replayed:?}) after {first:?}"
     );
+    let tom_tag = tom_tag.ok_or("createPet Tom answered without an ETag")?;
 
     // 45 more pets, then listPets by their ids, 10 a page, following `Link: rel="next"`.
     // Names beyond ASCII go through the generated name type's pattern check both ways.
@@ -168,7 +170,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
 
     // getPet: deprecated, still 200 with the pet and the deprecation headers.
     #[allow(deprecated)]
-    let got = expect_status("getPet", api.get_pet(rex.id).await, StatusCode::OK)?;
+    let got = expect_status("getPet", api.get_pet(rex.id, None).await, StatusCode::OK)?;
     ensure!(
         got.headers().contains_key("deprecation") && got.headers().contains_key("sunset"),
         "getPet answered without Deprecation and Sunset headers: {:?}",
@@ -179,6 +181,8 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         got.id == rex.id && got.name.as_str() == "Rex",
         "getPet answered {got:?}"
     );
+
+    let changes = change_and_remove(&api, first.id, &tom_tag).await?;
 
     // placeOrder, approveOrder, deliverOrder: the pet goes pending, then sold.
     let placed = expect_status(
@@ -249,6 +253,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
             None,
             std::num::NonZeroU32::new(10),
             Some(types::PetStatus::Sold),
+            None,
         )
         .await,
         StatusCode::OK,
@@ -290,7 +295,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     let too_many: Vec<i64> = (1..=101).collect();
     expect_error(
         "listPets with 101 ids",
-        api.list_pets(None, Some(&too_many), None, None).await,
+        api.list_pets(None, Some(&too_many), None, None, None).await,
         400,
         "invalid_parameter",
     )?;
@@ -298,7 +303,9 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     // 401: no key, and a key the server never issued.
     expect_error(
         "listPets without a key",
-        client(base, None)?.list_pets(None, None, None, None).await,
+        client(base, None)?
+            .list_pets(None, None, None, None, None)
+            .await,
         401,
         "unauthorized",
     )?;
@@ -315,7 +322,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     // 404: a pet and an order that do not exist.
     let missing = created.last().copied().unwrap_or(rex.id) + 1_000_000;
     #[allow(deprecated)]
-    let result = api.get_pet(missing).await;
+    let result = api.get_pet(missing, None).await;
     expect_error("getPet of a missing pet", result, 404, "not_found")?;
     errors.push(404);
     expect_error(
@@ -349,11 +356,94 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     errors.push(409);
 
     Ok(format!(
-        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, order {} placed/approved/delivered (pet sold), {} typed errors ({})",
+        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, {changes}, order {} placed/approved/delivered (pet sold), {} typed errors ({})",
         PAGED_PETS + 1,
         order.id,
         errors.len(),
         errors.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// The staff's changes to a pet whose `ETag` (from createPet) is `tag`: updatePet with
+/// `If-Match` renames it and answers a new tag; the old tag is then stale, so a second change
+/// with it is 412 and changes nothing; deletePet with the new tag is 204, and a second deletePet
+/// 404.
+async fn change_and_remove(api: &Client, id: i64, tag: &str) -> Outcome<String> {
+    // The generated condition types check `If-Match`'s syntax (the document's pattern).
+    let if_match = |tag: &str| {
+        types::UpdatePetIfMatch::try_from(tag)
+            .map_err(|e| format!("the generated If-Match type refused {tag}: {e}"))
+    };
+    let rename = types::PetPatch {
+        name: Some("Tommy".try_into().map_err(|e| format!("pet name: {e}"))?),
+        ..Default::default()
+    };
+    let renamed = expect_status(
+        "updatePet with If-Match",
+        api.update_pet(id, None, Some(&if_match(tag)?), &rename)
+            .await,
+        StatusCode::OK,
+    )?;
+    let new_tag = header_str(&renamed, header::ETAG).ok_or("updatePet answered without an ETag")?;
+    let renamed = renamed.into_inner();
+    ensure!(
+        renamed.id == id && renamed.name.as_str() == "Tommy",
+        "updatePet answered {renamed:?}"
+    );
+    ensure!(
+        new_tag != tag,
+        "updatePet changed the pet but kept its ETag {tag}"
+    );
+
+    let to_pending = types::PetPatch {
+        status: Some(types::PetStatus::Pending),
+        ..Default::default()
+    };
+    expect_error(
+        "updatePet with the stale If-Match",
+        api.update_pet(id, None, Some(&if_match(tag)?), &to_pending)
+            .await,
+        412,
+        "precondition_failed",
+    )?;
+    let ids = vec![id];
+    let kept = expect_status(
+        "listPets after the refused change",
+        api.list_pets(None, Some(&ids), None, None, None).await,
+        StatusCode::OK,
+    )?
+    .into_inner()
+    .0;
+    ensure!(
+        kept.len() == 1
+            && kept[0].name.as_str() == "Tommy"
+            && kept[0].status == types::PetStatus::Available,
+        "the refused change changed the pet: {kept:?}"
+    );
+
+    expect_status(
+        "deletePet with If-Match",
+        api.delete_pet(
+            id,
+            Some(
+                &types::DeletePetIfMatch::try_from(new_tag.as_str())
+                    .map_err(|e| format!("the generated If-Match type refused {new_tag}: {e}"))?,
+            ),
+        )
+        .await,
+        StatusCode::NO_CONTENT,
+    )?;
+    expect_error(
+        "deletePet again",
+        api.delete_pet(id, None).await,
+        404,
+        "not_found",
+    )?;
+    #[allow(deprecated)]
+    let result = api.get_pet(id, None).await;
+    expect_error("getPet of the removed pet", result, 404, "not_found")?;
+    Ok(format!(
+        "pet {id} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)"
     ))
 }
 
@@ -377,7 +467,7 @@ async fn page_through(api: &Client, origin: &Url, ids: &[i64]) -> Outcome<(Vec<i
     for page in 1..=PAGED_PETS + 1 {
         let response = expect_status(
             &format!("listPets page {page}"),
-            api.list_pets(cursor.as_ref(), Some(&ids), limit, None)
+            api.list_pets(cursor.as_ref(), Some(&ids), limit, None, None)
                 .await,
             StatusCode::OK,
         )?;
@@ -435,7 +525,7 @@ async fn every_pet(api: &Client, ids: &[i64]) -> Result<Vec<types::Pet>, String>
     let mut cursor: Option<types::ListPetsCursor> = None;
     loop {
         let page = api
-            .list_pets(cursor.as_ref(), Some(&ids), None, None)
+            .list_pets(cursor.as_ref(), Some(&ids), None, None, None)
             .await
             .map_err(|e| e.to_string())?;
         let link = page.headers().get(header::LINK).cloned();
@@ -481,7 +571,7 @@ async fn expect_pet_status(
     let ids = vec![id];
     let pets = expect_status(
         &format!("listPets?id={id} {when}"),
-        api.list_pets(None, Some(&ids), None, None).await,
+        api.list_pets(None, Some(&ids), None, None, None).await,
         StatusCode::OK,
     )?
     .into_inner()
