@@ -10,6 +10,7 @@ mod conditional;
 mod connection_bound;
 mod cors;
 mod create_pet;
+mod data_moves;
 mod drain;
 mod durability;
 mod fresh_keys;

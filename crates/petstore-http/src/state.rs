@@ -15,7 +15,8 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use actix_web::HttpRequest;
 use petstore_application::{
-    CategoryService, Idempotency, KeyDirectory, OrderService, PetService, RepositoryError,
+    CategoryService, Idempotency, InventoryService, KeyDirectory, OrderService, PetService,
+    RepositoryError,
 };
 
 use crate::observability::metrics::MetricsExporter;
@@ -42,6 +43,7 @@ pub struct HttpState {
     pets: PetService,
     orders: Option<OrderService>,
     categories: Option<CategoryService>,
+    inventory: Option<InventoryService>,
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
@@ -87,6 +89,7 @@ impl HttpState {
             pets,
             orders: None,
             categories: None,
+            inventory: None,
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
@@ -240,6 +243,16 @@ impl HttpState {
 
     pub(crate) fn has_categories(&self) -> bool {
         self.categories.is_some()
+    }
+
+    /// Serves the inventory with `inventory` (without it, its path is 404).
+    pub fn with_inventory(mut self, inventory: InventoryService) -> Self {
+        self.inventory = Some(inventory);
+        self
+    }
+
+    pub(crate) fn has_inventory(&self) -> bool {
+        self.inventory.is_some()
     }
 
     /// For `/readyz`, which reports a stale view of the key registry.

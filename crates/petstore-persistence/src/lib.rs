@@ -34,6 +34,11 @@ pub use memory::{
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
 pub use sql::{
+    backup_sqlite, export, import, restore_sqlite, BackupError, BackupReport, BackupStamp,
+    ExportError, ExportHeader, ExportSummary, ImportError, ImportOptions, ImportSummary,
+    RestoreChecks, RestoreError, RestoreReport,
+};
+pub use sql::{
     describe_metrics, DieselCategoryRepository, DieselIdempotencyStore, DieselInventoryRepository,
     DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
 };

@@ -5,6 +5,7 @@
 
 mod banner;
 pub mod cli;
+pub mod data_moves;
 pub mod healthcheck;
 mod idempotency_purge;
 mod key_secret;
@@ -48,6 +49,8 @@ pub enum AppError {
     Thread(#[source] std::io::Error),
     #[error("unhealthy: {0}")]
     Unhealthy(String),
+    #[error(transparent)]
+    DataMove(#[from] data_moves::DataMoveError),
     #[error("cannot write the output: {0}")]
     Output(#[source] std::io::Error),
 }

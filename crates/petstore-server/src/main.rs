@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use petstore_server::cli::{Cli, Command, KeysCommand};
-use petstore_server::{healthcheck, keys, logging, migrate, openapi, serve};
+use petstore_server::{data_moves, healthcheck, keys, logging, migrate, openapi, serve};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -26,6 +26,10 @@ fn main() -> ExitCode {
         Command::Keys(KeysCommand::Secret) => keys::print_secret(),
         Command::Openapi(args) => openapi::print(args),
         Command::Healthcheck(args) => healthcheck::run(&args),
+        Command::Backup(args) => data_moves::backup(args),
+        Command::Restore(args) => data_moves::restore(args),
+        Command::Export(args) => data_moves::export(args),
+        Command::Import(args) => data_moves::import(args),
     };
     if let (Err(err), logging::LogFormat::Json) = (&result, format) {
         // With JSON logs every line of the stream is JSON, the last word too.

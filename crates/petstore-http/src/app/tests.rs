@@ -13,8 +13,9 @@ use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{
-    CategoryService, KeyChanges, KeyDirectory, MockCategoryRepository, MockClock, MockKeyRegistry,
-    MockOrderRepository, MockPetRepository, OrderService, PetService, RepositoryError, Written,
+    CategoryService, InventoryService, KeyChanges, KeyDirectory, MockCategoryRepository, MockClock,
+    MockInventoryRepository, MockKeyRegistry, MockOrderRepository, MockPetRepository, OrderService,
+    PetService, RepositoryError, Written,
 };
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
@@ -113,8 +114,13 @@ pub(super) async fn send_with_keys(
         Arc::new(MockCategoryRepository::new()),
         Arc::new(MockClock::new()),
     );
+    let inventory = InventoryService::new(
+        Arc::new(MockInventoryRepository::new()),
+        Arc::new(MockClock::new()),
+    );
     let state = HttpState::new(service, key_directory, SECRET, &[])
         .with_orders(orders)
+        .with_inventory(inventory)
         .with_categories(categories);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.

@@ -12,6 +12,7 @@ use utoipa::OpenApi;
 
 use crate::categories::CategoriesApi;
 use crate::error::ErrorBody;
+use crate::inventory::InventoryApi;
 use crate::orders::OrdersApi;
 use crate::pets::PetsApi;
 use crate::routing::servers::ApiServers;
@@ -32,9 +33,9 @@ pub use modifiers::BEARER_AUTH;
     components(schemas(ErrorBody)),
     tags(
         (name = "pets", description = "The animals of the store."),
-        (name = "store", description = "Orders for pets. **Experimental**: the operations \
-            carry `x-stability: experimental` and every response `X-API-Stability: \
-            experimental`; they may change within v1."),
+        (name = "store", description = "Orders for pets and the count of pets by status. \
+            **Experimental**: the operations carry `x-stability: experimental` and every \
+            response `X-API-Stability: experimental`; they may change within v1."),
         (name = "categories", description = "Named groups of pets: a pet's `categoryId` may \
             name one."),
     ),
@@ -47,6 +48,7 @@ pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
     let mut document = ApiDoc::openapi()
         .merge_from(PetsApi::openapi())
         .merge_from(OrdersApi::openapi())
+        .merge_from(InventoryApi::openapi())
         .merge_from(CategoriesApi::openapi());
     document.servers = Some(servers.to_openapi());
     document

@@ -16,7 +16,7 @@ use actix_web::http::header;
 use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::{Either, LocalBoxFuture};
-use petstore_application::{CategoryService, OrderService, PetService};
+use petstore_application::{CategoryService, InventoryService, OrderService, PetService};
 use petstore_domain::{Caller, KeyId, KeyScope};
 
 use super::HttpState;
@@ -79,6 +79,14 @@ impl<S: Scope> Authorized<S> {
             .categories
             .as_ref()
             .expect("category routes exist only with a category service")
+    }
+
+    /// The inventory use case. Its route is registered only when the state has it.
+    pub(crate) fn inventory(&self) -> &InventoryService {
+        self.state
+            .inventory
+            .as_ref()
+            .expect("the inventory route exists only with an inventory service")
     }
 
     /// Who is asking: the key's id and its whole scope (which may allow more than `S`).

@@ -34,9 +34,13 @@ mod orders;
 mod pets;
 mod schema;
 mod store;
+mod transfer;
 
 pub use categories::DieselCategoryRepository;
+pub use engine::backup::{backup_sqlite, BackupError, BackupReport};
+pub use engine::backup_stamp::BackupStamp;
 pub use engine::metrics::{describe_metrics, PoolMetrics};
+pub use engine::restore::{restore_sqlite, RestoreChecks, RestoreError, RestoreReport};
 pub use idempotency::store::DieselIdempotencyStore;
 pub use inventory::repository::DieselInventoryRepository;
 pub use keys::registry::DieselKeyRegistry;
@@ -44,3 +48,7 @@ pub use orders::order_ids::OrderIds;
 pub use orders::repository::DieselOrderRepository;
 pub use pets::repository::DieselPetRepository;
 pub use store::{run_migrations, SqlStore};
+pub use transfer::{
+    export, import, ExportError, ExportHeader, ExportSummary, ImportError, ImportOptions,
+    ImportSummary,
+};

@@ -52,6 +52,21 @@ fn run_pending_sqlite(conn: &mut SqliteConnection) -> Result<Vec<String>, BoxErr
     conn.immediate_transaction(|conn| apply(conn, SQLITE))
 }
 
+/// The versions of the migrations this binary carries (the same list in both dialects), oldest
+/// first: what a backup or an export may be at most, and what a restore migrates to.
+pub(crate) fn known_versions() -> Vec<String> {
+    let mut versions: Vec<String> =
+        diesel::migration::MigrationSource::<diesel::sqlite::Sqlite>::migrations(&SQLITE)
+            .map(|all| {
+                all.iter()
+                    .map(|migration| migration.name().version().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+    versions.sort();
+    versions
+}
+
 fn apply<C>(conn: &mut C, migrations: EmbeddedMigrations) -> Result<Vec<String>, BoxError>
 where
     C: MigrationHarness<C::Backend> + diesel::Connection,

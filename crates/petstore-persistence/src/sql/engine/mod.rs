@@ -4,6 +4,8 @@
 //! error translation and the metrics. It knows no resource: the pets' creates reach the group
 //! commit through [`group_commit::Group`].
 
+pub(crate) mod backup;
+pub(crate) mod backup_stamp;
 pub(crate) mod blocking;
 pub(crate) mod checkpointer;
 pub(crate) mod connection;
@@ -17,6 +19,8 @@ pub(crate) mod pool;
 pub(crate) mod probe;
 pub(crate) mod queue;
 pub(crate) mod read;
+pub(crate) mod restore;
+pub(crate) mod sqlite_file;
 pub(crate) mod write_transaction;
 mod writer_jobs;
 mod writer_rounds;
