@@ -13,20 +13,15 @@ mod params;
 
 use actix_web::http::Method;
 use petstore_domain::KeyScope;
-use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::{OpenApi, RefOr};
-use utoipa::Modify;
 
 use crate::idempotency::openapi::IdempotentPosts;
-use crate::routing::common_responses::{every_operation, CommonResponses};
+use crate::routing::common_responses::CommonResponses;
+use crate::routing::experimental::{ExperimentalStore, STABILITY_HEADER};
 use crate::routing::paths::{
     APPROVE_ORDER_PATH, CANCEL_ORDER_PATH, DELIVER_ORDER_PATH, ORDERS_PATH, ORDER_PATH,
 };
 use crate::routing::table::{Access, Operation, Routes};
 use dto::{NewOrderDto, OrderDto, OrderStatusDto};
-
-/// Says on every order response that the resource may still change.
-const STABILITY: &str = "x-api-stability";
 
 /// The orders' operations and schemas, with the responses all operations share, marked
 /// experimental.
@@ -93,36 +88,5 @@ pub(crate) static ROUTES: Routes = Routes {
             handler: |route| route.to(handlers::cancel_order),
         },
     ],
-    every_response_header: Some((STABILITY, "experimental")),
+    every_response_header: Some(STABILITY_HEADER),
 };
-
-/// Marks the store's operations experimental: `x-stability: experimental` on each, and the
-/// `X-API-Stability` header on each of their responses.
-struct ExperimentalStore;
-
-impl Modify for ExperimentalStore {
-    fn modify(&self, openapi: &mut OpenApi) {
-        let header = HeaderBuilder::new()
-            .description(Some("`experimental`: this operation may change within v1."))
-            .build();
-        for item in openapi.paths.paths.values_mut() {
-            for operation in every_operation(item) {
-                operation
-                    .extensions
-                    .get_or_insert_with(Default::default)
-                    .merge(
-                        utoipa::openapi::extensions::ExtensionsBuilder::new()
-                            .add("x-stability", "experimental")
-                            .build(),
-                    );
-                for response in operation.responses.responses.values_mut() {
-                    if let RefOr::T(response) = response {
-                        response
-                            .headers
-                            .insert("X-API-Stability".to_owned(), header.clone().into());
-                    }
-                }
-            }
-        }
-    }
-}

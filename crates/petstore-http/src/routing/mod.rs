@@ -10,6 +10,7 @@ use actix_web::{guard, web, HttpRequest, HttpResponse, Route};
 use crate::error::ApiError;
 
 pub(crate) mod common_responses;
+pub(crate) mod experimental;
 pub mod paths;
 pub mod servers;
 pub(crate) mod table;
