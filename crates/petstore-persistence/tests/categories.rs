@@ -52,14 +52,20 @@ async fn categories_get_increasing_ids_and_are_found_and_listed_by_id(fixture: F
     assert!(dogs.id() < cats.id() && cats.id() < birds.id());
     assert_eq!(dogs.name().as_str(), "Dogs");
 
-    assert_eq!(repo.find(cats.id()).await.unwrap(), Some(cats.clone()));
-    assert_eq!(repo.find(id(999_999)).await.unwrap(), None);
+    assert_eq!(
+        repo.find(cats.id()).await.expect("storage answers"),
+        Some(cats.clone())
+    );
+    assert_eq!(repo.find(id(999_999)).await.expect("storage answers"), None);
 
-    let all = repo.list(None, 10).await.unwrap();
+    let all = repo.list(None, 10).await.expect("storage answers");
     assert_eq!(names(&all), ["Dogs", "Cats", "Birds"]);
-    let first_two = repo.list(None, 2).await.unwrap();
+    let first_two = repo.list(None, 2).await.expect("storage answers");
     assert_eq!(names(&first_two), ["Dogs", "Cats"]);
-    let after_cats = repo.list(Some(cats.id()), 10).await.unwrap();
+    let after_cats = repo
+        .list(Some(cats.id()), 10)
+        .await
+        .expect("storage answers");
     assert_eq!(after_cats, [birds]);
 }
 
@@ -68,7 +74,7 @@ async fn names_are_unique_regardless_of_case(fixture: Fixture) {
     let dogs = create(repo.as_ref(), "Écureuils").await;
     let cats = create(repo.as_ref(), "Cats").await;
     for taken in ["Écureuils", "ÉCUREUILS", "écureuils"] {
-        let err = repo.create(name(taken), None).await.unwrap_err();
+        let err = repo.create(name(taken), None).await.expect_err("refused");
         assert!(
             matches!(&err, CategoryError::NameTaken(named) if named.as_str() == taken),
             "{taken}: {err}"
@@ -77,16 +83,16 @@ async fn names_are_unique_regardless_of_case(fixture: Fixture) {
     let err = repo
         .rename(cats.id(), Some(name("ÉCUREUILS")), None)
         .await
-        .unwrap_err();
+        .expect_err("refused");
     assert!(matches!(err, CategoryError::NameTaken(_)), "{err}");
     // A category may take its own name in another case.
     let recased = done(
         repo.rename(dogs.id(), Some(name("ÉCUREUILS")), None)
             .await
-            .unwrap(),
+            .expect("storage answers"),
     );
     assert_eq!(recased.name().as_str(), "ÉCUREUILS");
-    let all = repo.list(None, 10).await.unwrap();
+    let all = repo.list(None, 10).await.expect("storage answers");
     assert_eq!(names(&all), ["ÉCUREUILS", "Cats"]);
 }
 
@@ -96,18 +102,25 @@ async fn a_rename_keeps_the_id_and_frees_the_old_name(fixture: Fixture) {
     let hounds = done(
         repo.rename(dogs.id(), Some(name("Hounds")), None)
             .await
-            .unwrap(),
+            .expect("storage answers"),
     );
     assert_eq!(hounds.id(), dogs.id());
-    assert_eq!(repo.find(dogs.id()).await.unwrap(), Some(hounds.clone()));
-    let unchanged = done(repo.rename(dogs.id(), None, None).await.unwrap());
+    assert_eq!(
+        repo.find(dogs.id()).await.expect("storage answers"),
+        Some(hounds.clone())
+    );
+    let unchanged = done(
+        repo.rename(dogs.id(), None, None)
+            .await
+            .expect("storage answers"),
+    );
     assert_eq!(unchanged, hounds);
     let again = create(repo.as_ref(), "dogs").await;
     assert!(again.id() > dogs.id());
     let err = repo
         .rename(id(999_999), Some(name("Cats")), None)
         .await
-        .unwrap_err();
+        .expect_err("refused");
     assert!(matches!(err, CategoryError::NotFound(missing) if missing == id(999_999)));
 }
 
@@ -115,22 +128,35 @@ async fn a_removed_category_is_gone_for_every_read_and_its_name_is_free(fixture:
     let repo = fixture.categories_arc();
     let dogs = create(repo.as_ref(), "Dogs").await;
     let cats = create(repo.as_ref(), "Cats").await;
-    assert_eq!(repo.remove(dogs.id(), 1_900_000_000).await.unwrap(), dogs);
+    assert_eq!(
+        repo.remove(dogs.id(), 1_900_000_000)
+            .await
+            .expect("storage answers"),
+        dogs
+    );
 
-    assert_eq!(repo.find(dogs.id()).await.unwrap(), None);
-    assert_eq!(repo.list(None, 10).await.unwrap(), [cats.clone()]);
+    assert_eq!(repo.find(dogs.id()).await.expect("storage answers"), None);
+    assert_eq!(
+        repo.list(None, 10).await.expect("storage answers"),
+        std::slice::from_ref(&cats)
+    );
     for err in [
-        repo.remove(dogs.id(), 1_900_000_001).await.unwrap_err(),
+        repo.remove(dogs.id(), 1_900_000_001)
+            .await
+            .expect_err("refused"),
         repo.rename(dogs.id(), Some(name("Hounds")), None)
             .await
-            .unwrap_err(),
+            .expect_err("refused"),
     ] {
         assert!(matches!(err, CategoryError::NotFound(_)), "{err}");
     }
     // The name is free again; the new category gets a new id, never the removed one's.
     let dogs_again = create(repo.as_ref(), "DOGS").await;
     assert!(dogs_again.id() > cats.id());
-    assert_eq!(names(&repo.list(None, 10).await.unwrap()), ["Cats", "DOGS"]);
+    assert_eq!(
+        names(&repo.list(None, 10).await.expect("storage answers")),
+        ["Cats", "DOGS"]
+    );
 }
 
 async fn concurrent_creates_of_one_name_give_exactly_one_category(fixture: Fixture) {
@@ -156,7 +182,7 @@ async fn concurrent_creates_of_one_name_give_exactly_one_category(fixture: Fixtu
         .filter(|outcome| matches!(outcome, Err(CategoryError::NameTaken(_))))
         .count();
     assert_eq!((created, taken), (1, 11), "{outcomes:?}");
-    assert_eq!(repo.list(None, 10).await.unwrap().len(), 1);
+    assert_eq!(repo.list(None, 10).await.expect("storage answers").len(), 1);
 }
 
 /// The plan of a keyed request made `later` seconds after the first: a retry comes later, and
@@ -182,7 +208,7 @@ async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_name_taken(
     let Written::Done(first, Some(response)) = repo
         .create(name("Dogs"), Some(plan_at("create-dogs", 0)))
         .await
-        .unwrap()
+        .expect("storage answers")
     else {
         panic!("the first keyed create is carried out and recorded");
     };
@@ -194,7 +220,7 @@ async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_name_taken(
     let Written::Earlier(record) = repo
         .create(name("Dogs"), Some(plan_at("create-dogs", 1)))
         .await
-        .unwrap()
+        .expect("storage answers")
     else {
         panic!("the retry is answered from the record");
     };
@@ -204,7 +230,10 @@ async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_name_taken(
         .create(name("Cats"), Some(plan_at("create-dogs", 2)))
         .await;
     assert!(matches!(other, Ok(Written::Earlier(_))), "{other:?}");
-    assert_eq!(repo.list(None, 10).await.unwrap(), [first.clone()]);
+    assert_eq!(
+        repo.list(None, 10).await.expect("storage answers"),
+        std::slice::from_ref(&first)
+    );
     // A keyed rename is recorded the same way; its retry within the same second renames to
     // the name the category has, which renders the very response recorded, and is still
     // answered from the record.
@@ -215,7 +244,7 @@ async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_name_taken(
             Some(plan_at("rename-dogs", 3)),
         )
         .await
-        .unwrap();
+        .expect("storage answers");
     assert!(matches!(renamed, Written::Done(_, Some(_))), "{renamed:?}");
     let retried = repo
         .rename(
@@ -224,6 +253,6 @@ async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_name_taken(
             Some(plan_at("rename-dogs", 3)),
         )
         .await
-        .unwrap();
+        .expect("storage answers");
     assert!(matches!(retried, Written::Earlier(_)), "{retried:?}");
 }
