@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
 use petstore_application::{
-    CategoryService, Idempotency, KeyDirectory, OrderService, PetService, SystemClock,
+    CategoryService, Idempotency, InventoryService, KeyDirectory, OrderService, PetService,
+    SystemClock,
 };
 use petstore_domain::{IdempotencyRetention, KeyScope};
 use petstore_http::{
@@ -93,6 +94,7 @@ impl Application {
         let orders = OrderService::new(storage.orders, Arc::new(SystemClock))
             .with_open_order_limit(args.max_open_orders_per_key);
         let categories = CategoryService::new(storage.categories, Arc::new(SystemClock));
+        let inventory = InventoryService::new(storage.inventory, Arc::new(SystemClock));
         let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
@@ -126,6 +128,7 @@ impl Application {
         .with_if_match_required(args.require_if_match)
         .with_cors(args.cors_origins.clone())
         .with_orders(orders)
+        .with_inventory(inventory)
         .with_categories(categories)
         .with_idempotency(idempotency.clone());
         crate::idempotency_purge::spawn(idempotency);
