@@ -32,8 +32,8 @@ pub use page_limit::{PageLimit, PageLimitError};
 // The catalogue's values: price, description, photos, tags, and the case fold of name search.
 pub use pet::{
     fold_case, Currency, CurrencyError, ItemError, ListError, NamePrefix, NamePrefixError,
-    PetDescription, PetDescriptionError, PhotoUrl, PhotoUrlError, PhotoUrls, PhotoUrlsError, Price,
-    PriceAmountError, PriceError, Tag, TagError, Tags, TagsError,
+    PetDescription, PetDescriptionError, PetDetails, PetSearch, PhotoUrl, PhotoUrlError, PhotoUrls,
+    PhotoUrlsError, Price, PriceAmountError, PriceError, Tag, TagError, Tags, TagsError,
 };
 pub use pet::{
     CategoryId, CategoryIdError, NewPet, Patch, Pet, PetChange, PetChangeError, PetChangeFields,

@@ -7,6 +7,7 @@
 
 mod common;
 
+use petstore_domain::PetSearch;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
@@ -144,9 +145,18 @@ async fn find_unknown_id_is_none(fixture: Fixture) {
 
 async fn empty_store_lists_nothing(fixture: Fixture) {
     let repo = fixture.repo();
-    assert!(repo.list(None, None, 20).await.expect("list").is_empty());
     assert!(repo
-        .list(Some(PetStatus::Sold), Some(PetId::new(5)), 20)
+        .list(None, &PetSearch::default(), None, 20)
+        .await
+        .expect("list")
+        .is_empty());
+    assert!(repo
+        .list(
+            Some(PetStatus::Sold),
+            &PetSearch::default(),
+            Some(PetId::new(5)),
+            20
+        )
         .await
         .expect("list")
         .is_empty());
@@ -155,16 +165,29 @@ async fn empty_store_lists_nothing(fixture: Fixture) {
 async fn list_is_ordered_by_id_and_honours_max(fixture: Fixture) {
     let repo = fixture.repo();
     let ids = create_many(repo, 5).await;
-    let all = repo.list(None, None, 100).await.expect("list");
+    let all = repo
+        .list(None, &PetSearch::default(), None, 100)
+        .await
+        .expect("list");
     assert_eq!(all.iter().map(|p| p.id()).collect::<Vec<_>>(), ids);
-    let first_three = repo.list(None, None, 3).await.expect("list");
+    let first_three = repo
+        .list(None, &PetSearch::default(), None, 3)
+        .await
+        .expect("list");
     assert_eq!(
         first_three.iter().map(|p| p.id()).collect::<Vec<_>>(),
         ids[..3]
     );
-    assert!(repo.list(None, None, 0).await.expect("list").is_empty());
+    assert!(repo
+        .list(None, &PetSearch::default(), None, 0)
+        .await
+        .expect("list")
+        .is_empty());
     assert_eq!(
-        repo.list(None, None, usize::MAX).await.expect("list").len(),
+        repo.list(None, &PetSearch::default(), None, usize::MAX)
+            .await
+            .expect("list")
+            .len(),
         5
     );
 }
@@ -194,11 +217,14 @@ async fn list_filters_by_status(fixture: Fixture) {
             .filter(|p| p.status() == status)
             .cloned()
             .collect();
-        let listed = repo.list(Some(status), None, 100).await.expect("list");
+        let listed = repo
+            .list(Some(status), &PetSearch::default(), None, 100)
+            .await
+            .expect("list");
         assert_eq!(listed, expected, "{status}");
     }
     let two_pending = repo
-        .list(Some(PetStatus::Pending), None, 2)
+        .list(Some(PetStatus::Pending), &PetSearch::default(), None, 2)
         .await
         .expect("list");
     assert_eq!(two_pending, vec![created[1].clone(), created[3].clone()]);
@@ -207,25 +233,31 @@ async fn list_filters_by_status(fixture: Fixture) {
 async fn list_after_is_a_keyset_cursor(fixture: Fixture) {
     let repo = fixture.repo();
     let ids = create_many(repo, 6).await;
-    let rest = repo.list(None, Some(ids[1]), 100).await.expect("list");
+    let rest = repo
+        .list(None, &PetSearch::default(), Some(ids[1]), 100)
+        .await
+        .expect("list");
     assert_eq!(rest.iter().map(|p| p.id()).collect::<Vec<_>>(), ids[2..]);
-    let next_two = repo.list(None, Some(ids[1]), 2).await.expect("list");
+    let next_two = repo
+        .list(None, &PetSearch::default(), Some(ids[1]), 2)
+        .await
+        .expect("list");
     assert_eq!(
         next_two.iter().map(|p| p.id()).collect::<Vec<_>>(),
         ids[2..4]
     );
     assert!(repo
-        .list(None, Some(ids[5]), 100)
+        .list(None, &PetSearch::default(), Some(ids[5]), 100)
         .await
         .expect("list")
         .is_empty());
     assert!(repo
-        .list(None, Some(PetId::new(i64::MAX)), 100)
+        .list(None, &PetSearch::default(), Some(PetId::new(i64::MAX)), 100)
         .await
         .expect("list")
         .is_empty());
     let from_start = repo
-        .list(None, Some(PetId::new(i64::MIN)), 100)
+        .list(None, &PetSearch::default(), Some(PetId::new(i64::MIN)), 100)
         .await
         .expect("list");
     assert_eq!(from_start.len(), 6);
@@ -238,6 +270,7 @@ async fn list_after_is_a_keyset_cursor(fixture: Fixture) {
     let sold_after = repo
         .list(
             Some(PetStatus::Sold),
+            &PetSearch::default(),
             Some(PetId::new(ids[0].get() - 1)),
             100,
         )
@@ -252,7 +285,10 @@ async fn paging_with_after_visits_every_pet_once(fixture: Fixture) {
     let mut seen = Vec::new();
     let mut after = None;
     loop {
-        let page = repo.list(None, after, 2).await.expect("list");
+        let page = repo
+            .list(None, &PetSearch::default(), after, 2)
+            .await
+            .expect("list");
         let Some(last) = page.last() else { break };
         after = Some(last.id());
         seen.extend(page.iter().map(|p| p.id()));
@@ -286,7 +322,10 @@ async fn two_hundred_concurrent_creates_get_distinct_ids_and_are_all_findable(fi
     for id in &ids {
         assert!(repo.find(*id).await.expect("find").is_some(), "{id}");
     }
-    let listed = repo.list(None, None, 1000).await.expect("list");
+    let listed = repo
+        .list(None, &PetSearch::default(), None, 1000)
+        .await
+        .expect("list");
     assert_eq!(
         listed.iter().map(|p| p.id()).collect::<Vec<_>>(),
         ids.into_iter().collect::<Vec<_>>()

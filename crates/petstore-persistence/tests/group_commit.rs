@@ -8,6 +8,7 @@
 
 mod common;
 
+use petstore_domain::PetSearch;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -134,7 +135,7 @@ async fn first_then_group(
 }
 
 async fn stored_names(repo: &Arc<dyn PetRepository>) -> Vec<String> {
-    repo.list(None, None, 100)
+    repo.list(None, &PetSearch::default(), None, 100)
         .await
         .expect("list")
         .into_iter()

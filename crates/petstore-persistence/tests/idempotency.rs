@@ -4,6 +4,7 @@
 
 mod common;
 
+use petstore_domain::PetSearch;
 use std::sync::Arc;
 
 use common::{done, new_pet, Fixture};
@@ -118,7 +119,11 @@ async fn a_recorded_create_stores_its_record_and_a_second_one_stores_nothing(fix
         .await
         .expect("create");
     assert!(matches!(other_owner, Written::Done(..)), "{other_owner:?}");
-    let pets = fixture.repo().list(None, None, 100).await.expect("list");
+    let pets = fixture
+        .repo()
+        .list(None, &PetSearch::default(), None, 100)
+        .await
+        .expect("list");
     assert_eq!(pets.len(), 2, "{pets:?}");
 }
 
@@ -150,7 +155,11 @@ async fn creates_with_one_key_at_once_store_one_pet(fixture: Fixture) {
             assert_eq!(record.response.body, expected);
         }
     }
-    let pets = fixture.repo().list(None, None, 100).await.expect("list");
+    let pets = fixture
+        .repo()
+        .list(None, &PetSearch::default(), None, 100)
+        .await
+        .expect("list");
     assert_eq!(
         pets.iter()
             .filter(|pet| pet.name().as_str() == "Once")
@@ -341,7 +350,7 @@ async fn a_retry_among_new_keys_is_answered_and_the_new_ones_stored(fixture: Fix
     }
     let mut names: Vec<String> = fixture
         .repo()
-        .list(None, None, 100)
+        .list(None, &PetSearch::default(), None, 100)
         .await
         .expect("list")
         .iter()

@@ -6,6 +6,7 @@
 
 mod common;
 
+use petstore_domain::PetSearch;
 use std::sync::Arc;
 
 use common::{done, new_pet, Fixture};
@@ -100,7 +101,11 @@ async fn a_change_is_read_back_at_the_next_version(fixture: Fixture) {
     assert_eq!(changed.status(), PetStatus::Pending);
     assert_eq!(changed.version(), PetVersion::first().next());
     assert_eq!(stored(&fixture, pet.id()).await, Some(changed.clone()));
-    let listed = fixture.repo().list(None, None, 10).await.expect("list");
+    let listed = fixture
+        .repo()
+        .list(None, &PetSearch::default(), None, 10)
+        .await
+        .expect("list");
     assert_eq!(listed, [changed]);
 }
 
@@ -136,7 +141,11 @@ async fn a_removed_pet_is_gone_from_every_read_and_its_orders_stay(fixture: Fixt
         .expect("remove");
     assert_eq!(removed.id(), pet.id());
     assert_eq!(stored(&fixture, pet.id()).await, None);
-    let listed = fixture.repo().list(None, None, 10).await.expect("list");
+    let listed = fixture
+        .repo()
+        .list(None, &PetSearch::default(), None, 10)
+        .await
+        .expect("list");
     assert_eq!(listed.iter().map(Pet::id).collect::<Vec<_>>(), [other.id()]);
     let by_id = fixture
         .repo()

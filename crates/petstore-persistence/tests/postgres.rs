@@ -6,6 +6,7 @@
 
 mod common;
 
+use petstore_domain::PetSearch;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -91,7 +92,7 @@ async fn an_unreachable_server_is_unavailable_within_the_configured_time() {
     );
 
     let started = Instant::now();
-    let listed = repo.list(None, None, 20).await;
+    let listed = repo.list(None, &PetSearch::default(), None, 20).await;
     assert!(
         matches!(listed, Err(RepositoryError::Unavailable(_))),
         "{listed:?}"
@@ -264,7 +265,7 @@ async fn a_row_breaking_the_domain_rules_is_unexpected_not_a_crash() {
         matches!(found, Err(RepositoryError::Unexpected(_))),
         "{found:?}"
     );
-    let listed = repo.list(None, None, 20).await;
+    let listed = repo.list(None, &PetSearch::default(), None, 20).await;
     assert!(
         matches!(listed, Err(RepositoryError::Unexpected(_))),
         "{listed:?}"
@@ -319,7 +320,12 @@ async fn a_statement_past_the_statement_timeout_is_unavailable_and_stores_nothin
         started.elapsed()
     );
     database.execute("DROP TRIGGER stall ON pets");
-    assert_eq!(repo.list(None, None, 20).await.expect("list"), vec![]);
+    assert_eq!(
+        repo.list(None, &PetSearch::default(), None, 20)
+            .await
+            .expect("list"),
+        vec![]
+    );
 }
 
 /// Reads that pile up while the table is locked are answered in groups (one query for all the
@@ -367,7 +373,7 @@ async fn reads_queued_behind_a_lock_are_grouped_and_each_gets_its_own_answer() {
         let repo = Arc::clone(&repo);
         pages.push((
             (status, after, max),
-            tokio::spawn(async move { repo.list(status, after, max).await }),
+            tokio::spawn(async move { repo.list(status, &PetSearch::default(), after, max).await }),
         ));
     }
     // The reads have reached the database once a reader's query waits for the lock; the

@@ -4,6 +4,7 @@
 
 mod common;
 
+use petstore_domain::PetSearch;
 use std::time::{Duration, Instant};
 
 use common::{done, new_pet, parse};
@@ -118,5 +119,11 @@ async fn after_a_restart_the_first_create_and_the_first_read_succeed_on_new_conn
         .await
         .expect("the first read after a restart");
     assert_eq!(found, Some(tom));
-    assert_eq!(repo.list(None, None, 10).await.expect("list").len(), 2);
+    assert_eq!(
+        repo.list(None, &PetSearch::default(), None, 10)
+            .await
+            .expect("list")
+            .len(),
+        2
+    );
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{done, new_pet, open, parse};
+use petstore_domain::PetSearch;
 use petstore_domain::PetStatus;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
 use petstore_test_database::{eventually, TestSqliteFile};
@@ -27,7 +28,12 @@ async fn pets_survive_reopening_the_file_and_ids_keep_increasing() {
         // The pool, and with it every connection, is dropped here.
     };
     let repo = open(&file.url());
-    assert_eq!(repo.list(None, None, 100).await.expect("list"), first);
+    assert_eq!(
+        repo.list(None, &PetSearch::default(), None, 100)
+            .await
+            .expect("list"),
+        first
+    );
     assert_eq!(
         repo.find(first[1].id()).await.expect("find"),
         Some(first[1].clone())
@@ -115,7 +121,7 @@ async fn two_pools_writing_one_file_at_once_never_see_a_locked_database() {
                 .create(new_pet(&format!("pet {i}"), 1, None), None)
                 .await
                 .map(done)?;
-            repo.list(None, None, 100).await?;
+            repo.list(None, &PetSearch::default(), None, 100).await?;
             repo.find(pet.id()).await.map(|_| pet.id())
         });
     }
@@ -189,7 +195,13 @@ async fn the_checkpointer_folds_the_wal_into_the_database_file_in_the_background
         },
     )
     .await;
-    assert_eq!(repo.list(None, None, 100).await.expect("list").len(), 100);
+    assert_eq!(
+        repo.list(None, &PetSearch::default(), None, 100)
+            .await
+            .expect("list")
+            .len(),
+        100
+    );
 }
 
 /// The migrations that turn the idempotency table into a rowid table purged by arrival

@@ -98,6 +98,7 @@ impl OrderService {
             let mut pet = tx
                 .pet_for_update(new.pet_id())?
                 .ok_or(OrderError::PetNotFound(new.pet_id()))?;
+            let mut new = new;
             new.place(&mut pet)?;
             tx.save_pet(&pet)?;
             Ok(tx.insert_order(new, &placed_by)?)

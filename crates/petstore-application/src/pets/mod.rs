@@ -119,7 +119,7 @@ impl PetService {
         // One row more than the page tells whether another page exists without a second query.
         let mut pets = self
             .repository
-            .list(query.status, query.after, limit + 1)
+            .list(query.status, &query.search, query.after, limit + 1)
             .await?;
         let next_after = cut_page(&mut pets, limit, |pet| pet.id());
         Ok(PetPage { pets, next_after })
@@ -140,6 +140,7 @@ impl PetService {
             .await?
             .into_iter()
             .filter(|pet| query.status.is_none_or(|status| pet.status() == status))
+            .filter(|pet| query.search.matches(pet))
             .filter(|pet| query.after.is_none_or(|after| pet.id() > after))
             .take(limit + 1)
             .collect();

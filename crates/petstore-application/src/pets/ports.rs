@@ -1,7 +1,7 @@
 //! What the pet use cases need of storage.
 
 use async_trait::async_trait;
-use petstore_domain::{NewPet, Pet, PetId, PetStatus};
+use petstore_domain::{NewPet, Pet, PetId, PetSearch, PetStatus};
 
 use super::changes::{PetWork, PetWriteError};
 use crate::idempotency::{RecordPlan, Written};
@@ -36,10 +36,11 @@ pub trait PetRepository: Send + Sync + 'static {
     ) -> Result<Written<Pet>, PetWriteError>;
 
     /// Pets with an id greater than `after` (from the first when `None`) and, when given, the
-    /// status `status`, in ascending id order, at most `max` of them.
+    /// status `status`, matching `search`, in ascending id order, at most `max` of them.
     async fn list(
         &self,
         status: Option<PetStatus>,
+        search: &PetSearch,
         after: Option<PetId>,
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError>;

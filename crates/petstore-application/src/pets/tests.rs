@@ -89,17 +89,19 @@ async fn list_pets_asks_for_one_more_than_the_limit_and_reports_the_next_page() 
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .with(
-            eq(Some(PetStatus::Pending)),
-            eq(Some(PetId::new(10))),
-            eq(3),
-        )
+        .withf(|status, search, after, max| {
+            *status == Some(PetStatus::Pending)
+                && search.is_empty()
+                && *after == Some(PetId::new(10))
+                && *max == 3
+        })
         .times(1)
-        .returning(|_, _, _| Ok(vec![pet(11), pet(12), pet(13)]));
+        .returning(|_, _, _, _| Ok(vec![pet(11), pet(12), pet(13)]));
     let query = PetListQuery {
         limit: PageLimit::parse(2).unwrap(),
         status: Some(PetStatus::Pending),
         after: Some(PetId::new(10)),
+        ..Default::default()
     };
 
     let page = service(repository, MockClock::new())
@@ -116,8 +118,10 @@ async fn list_pets_has_no_next_page_when_storage_returns_no_extra_row() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .with(eq(None), eq(None), eq(21))
-        .returning(|_, _, _| Ok((1..=20).map(pet).collect()));
+        .withf(|status, search, after, max| {
+            status.is_none() && search.is_empty() && after.is_none() && *max == 21
+        })
+        .returning(|_, _, _, _| Ok((1..=20).map(pet).collect()));
 
     let page = service(repository, MockClock::new())
         .list_pets(PetListQuery::default())
@@ -133,7 +137,7 @@ async fn list_pets_maps_storage_failures() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .returning(|_, _, _| Err(unexpected()));
+        .returning(|_, _, _, _| Err(unexpected()));
     let err = service(repository, MockClock::new())
         .list_pets(PetListQuery::default())
         .await
@@ -231,8 +235,9 @@ async fn a_lookup_by_id_reads_the_ids_once_and_pages_them_like_a_listing() {
         limit: PageLimit::parse(1).unwrap(),
         status: Some(PetStatus::Available),
         after: None,
+        ..Default::default()
     };
-    let first = service.list_pets_by_id(query, &ids).await.unwrap();
+    let first = service.list_pets_by_id(query.clone(), &ids).await.unwrap();
     assert_eq!(first.pets, vec![pet(2)]);
     assert_eq!(first.next_after, Some(PetId::new(2)));
     let after = PetListQuery {

@@ -19,7 +19,7 @@ pub use open_limit::{OpenOrderLimit, OpenOrderLimitError, TooManyOpenOrders};
 pub use quantity::{OrderQuantity, OrderQuantityError};
 pub use status::{OrderAction, OrderStatus, OrderStatusError};
 
-use crate::{KeyId, Pet, PetId, PetStatus, StatusTransitionError};
+use crate::{KeyId, Pet, PetId, PetStatus, Price, StatusTransitionError};
 
 /// Why an order cannot be placed or moved; nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,6 +50,8 @@ pub struct Order {
     /// The key that placed it; `None` for an order placed before orders had owners. Never
     /// shown to clients: a key's id is the key's business.
     placed_by: Option<KeyId>,
+    /// The pet's price when the order was placed; `None` for a pet without one.
+    price: Option<Price>,
 }
 
 /// An order about to be placed: the pet it takes, in the only quantity there is.
@@ -57,11 +59,17 @@ pub struct Order {
 pub struct NewOrder {
     pet_id: PetId,
     quantity: OrderQuantity,
+    /// The pet's price when it was placed, once [`place`](Self::place) took the pet.
+    price: Option<Price>,
 }
 
 impl NewOrder {
     pub const fn new(pet_id: PetId, quantity: OrderQuantity) -> Self {
-        Self { pet_id, quantity }
+        Self {
+            pet_id,
+            quantity,
+            price: None,
+        }
     }
 
     pub const fn pet_id(&self) -> PetId {
@@ -69,7 +77,9 @@ impl NewOrder {
     }
 
     /// Reserves `pet` for this order (`available -> pending`), or says why it cannot be had.
-    pub fn place(self, pet: &mut Pet) -> Result<(), OrderConflict> {
+    /// The order keeps the pet's price as it is now: a later change of the pet's price does not
+    /// change what was ordered.
+    pub fn place(&mut self, pet: &mut Pet) -> Result<(), OrderConflict> {
         if pet.status() != PetStatus::Available {
             return Err(OrderConflict::PetNotAvailable {
                 pet: pet.id(),
@@ -77,6 +87,7 @@ impl NewOrder {
             });
         }
         pet.change_status(PetStatus::Pending)?;
+        self.price = pet.details().price;
         Ok(())
     }
 
@@ -89,7 +100,13 @@ impl NewOrder {
             status: OrderStatus::Placed,
             ship_date: None,
             placed_by: Some(placed_by),
+            price: self.price,
         }
+    }
+
+    /// The price the order keeps, once placed.
+    pub const fn price(&self) -> Option<Price> {
+        self.price
     }
 }
 
@@ -111,7 +128,21 @@ impl Order {
             status,
             ship_date,
             placed_by,
+            price: None,
         }
+    }
+
+    /// An order as storage kept it, with the price it was placed at (see
+    /// [`restore`](Self::restore)).
+    #[must_use]
+    pub const fn with_price(mut self, price: Option<Price>) -> Self {
+        self.price = price;
+        self
+    }
+
+    /// The pet's price when the order was placed; `None` for a pet without a price.
+    pub const fn price(&self) -> Option<Price> {
+        self.price
     }
 
     pub const fn id(&self) -> OrderId {

@@ -5,7 +5,10 @@
 
 use std::fmt;
 
-use super::{CategoryId, Patch, Pet, PetId, PetName, PetStatus, StatusTransitionError};
+use super::{
+    CategoryId, Patch, Pet, PetDescription, PetId, PetName, PetStatus, PhotoUrls, Price,
+    StatusTransitionError, Tags,
+};
 use crate::OrderId;
 
 /// A field of a pet that a change can name, spelled as the spec's `Pet` schema spells it so a
@@ -15,16 +18,32 @@ pub enum PetField {
     Name,
     CategoryId,
     Status,
+    Price,
+    Description,
+    PhotoUrls,
+    Tags,
 }
 
 impl PetField {
-    pub const ALL: [PetField; 3] = [PetField::Name, PetField::CategoryId, PetField::Status];
+    pub const ALL: [PetField; 7] = [
+        PetField::Name,
+        PetField::CategoryId,
+        PetField::Status,
+        PetField::Price,
+        PetField::Description,
+        PetField::PhotoUrls,
+        PetField::Tags,
+    ];
 
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Name => "name",
             Self::CategoryId => "categoryId",
             Self::Status => "status",
+            Self::Price => "price",
+            Self::Description => "description",
+            Self::PhotoUrls => "photoUrls",
+            Self::Tags => "tags",
         }
     }
 
@@ -32,6 +51,7 @@ impl PetField {
     pub const fn is_required(self) -> bool {
         match self {
             Self::Name | Self::CategoryId | Self::Status => true,
+            Self::Price | Self::Description | Self::PhotoUrls | Self::Tags => false,
         }
     }
 }
@@ -49,6 +69,10 @@ pub struct PetChangeFields {
     pub name: Patch<PetName>,
     pub category_id: Patch<CategoryId>,
     pub status: Patch<PetStatus>,
+    pub price: Patch<Price>,
+    pub description: Patch<PetDescription>,
+    pub photo_urls: Patch<PhotoUrls>,
+    pub tags: Patch<Tags>,
 }
 
 /// A change that clears fields every pet has; the change was not made.
@@ -84,15 +108,13 @@ pub struct PetChange {
 impl PetChange {
     /// The change `fields` asks for, or every required field it would clear.
     pub fn new(fields: PetChangeFields) -> Result<Self, PetChangeInvalid> {
-        let PetChangeFields {
-            name,
-            category_id,
-            status,
-        } = &fields;
         let clears = [
-            (PetField::Name, matches!(name, Patch::Clear)),
-            (PetField::CategoryId, matches!(category_id, Patch::Clear)),
-            (PetField::Status, matches!(status, Patch::Clear)),
+            (PetField::Name, matches!(fields.name, Patch::Clear)),
+            (
+                PetField::CategoryId,
+                matches!(fields.category_id, Patch::Clear),
+            ),
+            (PetField::Status, matches!(fields.status, Patch::Clear)),
         ];
         let cleared: Vec<PetField> = clears
             .into_iter()
@@ -112,8 +134,18 @@ impl PetChange {
             name,
             category_id,
             status,
+            price,
+            description,
+            photo_urls,
+            tags,
         } = &self.fields;
-        name.is_keep() && category_id.is_keep() && status.is_keep()
+        name.is_keep()
+            && category_id.is_keep()
+            && status.is_keep()
+            && price.is_keep()
+            && description.is_keep()
+            && photo_urls.is_keep()
+            && tags.is_keep()
     }
 
     /// The name the change gives the pet, if it sets one.
@@ -130,6 +162,30 @@ impl PetChange {
     pub fn status(&self) -> Option<PetStatus> {
         self.fields.status.as_ref().set_value().copied()
     }
+}
+
+/// Applies `patch` to an optional field; whether it changed.
+fn patch_option<T: Clone + PartialEq>(field: &mut Option<T>, patch: &Patch<T>) -> bool {
+    let next = match patch {
+        Patch::Keep => return false,
+        Patch::Set(value) => Some(value.clone()),
+        Patch::Clear => None,
+    };
+    let changed = *field != next;
+    *field = next;
+    changed
+}
+
+/// Applies `patch` to a list field, where cleared is empty; whether it changed.
+fn patch_list<T: Clone + PartialEq + Default>(field: &mut T, patch: &Patch<T>) -> bool {
+    let next = match patch {
+        Patch::Keep => return false,
+        Patch::Set(value) => value.clone(),
+        Patch::Clear => T::default(),
+    };
+    let changed = *field != next;
+    *field = next;
+    changed
 }
 
 /// Why a change to a pet was refused; the pet did not change.
@@ -192,6 +248,12 @@ impl Pet {
                 changed = true;
             }
         }
+        let fields = &change.fields;
+        let details = &mut self.details;
+        changed |= patch_option(&mut details.price, &fields.price);
+        changed |= patch_option(&mut details.description, &fields.description);
+        changed |= patch_list(&mut details.photo_urls, &fields.photo_urls);
+        changed |= patch_list(&mut details.tags, &fields.tags);
         if changed {
             self.version = self.version.next();
         }
@@ -239,6 +301,7 @@ mod tests {
             name: Patch::Set(name("Tom")),
             category_id: Patch::Set(category(4)),
             status: Patch::Set(Sold),
+            ..Default::default()
         });
         assert_eq!(change.name(), Some(&name("Tom")));
         assert_eq!(change.category_id(), Some(category(4)));
@@ -265,7 +328,10 @@ mod tests {
 
     #[test]
     fn clearing_a_required_field_is_refused_naming_each_one() {
-        assert!(PetField::ALL.iter().all(|field| field.is_required()));
+        let required = [PetField::Name, PetField::CategoryId, PetField::Status];
+        for field in PetField::ALL {
+            assert_eq!(field.is_required(), required.contains(&field), "{field}");
+        }
         let only_name = PetChange::new(PetChangeFields {
             name: Patch::Clear,
             status: Patch::Set(Pending),
@@ -281,11 +347,15 @@ mod tests {
             name: Patch::Clear,
             category_id: Patch::Clear,
             status: Patch::Clear,
+            price: Patch::Clear,
+            description: Patch::Clear,
+            photo_urls: Patch::Clear,
+            tags: Patch::Clear,
         });
         assert_eq!(
             every,
             Err(PetChangeInvalid {
-                cleared: PetField::ALL.to_vec()
+                cleared: required.to_vec()
             })
         );
     }
@@ -308,7 +378,7 @@ mod tests {
             "`name` and `status` are required: they can be set but not cleared"
         );
         assert_eq!(
-            message(&PetField::ALL),
+            message(&[PetField::Name, PetField::CategoryId, PetField::Status]),
             "`name`, `categoryId` and `status` are required: they can be set but not cleared"
         );
     }
@@ -322,6 +392,7 @@ mod tests {
                     name: Patch::Set(name("Tom")),
                     category_id: Patch::Set(category(4)),
                     status: Patch::Set(Pending),
+                    ..Default::default()
                 }),
                 None,
             )
@@ -362,6 +433,7 @@ mod tests {
                 name: Patch::Set(name("Rex")),
                 category_id: Patch::Set(category(3)),
                 status: Patch::Set(status),
+                ..Default::default()
             });
             // Even while an order holds the pet: staying put is no move.
             for holding in [None, Some(OrderId::new(12))] {
@@ -426,6 +498,7 @@ mod tests {
             name: Patch::Set(name("Tom")),
             category_id: Patch::Set(category(4)),
             status: Patch::Set(status),
+            ..Default::default()
         };
         let mut sold = pet(Sold);
         assert!(sold
@@ -481,5 +554,42 @@ mod tests {
         let mut sold = pet(Sold);
         let err = sold.apply_change(&set_status(Pending), None).unwrap_err();
         assert_eq!(err.to_string(), "a pet cannot go from `sold` to `pending`");
+    }
+}
+
+#[cfg(test)]
+mod detail_tests {
+    use super::*;
+    use crate::{NewPet, PetDescription, Tags};
+
+    #[test]
+    fn details_are_set_cleared_and_compared_like_the_other_fields() {
+        let mut pet = NewPet::new(
+            PetName::parse("Rex").unwrap(),
+            CategoryId::parse(3).unwrap(),
+            None,
+        )
+        .into_pet(PetId::new(7));
+        let set = PetChange::new(PetChangeFields {
+            description: Patch::Set(PetDescription::parse("A good dog").unwrap()),
+            tags: Patch::Set(Tags::parse(&["Friendly"]).unwrap()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(pet.apply_change(&set, None).unwrap());
+        assert_eq!(pet.details().tags.as_slice()[0].as_str(), "friendly");
+        // The same again changes nothing, and keeps the version.
+        let version = pet.version();
+        assert!(!pet.apply_change(&set, None).unwrap());
+        assert_eq!(pet.version(), version);
+        let clear = PetChange::new(PetChangeFields {
+            description: Patch::Clear,
+            tags: Patch::Clear,
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(pet.apply_change(&clear, None).unwrap());
+        assert!(pet.details().is_empty());
+        assert_eq!(pet.version(), version.next());
     }
 }

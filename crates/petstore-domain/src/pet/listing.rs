@@ -1,18 +1,48 @@
-//! What a client may ask of the pet listing: how many pets per page, which status, and where
-//! the previous page ended.
+//! What a client may ask of the pet listing: how many pets per page, which pets (a status, a
+//! category, a tag, the start of a name), and where the previous page ended.
 
-use crate::{PageLimit, PetId, PetStatus};
+use crate::{CategoryId, NamePrefix, PageLimit, Pet, PetId, PetStatus, Tag};
 
 /// One page of the listing: pets with an id greater than `after` (all pets when `None`), with
-/// `status` when given, in ascending id order, at most `limit` of them.
+/// `status` when given and matching `search`, in ascending id order, at most `limit` of them.
 ///
 /// Keyset paging on the id (rather than offsets) keeps pages stable while pets are being added:
 /// a pet never appears twice and none is skipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PetListQuery {
     pub limit: PageLimit,
     pub status: Option<PetStatus>,
+    pub search: PetSearch,
     pub after: Option<PetId>,
+}
+
+/// The search filters of a listing, each optional and all of them together (and with the
+/// status): a category, a tag the pet has, the case-insensitive start of its name.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub struct PetSearch {
+    pub category_id: Option<CategoryId>,
+    pub tag: Option<Tag>,
+    pub name: Option<NamePrefix>,
+}
+
+impl PetSearch {
+    /// Whether no filter is given: every pet matches.
+    pub fn is_empty(&self) -> bool {
+        self.category_id.is_none() && self.tag.is_none() && self.name.is_none()
+    }
+
+    /// Whether `pet` matches every filter given.
+    pub fn matches(&self, pet: &Pet) -> bool {
+        self.category_id.is_none_or(|id| pet.category_id() == id)
+            && self
+                .tag
+                .as_ref()
+                .is_none_or(|tag| pet.details().tags.as_slice().contains(tag))
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|name| name.matches(pet.name()))
+    }
 }
 
 /// The ids of a lookup by id (`listPets?id=3&id=7`): 1 to 100, each once, in ascending order.

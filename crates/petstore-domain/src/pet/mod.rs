@@ -6,6 +6,7 @@ mod category_id;
 mod change;
 mod currency;
 mod description;
+mod details;
 mod id;
 mod list_items;
 mod listing;
@@ -23,9 +24,10 @@ pub use category_id::{CategoryId, CategoryIdError};
 pub use change::{PetChange, PetChangeError, PetChangeFields, PetChangeInvalid, PetField};
 pub use currency::{Currency, CurrencyError};
 pub use description::{PetDescription, PetDescriptionError};
+pub use details::PetDetails;
 pub use id::{PetId, PetIdError};
 pub use list_items::{ItemError, ListError};
-pub use listing::{PetIds, PetIdsError, PetListQuery};
+pub use listing::{PetIds, PetIdsError, PetListQuery, PetSearch};
 pub use name::{PetName, PetNameError};
 pub use name_search::{fold_case, NamePrefix, NamePrefixError};
 pub use patch::Patch;
@@ -43,6 +45,7 @@ pub struct NewPet {
     name: PetName,
     category_id: CategoryId,
     status: PetStatus,
+    details: PetDetails,
 }
 
 impl NewPet {
@@ -51,7 +54,19 @@ impl NewPet {
             name,
             category_id,
             status: status.unwrap_or_default(),
+            details: PetDetails::default(),
         }
+    }
+
+    /// The pet with its optional details (price, description, photos, tags).
+    #[must_use]
+    pub fn with_details(mut self, details: PetDetails) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn details(&self) -> &PetDetails {
+        &self.details
     }
 
     pub fn name(&self) -> &PetName {
@@ -74,6 +89,7 @@ impl NewPet {
             category_id: self.category_id,
             status: self.status,
             version: PetVersion::first(),
+            details: self.details,
         }
     }
 }
@@ -89,6 +105,7 @@ pub struct Pet {
     category_id: CategoryId,
     status: PetStatus,
     version: PetVersion,
+    details: PetDetails,
 }
 
 impl Pet {
@@ -107,7 +124,19 @@ impl Pet {
             category_id,
             status,
             version,
+            details: PetDetails::default(),
         }
+    }
+
+    /// A pet as storage kept it, with its details (see [`restore`](Self::restore)).
+    #[must_use]
+    pub fn with_details(mut self, details: PetDetails) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn details(&self) -> &PetDetails {
+        &self.details
     }
 
     /// Which state of the pet this is.
@@ -132,8 +161,14 @@ impl Pet {
     }
 
     /// The pet's parts, for an adapter that keeps them apart (a DTO, a row).
-    pub fn into_parts(self) -> (PetId, PetName, CategoryId, PetStatus) {
-        (self.id, self.name, self.category_id, self.status)
+    pub fn into_parts(self) -> (PetId, PetName, CategoryId, PetStatus, PetDetails) {
+        (
+            self.id,
+            self.name,
+            self.category_id,
+            self.status,
+            self.details,
+        )
     }
 
     /// Moves the pet along its life cycle, refusing any move the life cycle does not allow.

@@ -10,12 +10,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::details::{parse_details, DetailsOut, PriceDto, DETAIL_FIELDS};
 use super::fields;
 use crate::error::ApiError;
 use crate::wire::json::{json_object, whole_i64, NotWholeI64};
 use crate::wire::status_dto::status_dto;
 
-/// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`. Also the `Pet` schema of
+/// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`, and its details
+/// (`price`, `description`, `photoUrls`, `tags`) only when it has them. Also the `Pet` schema of
 /// the OpenAPI document; its constraints restate what the domain guarantees of every stored pet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(as = Pet, description = "An animal of the store.", example = json!({"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}))]
@@ -28,16 +30,38 @@ pub(crate) struct PetDto {
     #[schema(schema_with = fields::pet_category_id)]
     pub(crate) category_id: i64,
     pub(crate) status: PetStatusDto,
+    /// Absent when the pet has no price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub(crate) price: Option<PriceDto>,
+    /// Absent when the pet has no description. Up to 2,000 characters; line breaks allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub(crate) description: Option<String>,
+    /// Absent when the pet has no photos: 1 to 10 absolute `https` URLs, never fetched by the
+    /// service.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub(crate) photo_urls: Option<Vec<String>>,
+    /// Absent when the pet has no tags: 1 to 10 short names, lowercased, spaces collapsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub(crate) tags: Option<Vec<String>>,
 }
 
 impl From<Pet> for PetDto {
     fn from(pet: Pet) -> Self {
-        let (id, name, category_id, status) = pet.into_parts();
+        let (id, name, category_id, status, details) = pet.into_parts();
+        let details = DetailsOut::from(details);
         Self {
             id: id.get(),
             name: name.into_inner(),
             category_id: category_id.get(),
             status: status.into(),
+            price: details.price,
+            description: details.description,
+            photo_urls: details.photo_urls,
+            tags: details.tags,
         }
     }
 }
@@ -90,7 +114,7 @@ impl NewPetDto {
             .fields
             .keys()
             .map(String::as_str)
-            .filter(|key| !NEW_PET_FIELDS.contains(key))
+            .filter(|key| !NEW_PET_FIELDS.contains(key) && !DETAIL_FIELDS.contains(key))
             .collect();
         if !unknown.is_empty() {
             unknown.sort_unstable();
@@ -105,7 +129,8 @@ impl NewPetDto {
                 "fields"
             };
             problems.push(format!(
-                "unknown {noun} {list}; allowed fields are `name`, `categoryId`, `status`"
+                "unknown {noun} {list}; allowed fields are `name`, `categoryId`, `status`, \
+                 `price`, `description`, `photoUrls`, `tags`"
             ));
         }
 
@@ -131,14 +156,16 @@ impl NewPetDto {
             Some(_) => Err(format!("`status` {}", petstore_domain::PetStatusError)),
         };
 
-        match (name, category_id, status) {
-            (Ok(name), Ok(category_id), Ok(status)) if problems.is_empty() => {
-                Ok(NewPet::new(name, category_id, status))
+        let details = parse_details(&self.fields);
+        match (name, category_id, status, details) {
+            (Ok(name), Ok(category_id), Ok(status), Ok(details)) if problems.is_empty() => {
+                Ok(NewPet::new(name, category_id, status).with_details(details))
             }
-            (name, category_id, status) => {
+            (name, category_id, status, details) => {
                 problems.extend(name.err());
                 problems.extend(category_id.err());
                 problems.extend(status.err());
+                problems.extend(details.err().into_iter().flatten());
                 Err(ApiError::validation(problems.join("; ")))
             }
         }
@@ -155,11 +182,28 @@ impl utoipa::PartialSchema for NewPetDto {
         let mut status = Ref::from_schema_name(PetStatusDto::name());
         status.description = "Omitted or `null`: `available`.".to_owned();
         let [name, category_id, status_field] = NEW_PET_FIELDS;
+        let optional = |schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>| {
+            OneOfBuilder::new()
+                .item(schema)
+                .item(ObjectBuilder::new().schema_type(Type::Null))
+        };
+        let strings = |description: &str| {
+            utoipa::openapi::schema::ArrayBuilder::new()
+                .items(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .min_length(Some(1)),
+                )
+                .max_items(Some(10))
+                .description(Some(description))
+                .into()
+        };
         let mut object = ObjectBuilder::new()
             .schema_type(Type::Object)
             .description(Some(format!(
-                "A new animal. Members other than `{name}`, `{category_id}` and \
-                 `{status_field}` are refused."
+                "A new animal. Members other than `{name}`, `{category_id}`, `{status_field}`, \
+                 `price`, `description`, `photoUrls` and `tags` are refused; the last four are \
+                 optional (`null` is the same as leaving them out)."
             )))
             .required(NAME)
             .required(CATEGORY_ID)
@@ -187,6 +231,35 @@ impl utoipa::PartialSchema for NewPetDto {
                 OneOfBuilder::new()
                     .item(status)
                     .item(ObjectBuilder::new().schema_type(Type::Null)),
+            )
+            .property("price", optional(Ref::from_schema_name("Price").into()))
+            .property(
+                "description",
+                optional(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .min_length(Some(1))
+                        .max_length(Some(petstore_domain::PetDescription::MAX_CHARS))
+                        .description(Some(
+                            "Free text; line breaks allowed, invisible and control \
+                             characters refused.",
+                        ))
+                        .into(),
+                ),
+            )
+            .property(
+                "photoUrls",
+                optional(strings(
+                    "Up to 10 absolute `https` URLs (no user or password in them), each at \
+                     most 2,000 bytes. Kept as given (normalised); never fetched.",
+                )),
+            )
+            .property(
+                "tags",
+                optional(strings(
+                    "Up to 10 short names (at most 32 characters each), stored trimmed, \
+                     lowercased, spaces collapsed, repeats dropped; no commas.",
+                )),
             )
             .additional_properties(Some(AdditionalProperties::FreeForm(false)))
             .build();

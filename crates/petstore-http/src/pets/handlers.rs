@@ -83,8 +83,8 @@ pub(crate) async fn list_pets(
 ) -> Result<HttpResponse, ApiError> {
     let ListRequest { query, ids } = parse_list_request(req.query_string(), caller.cursors())?;
     let page = match &ids {
-        None => caller.pets().list_pets(query).await?,
-        Some(ids) => caller.pets().list_pets_by_id(query, ids).await?,
+        None => caller.pets().list_pets(query.clone()).await?,
+        Some(ids) => caller.pets().list_pets_by_id(query.clone(), ids).await?,
     };
 
     let mut response = HttpResponse::Ok();

@@ -3,6 +3,7 @@
 //! part of the OpenAPI document ([`PetsApi`]).
 
 mod changes;
+mod details;
 mod dto;
 mod errors;
 mod fields;
@@ -18,12 +19,15 @@ use petstore_domain::KeyScope;
 use utoipa::OpenApi;
 
 #[cfg(test)]
+pub(crate) use details::DETAIL_FIELDS;
+#[cfg(test)]
 pub(crate) use dto::NEW_PET_FIELDS;
 
 use crate::idempotency::openapi::IdempotentPosts;
 use crate::routing::common_responses::CommonResponses;
 use crate::routing::paths::{PETS_PATH, PET_PATH};
 use crate::routing::table::{Access, Operation, Routes};
+use details::PriceDto;
 use dto::{NewPetDto, PetDto, PetStatusDto, PetsDto};
 use get_pet::GetPetDeprecation;
 use links::CreatedPetLinks;
@@ -40,7 +44,7 @@ use patch_dto::PetPatchDto;
         changes::update_pet,
         changes::delete_pet
     ),
-    components(schemas(PetDto, NewPetDto, PetPatchDto, PetStatusDto, PetsDto)),
+    components(schemas(PetDto, NewPetDto, PetPatchDto, PetStatusDto, PetsDto, PriceDto)),
     modifiers(&IdempotentPosts, &CommonResponses, &GetPetDeprecation, &CreatedPetLinks),
 )]
 pub(crate) struct PetsApi;

@@ -4,7 +4,9 @@
 //! naming the parameter, and so that the rules are exactly ours: integers are plain decimal
 //! digits (no `+`, no `1.5`, no `1e2`), statuses are spelled exactly.
 
-use petstore_domain::{PageLimit, PetId, PetIds, PetListQuery, PetStatus};
+use petstore_domain::{
+    CategoryId, NamePrefix, PageLimit, PetId, PetIds, PetListQuery, PetSearch, PetStatus, Tag,
+};
 
 use super::dto::PetStatusDto;
 use super::fields;
@@ -47,12 +49,43 @@ impl utoipa::IntoParams for ListPetsParams {
             query(STATUS, "Only pets with this status.".to_owned())
                 .schema(Some(Ref::from_schema_name(PetStatusDto::name())))
                 .build(),
+            query(CATEGORY_ID, "Only pets with this `categoryId`.".to_owned())
+                .schema(Some(fields::category_id("A category id, as on a pet.")))
+                .build(),
+            query(
+                TAG,
+                format!(
+                    "Only pets with this tag. Compared as tags are stored: trimmed, spaces \
+                     collapsed, lowercased (`?tag=Small%20Dog` finds `small dog`); at most {} \
+                     characters.",
+                    Tag::MAX_CHARS
+                ),
+            )
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1)),
+            ))
+            .build(),
+            query(
+                NAME,
+                "Only pets whose name starts with this, ignoring case (every letter, not only \
+                 ASCII: `?name=zoë` finds `Zoë`). A prefix, not a search inside the name."
+                    .to_owned(),
+            )
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1)),
+            ))
+            .build(),
             query(
                 CURSOR,
                 "Where the page starts. Opaque: copy it from the `Link: rel=\"next\"` header of \
-                 the previous\npage. It is tamper-evident and bound to the `status` filter it was \
-                 issued with: an\naltered cursor, or one used with another `status`, is refused \
-                 with 400\n`invalid_parameter`. `limit` may change between pages."
+                 the previous\npage. It is tamper-evident and bound to the filters it was \
+                 issued with (`status`, `categoryId`, `tag`, `name`): an\naltered cursor, or one \
+                 used with other filters, is refused with 400\n`invalid_parameter`. `limit` may \
+                 change between pages."
                     .to_owned(),
             )
             .schema(Some(
@@ -91,6 +124,27 @@ impl utoipa::IntoParams for ListPetsParams {
 const STATUS: &str = "status";
 const CURSOR: &str = "cursor";
 const ID: &str = "id";
+const CATEGORY_ID: &str = "categoryId";
+const TAG: &str = "tag";
+const NAME: &str = "name";
+
+/// The search filters' bytes a cursor is bound to, each with its length, so two searches never
+/// share a cursor; none for a listing without them (its cursors are `status`'s alone).
+fn search_bytes(search: &PetSearch) -> Vec<u8> {
+    if search.is_empty() {
+        return Vec::new();
+    }
+    let mut bytes = vec![b'S'];
+    bytes.extend_from_slice(&search.category_id.map_or(0, CategoryId::get).to_be_bytes());
+    for text in [
+        search.tag.as_ref().map_or("", Tag::as_str),
+        search.name.as_ref().map_or("", NamePrefix::as_str),
+    ] {
+        bytes.extend_from_slice(&(text.len() as u64).to_be_bytes());
+        bytes.extend_from_slice(text.as_bytes());
+    }
+    bytes
+}
 
 /// What a `listPets` request asks for: a page, of all pets or of the pets with some ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,12 +171,18 @@ pub(crate) fn parse_list_request(
     let mut limit = None;
     let mut status = None;
     let mut cursor = None;
+    let mut category_id = None;
+    let mut tag = None;
+    let mut name_prefix = None;
     let mut ids = Vec::new();
     for (name, value) in pairs {
         let slot = match name.as_str() {
             LIMIT => &mut limit,
             STATUS => &mut status,
             CURSOR => &mut cursor,
+            CATEGORY_ID => &mut category_id,
+            TAG => &mut tag,
+            NAME => &mut name_prefix,
             ID => {
                 let id = PetId::parse(&value).map_err(|error| {
                     ApiError::invalid_parameter(format!("query parameter `id` {error}"))
@@ -133,7 +193,7 @@ pub(crate) fn parse_list_request(
             other => {
                 return Err(ApiError::invalid_parameter(format!(
                     "unknown query parameter `{other}`; listPets takes `limit`, `status`, \
-                     `cursor` and `id`"
+                     `categoryId`, `tag`, `name`, `cursor` and `id`"
                 )))
             }
         };
@@ -154,15 +214,36 @@ pub(crate) fn parse_list_request(
             })
         })
         .transpose()?;
+    let invalid = |name: &str, error: &dyn std::fmt::Display| {
+        ApiError::invalid_parameter(format!("query parameter `{name}` {error}"))
+    };
+    let search = PetSearch {
+        category_id: category_id
+            .map(|raw| {
+                raw.parse::<i64>()
+                    .map_err(|_| invalid(CATEGORY_ID, &"must be an integer written as digits"))
+                    .and_then(|id| CategoryId::parse(id).map_err(|e| invalid(CATEGORY_ID, &e)))
+            })
+            .transpose()?,
+        tag: tag
+            .map(|raw| Tag::parse(&raw).map_err(|e| invalid(TAG, &e)))
+            .transpose()?,
+        name: name_prefix
+            .map(|raw| NamePrefix::parse(&raw).map_err(|e| invalid(NAME, &e)))
+            .transpose()?,
+    };
     let limit = query::page_limit(limit.as_deref())?;
-    // The cursor is checked against the `status` of this request: it is only valid for the
-    // filter it was issued with.
-    let after = cursor.map(|raw| cursors.decode(&raw, status)).transpose()?;
+    // The cursor is checked against the filters of this request: it is only valid for the
+    // filters it was issued with.
+    let after = cursor
+        .map(|raw| cursors.decode_filtered(&raw, status, &search_bytes(&search)))
+        .transpose()?;
 
     Ok(ListRequest {
         query: PetListQuery {
             limit,
             status,
+            search,
             after,
         },
         ids,
@@ -180,15 +261,33 @@ pub(crate) fn next_page_link(
     let status = query
         .status
         .map(|status| (STATUS, status.as_str().to_owned()));
+    let search = &query.search;
+    let filters = [
+        search
+            .category_id
+            .map(|id| (CATEGORY_ID, id.get().to_string())),
+        search
+            .tag
+            .as_ref()
+            .map(|tag| (TAG, tag.as_str().to_owned())),
+        search
+            .name
+            .as_ref()
+            .map(|name| (NAME, name.as_str().to_owned())),
+    ];
     let ids = ids
         .map_or(&[][..], PetIds::as_slice)
         .iter()
         .map(|id| (ID, id.to_string()));
-    let cursor = (CURSOR, cursors.encode(next_after, query.status));
+    let cursor = (
+        CURSOR,
+        cursors.encode_filtered(next_after, query.status, &search_bytes(search)),
+    );
     query::next_link(
         PETS_PATH,
         std::iter::once(limit)
             .chain(status)
+            .chain(filters.into_iter().flatten())
             .chain(ids)
             .chain(std::iter::once(cursor)),
     )

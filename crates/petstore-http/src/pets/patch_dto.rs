@@ -8,6 +8,10 @@ use petstore_domain::{
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::details::{
+    parse_description, parse_photo_urls, parse_price, parse_tags, DESCRIPTION, DETAIL_FIELDS,
+    PHOTO_URLS, PRICE, TAGS,
+};
 use super::dto::{json_category_id, PetStatusDto, NEW_PET_FIELDS};
 use super::fields;
 use crate::error::ApiError;
@@ -50,14 +54,16 @@ impl PetPatchDto {
             .fields
             .keys()
             .map(String::as_str)
-            .filter(|key| *key != "id" && !NEW_PET_FIELDS.contains(key))
+            .filter(|key| {
+                *key != "id" && !NEW_PET_FIELDS.contains(key) && !DETAIL_FIELDS.contains(key)
+            })
             .collect();
         if !unknown.is_empty() {
             unknown.sort_unstable();
             let list: Vec<String> = unknown.iter().map(|key| format!("`{key}`")).collect();
             problems.push(format!(
                 "unknown {} {}; a change may have `{name_field}`, `{category_field}`, \
-                 `{status_field}`",
+                 `{status_field}`, `{PRICE}`, `{DESCRIPTION}`, `{PHOTO_URLS}`, `{TAGS}`",
                 if unknown.len() == 1 {
                     "field"
                 } else {
@@ -76,20 +82,48 @@ impl PetPatchDto {
             Value::String(raw) => PetStatus::parse(raw).map_err(|e| format!("`status` {e}")),
             _ => Err(format!("`status` {PetStatusError}")),
         });
-        let (name, category_id, status) = match (name, category_id, status) {
-            (Ok(name), Ok(category_id), Ok(status)) => (name, category_id, status),
-            (name, category_id, status) => {
-                problems.extend(name.err());
-                problems.extend(category_id.err());
-                problems.extend(status.err());
-                return Err(ApiError::validation(problems.join("; ")));
-            }
-        };
-        let change = PetChange::new(PetChangeFields {
+        let price = patch_of(self.fields.get(PRICE), parse_price);
+        let description = patch_of(self.fields.get(DESCRIPTION), parse_description);
+        let photo_urls = patch_of(self.fields.get(PHOTO_URLS), parse_photo_urls);
+        let tags = patch_of(self.fields.get(TAGS), parse_tags);
+        let fields = match (
             name,
             category_id,
             status,
-        });
+            price,
+            description,
+            photo_urls,
+            tags,
+        ) {
+            (
+                Ok(name),
+                Ok(category_id),
+                Ok(status),
+                Ok(price),
+                Ok(description),
+                Ok(photo_urls),
+                Ok(tags),
+            ) => PetChangeFields {
+                name,
+                category_id,
+                status,
+                price,
+                description,
+                photo_urls,
+                tags,
+            },
+            (name, category_id, status, price, description, photo_urls, tags) => {
+                problems.extend(name.err());
+                problems.extend(category_id.err());
+                problems.extend(status.err());
+                problems.extend(price.err());
+                problems.extend(description.err());
+                problems.extend(photo_urls.err());
+                problems.extend(tags.err());
+                return Err(ApiError::validation(problems.join("; ")));
+            }
+        };
+        let change = PetChange::new(fields);
         match change {
             Ok(change) if problems.is_empty() => Ok(change),
             Ok(_) => Err(ApiError::validation(problems.join("; "))),
@@ -104,13 +138,29 @@ impl PetPatchDto {
 /// The `PetPatch` schema: what `try_into_domain` accepts, from the same field list.
 impl utoipa::PartialSchema for PetPatchDto {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Ref, Type};
+        use utoipa::openapi::schema::{
+            AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Ref, Type,
+        };
+        use utoipa::openapi::RefOr;
+        let nullable = |schema: RefOr<utoipa::openapi::schema::Schema>| {
+            OneOfBuilder::new()
+                .item(schema)
+                .item(ObjectBuilder::new().schema_type(Type::Null))
+        };
+        let string_array = || -> RefOr<utoipa::openapi::schema::Schema> {
+            ArrayBuilder::new()
+                .items(ObjectBuilder::new().schema_type(Type::String))
+                .max_items(Some(10))
+                .into()
+        };
         let mut object = ObjectBuilder::new()
             .schema_type(Type::Object)
             .description(Some(
                 "A JSON Merge Patch (RFC 7396) of a pet: each member sets its field, an absent \
-                 one leaves it as it is. Every field of a pet is required, so `null` (clearing \
-                 it) is refused; `id` cannot be changed; other members are refused.",
+                 one leaves it as it is, `null` clears it. `name`, `categoryId` and `status` \
+                 every pet has, so clearing them is refused; `price`, `description`, \
+                 `photoUrls` and `tags` may be cleared. `id` cannot be changed; other members \
+                 are refused.",
             ))
             .property(
                 "name",
@@ -129,6 +179,13 @@ impl utoipa::PartialSchema for PetPatchDto {
                 )),
             )
             .property("status", Ref::from_schema_name(PetStatusDto::name()))
+            .property(PRICE, nullable(Ref::from_schema_name("Price").into()))
+            .property(
+                DESCRIPTION,
+                nullable(ObjectBuilder::new().schema_type(Type::String).into()),
+            )
+            .property(PHOTO_URLS, nullable(string_array()))
+            .property(TAGS, nullable(string_array()))
             .additional_properties(Some(AdditionalProperties::FreeForm(false)))
             .build();
         object.example = Some(serde_json::json!({"name": "Rex Junior", "status": "pending"}));

@@ -63,13 +63,34 @@ impl CursorCodec {
 
     /// The cursor of the page after `after`, valid only with the same `status` filter.
     pub fn encode(&self, after: PetId, status: Option<PetStatus>) -> String {
-        self.encode_scoped(after.get(), &[status_byte(status)])
+        self.encode_filtered(after, status, &[])
     }
 
     /// The id a cursor issued by [`encode`](Self::encode) for `status` carries, or a 400
     /// `invalid_parameter`.
     pub fn decode(&self, raw: &str, status: Option<PetStatus>) -> Result<PetId, ApiError> {
-        self.decode_scoped(raw, &[status_byte(status)])
+        self.decode_filtered(raw, status, &[])
+    }
+
+    /// [`encode`](Self::encode) for a listing with more filters than `status`, `filters` being
+    /// their bytes (empty: `status` alone, the same cursor as `encode`'s).
+    pub(crate) fn encode_filtered(
+        &self,
+        after: PetId,
+        status: Option<PetStatus>,
+        filters: &[u8],
+    ) -> String {
+        self.encode_scoped(after.get(), &pet_scope(status, filters))
+    }
+
+    /// [`decode`](Self::decode) for a cursor of [`encode_filtered`](Self::encode_filtered).
+    pub(crate) fn decode_filtered(
+        &self,
+        raw: &str,
+        status: Option<PetStatus>,
+        filters: &[u8],
+    ) -> Result<PetId, ApiError> {
+        self.decode_scoped(raw, &pet_scope(status, filters))
             .map(PetId::new)
             .ok_or_else(invalid)
     }
@@ -125,6 +146,14 @@ fn derive_key(key_secret: &[u8]) -> [u8; 32] {
 
 fn mac_with_key(key: &[u8]) -> HmacSha256 {
     <HmacSha256 as Mac>::new_from_slice(key).expect("HMAC takes a key of any length")
+}
+
+/// A pet listing's scope: its status byte, then the other filters' bytes.
+fn pet_scope(status: Option<PetStatus>, filters: &[u8]) -> Vec<u8> {
+    let mut scope = Vec::with_capacity(1 + filters.len());
+    scope.push(status_byte(status));
+    scope.extend_from_slice(filters);
+    scope
 }
 
 /// One byte per filter: 0 for none, else the status's place in `PetStatus::ALL` plus one (so

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use petstore_application::{
     PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{NewPet, Order, Pet, PetId, PetStatus};
+use petstore_domain::{NewPet, Order, Pet, PetId, PetSearch, PetStatus};
 
 use super::State;
 
@@ -93,6 +93,7 @@ impl PetRepository for InMemoryPetRepository {
     async fn list(
         &self,
         status: Option<PetStatus>,
+        search: &PetSearch,
         after: Option<PetId>,
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError> {
@@ -106,6 +107,7 @@ impl PetRepository for InMemoryPetRepository {
             .range(from..)
             .map(|(_, pet)| pet)
             .filter(|pet| status.is_none_or(|wanted| pet.status() == wanted))
+            .filter(|pet| search.matches(pet))
             .take(max)
             .cloned()
             .collect())

@@ -8,6 +8,19 @@ diesel::table! {
         status -> Text,
         version -> BigInt,
         removed_at -> Nullable<BigInt>,
+        price_minor -> Nullable<BigInt>,
+        price_currency -> Nullable<Text>,
+        description -> Nullable<Text>,
+        photo_urls -> Nullable<Text>,
+        tags -> Nullable<Text>,
+        name_folded -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    pet_tags (tag, pet_id) {
+        tag -> Text,
+        pet_id -> BigInt,
     }
 }
 
@@ -33,6 +46,8 @@ diesel::table! {
         status -> Text,
         ship_date -> Nullable<BigInt>,
         placed_by -> Nullable<Text>,
+        price_minor -> Nullable<BigInt>,
+        price_currency -> Nullable<Text>,
     }
 }
 
@@ -47,3 +62,6 @@ diesel::table! {
         stored_at -> BigInt,
     }
 }
+
+// The tag filter reads `pet_tags` in a subquery of `pets`.
+diesel::allow_tables_to_appear_in_same_query!(pets, pet_tags);

@@ -25,6 +25,7 @@ use super::keys::registry::DieselKeyRegistry;
 use super::orders::repository::DieselOrderRepository;
 use super::pets::batch_insert::PetCreate;
 use super::pets::group_read::ReadQueue;
+use super::pets::name_backfill::fill_name_folded;
 use super::pets::repository::{DieselPetRepository, Reads};
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
@@ -310,10 +311,15 @@ pub fn run_migrations(
     let mut conn = manager
         .establish()
         .map_err(|error| errors::connect_failed(url, &error))?;
-    migrations::run_pending(&mut conn).map_err(|error| {
+    let applied = migrations::run_pending(&mut conn).map_err(|error| {
         let connection_lost = conn.ping().is_err();
         errors::migration_failed(url, &error, connection_lost)
-    })
+    })?;
+    let folded = fill_name_folded(&mut conn).map_err(|error| errors::query_failed(url, &error))?;
+    if folded > 0 {
+        tracing::info!(database = %url, pets = folded, "folded the names of pets written before the name search");
+    }
+    Ok(applied)
 }
 
 /// Refuses a SQLite path whose directory does not exist. It is not created: a mistyped path

@@ -177,9 +177,9 @@ fn rejects_unknown_fields_including_id_naming_them() {
         "unknown field `id`",
     );
     rejected(
-        r#"{"name": "Rex", "categoryId": 1, "tags": [], "Name": "x"}"#,
+        r#"{"name": "Rex", "categoryId": 1, "colour": "red", "Name": "x"}"#,
         ErrorCode::ValidationFailed,
-        "unknown fields `Name`, `tags`",
+        "unknown fields `Name`, `colour`",
     );
     // Field names are case-sensitive, as in the spec.
     rejected(

@@ -15,8 +15,8 @@ use petstore_application::{
     OrderError, OrderRepository, OrderWork, RecordPlan, RepositoryError, StoreTransaction, Written,
 };
 use petstore_domain::{
-    KeyId, NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
-    VisibleOrders,
+    Currency, KeyId, NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
+    Price, VisibleOrders,
 };
 
 use super::order_ids::OrderIds;
@@ -64,6 +64,8 @@ const COLUMNS: (
     orders::status,
     orders::ship_date,
     orders::placed_by,
+    orders::price_minor,
+    orders::price_currency,
 ) = (
     orders::id,
     orders::pet_id,
@@ -71,6 +73,8 @@ const COLUMNS: (
     orders::status,
     orders::ship_date,
     orders::placed_by,
+    orders::price_minor,
+    orders::price_currency,
 );
 
 #[derive(Debug, Queryable)]
@@ -81,6 +85,8 @@ struct OrderRow {
     status: String,
     ship_date: Option<i64>,
     placed_by: Option<String>,
+    price_minor: Option<i64>,
+    price_currency: Option<String>,
 }
 
 impl OrderRow {
@@ -100,6 +106,15 @@ impl OrderRow {
             .map(KeyId::parse)
             .transpose()
             .map_err(|_| corrupt("owner"))?;
+        let price = match (self.price_minor, self.price_currency) {
+            (Some(minor), Some(code)) => Some(
+                Currency::parse(&code)
+                    .ok()
+                    .and_then(|currency| Price::from_minor_units(minor, currency).ok())
+                    .ok_or_else(|| corrupt("price"))?,
+            ),
+            _ => None,
+        };
         Ok(Order::restore(
             OrderId::new(self.id),
             PetId::new(self.pet_id),
@@ -107,7 +122,8 @@ impl OrderRow {
             status,
             self.ship_date,
             placed_by,
-        ))
+        )
+        .with_price(price))
     }
 }
 
@@ -138,7 +154,7 @@ impl StoreTransaction for DieselTransaction<'_> {
     }
 
     fn save_pet(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
-        locked::save(self.conn, pet).map_err(query_error)
+        locked::save_status(self.conn, pet).map_err(query_error)
     }
 
     fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError> {
@@ -177,6 +193,8 @@ impl StoreTransaction for DieselTransaction<'_> {
                     orders::status.eq(placed.status().as_str()),
                     orders::ship_date.eq(placed.ship_date()),
                     orders::placed_by.eq(placed_by.as_str()),
+                    orders::price_minor.eq(placed.price().map(|price| price.minor_units())),
+                    orders::price_currency.eq(placed.price().map(|price| price.currency().code())),
                 ))
                 .on_conflict(orders::id)
                 .do_nothing()

@@ -8,11 +8,12 @@ use diesel::prelude::*;
 use diesel::query_builder::AstPass;
 use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, HasSqlType, Text};
+use diesel::sql_types::{BigInt, HasSqlType, Nullable, Text};
 use petstore_application::{RecordPlan, RepositoryError, StoredResponse, Written};
-use petstore_domain::{NewPet, Pet};
+use petstore_domain::{fold_case, NewPet, Pet};
 
-use super::pet_row::PetRow;
+use super::pet_row::{DetailColumns, PetRow};
+use super::tags;
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::group_commit::Group;
@@ -148,6 +149,11 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
         }
         slots[at] = Some(EntryOutcome::Done(pet, None));
     }
+    let stored_pets = slots.iter().filter_map(|slot| match slot {
+        Some(EntryOutcome::Done(pet, _)) => Some(pet),
+        _ => None,
+    });
+    tags::insert(conn, stored_pets)?;
     // The plans of one group were made within moments of each other: the earliest cutoff
     // replaces no record that any of them would still count as live.
     let expired_before = first_of_key
@@ -160,6 +166,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
     for ((at, _), row) in first_of_key.iter().zip(earlier) {
         let Some(row) = row else { continue };
         if let Some(EntryOutcome::Done(pet, _)) = &slots[*at] {
+            tags::delete_of(conn, pet.id().get())?;
             diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
         }
         slots[*at] = Some(EntryOutcome::Earlier(row));
@@ -210,20 +217,14 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
 /// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of
 /// power-of-two sizes, each kept prepared (`multi_row`).
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
-    let rows: Vec<PetValues<'_>> = batch
-        .iter()
-        .map(|new_pet| PetValues {
-            name: new_pet.name().as_str(),
-            category_id: new_pet.category_id().get(),
-            status: new_pet.status().as_str(),
-        })
-        .collect();
+    let rows: Vec<PetValues<'_>> = batch.iter().map(|new_pet| PetValues::of(new_pet)).collect();
     let mut stored = Vec::with_capacity(rows.len());
     for part in in_parts(&rows) {
         let insert = MultiRow {
-            head: "INSERT INTO pets (name, category_id, status)",
+            head: "INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
+                   description, photo_urls, tags, name_folded)",
             rows: part,
-            tail: "RETURNING id, name, category_id, status, version",
+            tail: PetRow::RETURNING,
             tail_bind: None,
             end: "",
         };
@@ -240,6 +241,20 @@ struct PetValues<'a> {
     name: &'a str,
     category_id: i64,
     status: &'a str,
+    details: DetailColumns<'a>,
+    name_folded: String,
+}
+
+impl<'a> PetValues<'a> {
+    fn of(new_pet: &'a NewPet) -> Self {
+        Self {
+            name: new_pet.name().as_str(),
+            category_id: new_pet.category_id().get(),
+            status: new_pet.status().as_str(),
+            details: DetailColumns::of(new_pet.details()),
+            name_folded: fold_case(new_pet.name().as_str()),
+        }
+    }
 }
 
 impl<DB> BindValues<DB> for PetValues<'_>
@@ -247,13 +262,29 @@ where
     DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
     str: ToSql<Text, DB>,
     i64: ToSql<BigInt, DB>,
+    Option<i64>: ToSql<Nullable<BigInt>, DB>,
+    for<'x> Option<&'x str>: ToSql<Nullable<Text>, DB>,
+    Option<String>: ToSql<Nullable<Text>, DB>,
 {
     fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        let details = &self.details;
         out.push_bind_param::<Text, str>(self.name)?;
         out.push_sql(", ");
         out.push_bind_param::<BigInt, i64>(&self.category_id)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, str>(self.status)
+        out.push_bind_param::<Text, str>(self.status)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<BigInt>, Option<i64>>(&details.price_minor)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, Option<&str>>(&details.price_currency)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, Option<&str>>(&details.description)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, Option<String>>(&details.photo_urls)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Text>, Option<String>>(&details.tags)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, str>(&self.name_folded)
     }
 }
 

@@ -3,9 +3,10 @@
 //! move pets too, so both take the same lock and skip removed pets alike.
 
 use diesel::prelude::*;
-use petstore_domain::{OrderStatus, Pet};
+use petstore_domain::{fold_case, OrderStatus, Pet};
 
-use super::pet_row::PetRow;
+use super::pet_row::{DetailColumns, PetRow};
+use super::tags;
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::schema::{orders, pets};
 
@@ -36,12 +37,30 @@ pub(crate) fn holding_order(conn: &mut AnyConnection, pet_id: i64) -> QueryResul
         .optional()
 }
 
-/// Writes `pet`'s fields and version over its row.
+/// Writes `pet`'s fields, details and version over its row, and its tags.
 pub(crate) fn save(conn: &mut AnyConnection, pet: &Pet) -> QueryResult<()> {
+    let details = DetailColumns::of(pet.details());
     diesel::update(pets::table.find(pet.id().get()))
         .set((
             pets::name.eq(pet.name().as_str()),
+            pets::name_folded.eq(fold_case(pet.name().as_str())),
             pets::category_id.eq(pet.category_id().get()),
+            pets::status.eq(pet.status().as_str()),
+            pets::version.eq(pet.version().get()),
+            pets::price_minor.eq(details.price_minor),
+            pets::price_currency.eq(details.price_currency),
+            pets::description.eq(details.description),
+            pets::photo_urls.eq(&details.photo_urls),
+            pets::tags.eq(&details.tags),
+        ))
+        .execute(conn)?;
+    tags::replace(conn, pet)
+}
+
+/// Writes `pet`'s status and version over its row: what an order changes of it.
+pub(crate) fn save_status(conn: &mut AnyConnection, pet: &Pet) -> QueryResult<()> {
+    diesel::update(pets::table.find(pet.id().get()))
+        .set((
             pets::status.eq(pet.status().as_str()),
             pets::version.eq(pet.version().get()),
         ))

@@ -5,5 +5,8 @@
 pub(crate) mod batch_insert;
 pub(crate) mod group_read;
 pub(crate) mod locked;
+pub(crate) mod name_backfill;
 pub(crate) mod pet_row;
 pub(crate) mod repository;
+pub(crate) mod search;
+pub(crate) mod tags;

@@ -2,7 +2,10 @@
 
 use diesel::prelude::*;
 use petstore_application::RepositoryError;
-use petstore_domain::{CategoryId, NewPet, Pet, PetId, PetName, PetStatus, PetVersion};
+use petstore_domain::{
+    CategoryId, Currency, NewPet, Pet, PetDescription, PetDetails, PetId, PetName, PetStatus,
+    PetVersion, PhotoUrls, Price, Tags,
+};
 
 use crate::sql::engine::errors::ScrubbedMessage;
 use crate::sql::schema::pets;
@@ -17,6 +20,11 @@ pub(crate) struct PetRow {
     category_id: i64,
     status: String,
     version: i64,
+    price_minor: Option<i64>,
+    price_currency: Option<String>,
+    description: Option<String>,
+    photo_urls: Option<String>,
+    tags: Option<String>,
 }
 
 impl PetRow {
@@ -28,19 +36,39 @@ impl PetRow {
         pets::category_id,
         pets::status,
         pets::version,
+        pets::price_minor,
+        pets::price_currency,
+        pets::description,
+        pets::photo_urls,
+        pets::tags,
     ) = (
         pets::id,
         pets::name,
         pets::category_id,
         pets::status,
         pets::version,
+        pets::price_minor,
+        pets::price_currency,
+        pets::description,
+        pets::photo_urls,
+        pets::tags,
     );
+
+    /// The same columns, in `RETURNING`'s words.
+    pub(crate) const RETURNING: &'static str = "RETURNING id, name, category_id, status, \
+        version, price_minor, price_currency, description, photo_urls, tags";
 
     /// Whether this row stores exactly what `new_pet` asked for.
     pub(crate) fn holds(&self, new_pet: &NewPet) -> bool {
+        let details = DetailColumns::of(new_pet.details());
         self.name == new_pet.name().as_str()
             && self.category_id == new_pet.category_id().get()
             && self.status == new_pet.status().as_str()
+            && self.price_minor == details.price_minor
+            && self.price_currency.as_deref() == details.price_currency
+            && self.description.as_deref() == details.description
+            && self.photo_urls == details.photo_urls
+            && self.tags == details.tags
     }
 
     /// A stored row that breaks a domain rule means the data was changed behind the service's
@@ -59,6 +87,61 @@ impl PetRow {
                 .map_err(|e| corrupt("category id", e.to_string()))?,
             PetStatus::parse(&self.status).map_err(|e| corrupt("status", e.to_string()))?,
             PetVersion::parse(self.version).map_err(|e| corrupt("version", e.to_string()))?,
-        ))
+        )
+        .with_details(PetDetails {
+            price: match (self.price_minor, self.price_currency) {
+                (Some(minor), Some(code)) => Some(
+                    Currency::parse(&code)
+                        .map_err(|e| e.to_string())
+                        .and_then(|currency| {
+                            Price::from_minor_units(minor, currency).map_err(|e| e.to_string())
+                        })
+                        .map_err(|e| corrupt("price", e))?,
+                ),
+                _ => None,
+            },
+            description: self
+                .description
+                .map(PetDescription::parse)
+                .transpose()
+                .map_err(|e| corrupt("description", e.to_string()))?,
+            photo_urls: PhotoUrls::parse(&lines(self.photo_urls.as_deref()))
+                .map_err(|e| corrupt("photo URLs", e.to_string()))?,
+            tags: Tags::parse(&lines(self.tags.as_deref()))
+                .map_err(|e| corrupt("tags", e.to_string()))?,
+        }))
+    }
+}
+
+/// A list column's items: one per line (no item holds a line break), none when absent.
+fn lines(column: Option<&str>) -> Vec<&str> {
+    column.map_or_else(Vec::new, |text| text.split('\n').collect())
+}
+
+/// A list as its column keeps it: `None` when empty.
+fn joined<'a>(items: impl Iterator<Item = &'a str>) -> Option<String> {
+    let text = items.collect::<Vec<_>>().join("\n");
+    (!text.is_empty()).then_some(text)
+}
+
+/// A pet's details as the columns of its row keep them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DetailColumns<'a> {
+    pub(crate) price_minor: Option<i64>,
+    pub(crate) price_currency: Option<&'static str>,
+    pub(crate) description: Option<&'a str>,
+    pub(crate) photo_urls: Option<String>,
+    pub(crate) tags: Option<String>,
+}
+
+impl<'a> DetailColumns<'a> {
+    pub(crate) fn of(details: &'a PetDetails) -> Self {
+        Self {
+            price_minor: details.price.map(|price| price.minor_units()),
+            price_currency: details.price.map(|price| price.currency().code()),
+            description: details.description.as_ref().map(PetDescription::as_str),
+            photo_urls: joined(details.photo_urls.as_slice().iter().map(|url| url.as_str())),
+            tags: joined(details.tags.as_slice().iter().map(|tag| tag.as_str())),
+        }
     }
 }

@@ -23,12 +23,13 @@ use diesel::prelude::*;
 use petstore_application::{
     PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{NewPet, OrderId, Pet, PetId, PetStatus};
+use petstore_domain::{NewPet, OrderId, Pet, PetId, PetSearch, PetStatus};
 
 use super::batch_insert::PetCreate;
 use super::group_read::{load_page, Page, ReadQueue};
 use super::locked;
 use super::pet_row::PetRow;
+use super::search::search_page;
 use crate::sql::engine::checkpointer::Checkpointer;
 use crate::sql::engine::connection::{AnyConnection, Generations};
 use crate::sql::engine::errors;
@@ -140,10 +141,22 @@ impl PetRepository for DieselPetRepository {
     async fn list(
         &self,
         status: Option<PetStatus>,
+        search: &PetSearch,
         after: Option<PetId>,
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError> {
         self.health.admit_read()?;
+        if !search.is_empty() {
+            let (status, search) = (status.map(PetStatus::as_str), search.clone());
+            let after = after.map_or(i64::MIN, PetId::get);
+            let limit = i64::try_from(max).unwrap_or(i64::MAX);
+            let rows = self
+                .read(max <= INLINE_MAX_ROWS, move |conn| {
+                    search_page(conn, status, &search, after, limit)
+                })
+                .await?;
+            return rows.into_iter().map(PetRow::into_pet).collect();
+        }
         let page = Page {
             status: status.map(PetStatus::as_str),
             after: after.map_or(i64::MIN, PetId::get),

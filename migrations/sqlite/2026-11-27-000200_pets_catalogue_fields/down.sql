@@ -1,0 +1,11 @@
+ALTER TABLE orders DROP COLUMN price_currency;
+ALTER TABLE orders DROP COLUMN price_minor;
+DROP INDEX pets_name_folded_id;
+DROP INDEX pets_category_id_id;
+DROP TABLE pet_tags;
+ALTER TABLE pets DROP COLUMN name_folded;
+ALTER TABLE pets DROP COLUMN tags;
+ALTER TABLE pets DROP COLUMN photo_urls;
+ALTER TABLE pets DROP COLUMN description;
+ALTER TABLE pets DROP COLUMN price_currency;
+ALTER TABLE pets DROP COLUMN price_minor;
