@@ -357,10 +357,10 @@ async fn list_returns_a_bare_array_and_a_link_to_the_next_page() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .withf(|status, after, max| {
+        .withf(|status, _, after, max| {
             *status == Some(PetStatus::Pending) && after.is_none() && *max == 3
         })
-        .returning(|_, _, _| {
+        .returning(|_, _, _, _| {
             Ok(vec![
                 pet(1, "Rex", PetStatus::Pending),
                 pet(2, "Max", PetStatus::Pending),
@@ -396,8 +396,8 @@ async fn list_returns_a_bare_array_and_a_link_to_the_next_page() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .withf(|_, after, max| *after == Some(PetId::new(2)) && *max == 3)
-        .returning(|_, _, _| Ok(vec![pet(5, "Bo", PetStatus::Pending)]));
+        .withf(|_, _, after, max| *after == Some(PetId::new(2)) && *max == 3)
+        .returning(|_, _, _, _| Ok(vec![pet(5, "Bo", PetStatus::Pending)]));
     let reply = send(
         repository,
         MockClock::new(),
@@ -414,8 +414,8 @@ async fn list_uses_a_default_limit_of_20() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .withf(|status, after, max| status.is_none() && after.is_none() && *max == 21)
-        .returning(|_, _, _| Ok(Vec::new()));
+        .withf(|status, _, after, max| status.is_none() && after.is_none() && *max == 21)
+        .returning(|_, _, _, _| Ok(Vec::new()));
     let req = TestRequest::get().uri("/v1/pets").insert_header(bearer());
     let reply = send(repository, MockClock::new(), req).await;
     assert_eq!(reply.status, StatusCode::OK);
@@ -448,7 +448,7 @@ async fn unavailable_storage_is_a_503_with_retry_after() {
     let mut repository = MockPetRepository::new();
     repository
         .expect_list()
-        .returning(|_, _, _| Err(unavailable()));
+        .returning(|_, _, _, _| Err(unavailable()));
     let req = TestRequest::get().uri("/v1/pets").insert_header(bearer());
     let reply = send(repository, MockClock::new(), req).await;
     reply.assert_error(StatusCode::SERVICE_UNAVAILABLE, "service_unavailable");

@@ -11,7 +11,7 @@ use strum::IntoEnumIterator as _;
 
 use super::*;
 use crate::error::ErrorCode;
-use crate::pets::NEW_PET_FIELDS;
+use crate::pets::{DETAIL_FIELDS, NEW_PET_FIELDS};
 use crate::routing::servers::{ApiServers, ServerUrl};
 
 fn configured() -> ApiServers {
@@ -383,7 +383,11 @@ fn schemas_carry_the_rules_the_code_applies() {
         .keys()
         .cloned()
         .collect();
-    let mut allowed = NEW_PET_FIELDS.map(str::to_owned).to_vec();
+    let mut allowed: Vec<String> = NEW_PET_FIELDS
+        .iter()
+        .chain(&DETAIL_FIELDS)
+        .map(|field| (*field).to_owned())
+        .collect();
     fields.sort();
     allowed.sort();
     assert_eq!(fields, allowed);
