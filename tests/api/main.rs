@@ -20,6 +20,7 @@ mod held_reader;
 mod hostile_input;
 mod idempotency;
 mod instances;
+mod inventory;
 mod keyed_operations;
 mod list_pets;
 mod malformed_http;
