@@ -30,16 +30,20 @@ echo "ok: ${#manifests[@]} Kubernetes manifests (API $KUBERNETES_VERSION, strict
 # unit's directives, not the binary, are what this checks.
 unit_dir=$(mktemp -d)
 trap 'rm -rf "$unit_dir"' EXIT
-sed "s|/usr/local/bin/petstore|/usr/bin/true|g" deploy/systemd/petstore.service \
-    >"$unit_dir/petstore.service"
-# It warns about a bad value and still exits 0: any word from it fails the check.
-complaints=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$unit_dir/petstore.service" 2>&1) ||
+units=()
+for unit in deploy/systemd/*.service deploy/systemd/*.timer; do
+    sed "s|/usr/local/bin/petstore|/usr/bin/true|g" "$unit" >"$unit_dir/$(basename "$unit")"
+    units+=("$unit_dir/$(basename "$unit")")
+done
+# It warns about a bad value and still exits 0: any word from it fails the check. The units are
+# verified together, so that the timer finds its service.
+complaints=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "${units[@]}" 2>&1) ||
     { echo "$complaints" >&2; exit 1; }
 if [[ -n $complaints ]]; then
-    echo "deploy/systemd/petstore.service: $complaints" >&2
+    echo "deploy/systemd: $complaints" >&2
     exit 1
 fi
-echo "ok: deploy/systemd/petstore.service"
+echo "ok: deploy/systemd (${#units[@]} units)"
 
 promtool check rules deploy/prometheus/alerts.yml
 promtool test rules deploy/prometheus/alerts.test.yml

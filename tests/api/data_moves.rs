@@ -386,6 +386,71 @@ fn backup_and_restore_on_postgresql_point_at_its_own_tools() {
     assert!(!dir.path().join("x.backup").exists());
 }
 
+/// A PostgreSQL client tool of the cluster's release: beside `psql` when the test cluster names
+/// it, else on the PATH.
+fn postgres_tool(name: &str) -> PathBuf {
+    std::env::var_os("TEST_PSQL")
+        .map(PathBuf::from)
+        .and_then(|psql| psql.parent().map(|dir| dir.join(name)))
+        .filter(|tool| tool.is_file())
+        .unwrap_or_else(|| PathBuf::from(name))
+}
+
+fn run_tool(tool: &Path, args: &[&str]) {
+    let output = std::process::Command::new(tool)
+        .args(args)
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", tool.display()));
+    succeeded(&output);
+}
+
+/// The procedure `docs/deployment.md` gives for PostgreSQL: `pg_dump --format=custom` of the
+/// serving database, `pg_restore` into an empty one, and a server there answers as before.
+#[actix_web::test]
+async fn a_pg_dump_restored_with_pg_restore_serves_the_same_answers() {
+    let app = TestApp::spawn_process(Backend::Postgres).await;
+    let staff = app.staff_key().await;
+    let mut pets = Vec::new();
+    for name in ["Rex", "Tom", "Kit"] {
+        let pet = app.create_pet(json!({"name": name, "categoryId": 1})).await;
+        pets.push(pet["id"].as_i64().expect("an id"));
+    }
+    let placed = send(
+        app.post_json("/v1/store/orders"),
+        Some(json!({"petId": pets[0]}).to_string()),
+    )
+    .await;
+    assert_eq!(placed.status.as_u16(), 201, "{}", placed.body);
+    let orders = vec![placed.json()["id"].as_i64().expect("an order id")];
+    let dump = app.data_dir.path().join("petstore.dump");
+    let dump_arg = dump.display().to_string();
+    run_tool(
+        &postgres_tool("pg_dump"),
+        &["--format=custom", "--file", &dump_arg, &app.database_url],
+    );
+    assert!(dump.is_file());
+
+    let restored = TestDatabase::create();
+    run_tool(
+        &postgres_tool("pg_restore"),
+        &[
+            "--no-owner",
+            "--exit-on-error",
+            "--dbname",
+            restored.url(),
+            &dump_arg,
+        ],
+    );
+    let secret = secret_of(&app);
+    let expected = every_read(&app.address, &app.api_key, &staff, &pets, &orders).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut server, address) = start_server(dir.path(), restored.url(), &env("", &secret)[1..]);
+    let answered = every_read(&address, &app.api_key, &staff, &pets, &orders).await;
+    assert_eq!(answered, expected);
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
 // ---------------------------------------------------------------------------------------------
 // restore
 
