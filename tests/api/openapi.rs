@@ -180,16 +180,28 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
         .await;
         placed.json()["id"].to_string()
     };
+    // A category of its own for each operation on one (a DELETE among them).
+    let mut categories = 0;
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for method in item.as_object().expect("operations").keys() {
             let order_id = fresh_order().await;
+            categories += 1;
+            let category = send(
+                app.post_json_as(&staff, "/v1/categories"),
+                Some(serde_json::json!({"name": format!("Category {categories}")}).to_string()),
+            )
+            .await
+            .json()["id"]
+                .to_string();
             if path.ends_with("/deliver") {
                 let approve = format!("/v1/store/orders/{order_id}/approve");
                 send(app.post_json_as(&staff, &approve), None).await;
             }
             let url = format!(
                 "{base}{}",
-                path.replace("{petId}", &id).replace("{orderId}", &order_id)
+                path.replace("{petId}", &id)
+                    .replace("{orderId}", &order_id)
+                    .replace("{categoryId}", &category)
             );
             let request = app
                 .client
@@ -205,6 +217,8 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
                         .await;
                     Some(serde_json::json!({"petId": pet["id"]}).to_string())
                 }
+                ("post", "/categories") => Some(r#"{"name":"Birds"}"#.to_owned()),
+                ("patch", "/categories/{categoryId}") => Some(r#"{"name":"Fish"}"#.to_owned()),
                 _ => None,
             };
             let response = send(request, body).await;
