@@ -167,7 +167,16 @@ mod tests {
     #[test]
     fn an_id_in_a_path_is_plain_digits_from_1() {
         assert_eq!(CategoryId::parse_text("7").map(CategoryId::get), Some(7));
-        for raw in ["0", "-1", "+7", "7.0", "1e3", "", " 7", "9223372036854775808"] {
+        for raw in [
+            "0",
+            "-1",
+            "+7",
+            "7.0",
+            "1e3",
+            "",
+            " 7",
+            "9223372036854775808",
+        ] {
             assert_eq!(CategoryId::parse_text(raw), None, "{raw:?}");
         }
     }
