@@ -4,6 +4,7 @@
 
 mod auth;
 mod categories;
+mod catalogue;
 mod cli;
 mod compression;
 mod conditional;

@@ -71,13 +71,21 @@ async fn the_served_document_is_the_committed_one() {
         [
             "approveOrder",
             "cancelOrder",
+            "createCategory",
             "createPet",
+            "deleteCategory",
+            "deletePet",
             "deliverOrder",
+            "getCategory",
+            "getInventory",
             "getOrder",
             "getPet",
+            "listCategories",
             "listOrders",
             "listPets",
-            "placeOrder"
+            "placeOrder",
+            "updateCategory",
+            "updatePet"
         ]
     );
     for schema in ["Pet", "NewPet", "PetStatus", "Pets", "Error"] {
@@ -152,7 +160,11 @@ async fn the_served_3_0_document_is_the_committed_one_and_plain_3_0() {
 /// `servers[0].url` and a path (Swagger UI, schemathesis) reaches the real route.
 #[actix_web::test]
 async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
-    let app = TestApp::spawn(Backend::Memory).await;
+    // An order for each operation: more than a key's default bound of open orders.
+    let app = TestApp::builder(Backend::Memory)
+        .setting("PETSTORE_MAX_OPEN_ORDERS_PER_KEY", "100")
+        .spawn()
+        .await;
     let doc: Value = serde_json::from_str(&served_document(&app).await).expect("JSON");
     let base = doc["servers"][0]["url"].as_str().expect("a server URL");
     assert_eq!(base, format!("{}/v1", app.address));
@@ -162,10 +174,6 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
         "no staging"
     );
 
-    let pet = app
-        .create_pet(serde_json::json!({"name": "Rex", "categoryId": 1}))
-        .await;
-    let id = pet["id"].to_string();
     // Every operation with a `store` key, which may do them all.
     let staff = app.staff_key().await;
     // An order on an available pet of its own, for each store operation.
@@ -184,6 +192,11 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
     let mut categories = 0;
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for method in item.as_object().expect("operations").keys() {
+            // A pet of its own for each operation on one (a DELETE among them).
+            let id = app
+                .create_pet(serde_json::json!({"name": "Rex", "categoryId": 1}))
+                .await["id"]
+                .to_string();
             let order_id = fresh_order().await;
             categories += 1;
             let category = send(
@@ -219,6 +232,7 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
                 }
                 ("post", "/categories") => Some(r#"{"name":"Birds"}"#.to_owned()),
                 ("patch", "/categories/{categoryId}") => Some(r#"{"name":"Fish"}"#.to_owned()),
+                ("patch", "/pets/{petId}") => Some(r#"{"name":"Max"}"#.to_owned()),
                 _ => None,
             };
             let response = send(request, body).await;

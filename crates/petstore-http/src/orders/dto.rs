@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 
 use crate::error::ApiError;
 use crate::wire::json::whole_i64;
+use crate::wire::price::PriceDto;
 use crate::wire::status_dto::status_dto;
 
 /// An order as the API returns it (the classic Petstore's fields).
@@ -35,6 +36,11 @@ pub(crate) struct OrderDto {
     status: OrderStatusDto,
     /// Whether it was delivered.
     complete: bool,
+    // The pet's price when the order was placed; absent for a pet without one (said in
+    // `Price`'s description: a `$ref` carries none of its own in OpenAPI 3.0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    price: Option<PriceDto>,
 }
 
 status_dto!(
@@ -57,6 +63,7 @@ impl From<Order> for OrderDto {
             ship_date,
             status: order.status().into(),
             complete: order.is_complete(),
+            price: order.price().map(PriceDto::from),
         }
     }
 }

@@ -6,9 +6,9 @@
 use petstore_domain::{
     ItemError, ListError, PetDescription, PetDetails, PhotoUrls, Price, PriceError, Tags,
 };
-use serde::Serialize;
+
+pub(crate) use crate::wire::price::PriceDto;
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 pub(crate) const PRICE: &str = "price";
 pub(crate) const DESCRIPTION: &str = "description";
@@ -17,29 +17,6 @@ pub(crate) const TAGS: &str = "tags";
 
 /// The detail members a pet's body may have.
 pub(crate) const DETAIL_FIELDS: [&str; 4] = [PRICE, DESCRIPTION, PHOTO_URLS, TAGS];
-
-/// A price as the API writes it: the amount as a decimal string, with exactly the currency's
-/// decimals, and the ISO 4217 code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[schema(as = Price, example = json!({"amount": "12.50", "currency": "EUR"}))]
-pub(crate) struct PriceDto {
-    /// A decimal string: digits, a point, as many decimals as the currency has (`"12.50"` EUR,
-    /// `"1200"` JPY). Never a JSON number: a binary float holds most amounts only roughly.
-    #[schema(pattern = r"^(0|[1-9][0-9]{0,8})(\.[0-9]{1,3})?$")]
-    pub(crate) amount: String,
-    /// An active ISO 4217 currency code.
-    #[schema(pattern = "^[A-Z]{3}$")]
-    pub(crate) currency: String,
-}
-
-impl From<Price> for PriceDto {
-    fn from(price: Price) -> Self {
-        Self {
-            amount: price.amount(),
-            currency: price.currency().code().to_owned(),
-        }
-    }
-}
 
 /// The detail members of a pet going out, each absent when the pet has none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -30,7 +30,8 @@ pub(crate) struct PetDto {
     #[schema(schema_with = fields::pet_category_id)]
     pub(crate) category_id: i64,
     pub(crate) status: PetStatusDto,
-    /// Absent when the pet has no price.
+    // Absent when the pet has no price (said in `Price`'s own description: a `$ref` may carry
+    // no description of its own in OpenAPI 3.0).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub(crate) price: Option<PriceDto>,
@@ -182,13 +183,11 @@ impl utoipa::PartialSchema for NewPetDto {
         let mut status = Ref::from_schema_name(PetStatusDto::name());
         status.description = "Omitted or `null`: `available`.".to_owned();
         let [name, category_id, status_field] = NEW_PET_FIELDS;
-        let optional = |schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>| {
-            OneOfBuilder::new()
-                .item(schema)
-                .item(ObjectBuilder::new().schema_type(Type::Null))
-        };
+        let or_null =
+            |kind: Type| utoipa::openapi::schema::SchemaType::from_iter([kind, Type::Null]);
         let strings = |description: &str| {
             utoipa::openapi::schema::ArrayBuilder::new()
+                .schema_type(or_null(Type::Array))
                 .items(
                     ObjectBuilder::new()
                         .schema_type(Type::String)
@@ -196,7 +195,6 @@ impl utoipa::PartialSchema for NewPetDto {
                 )
                 .max_items(Some(10))
                 .description(Some(description))
-                .into()
         };
         let mut object = ObjectBuilder::new()
             .schema_type(Type::Object)
@@ -232,34 +230,36 @@ impl utoipa::PartialSchema for NewPetDto {
                     .item(status)
                     .item(ObjectBuilder::new().schema_type(Type::Null)),
             )
-            .property("price", optional(Ref::from_schema_name("Price").into()))
+            .property(
+                "price",
+                OneOfBuilder::new()
+                    .item(Ref::from_schema_name("Price"))
+                    .item(ObjectBuilder::new().schema_type(Type::Null)),
+            )
             .property(
                 "description",
-                optional(
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .min_length(Some(1))
-                        .max_length(Some(petstore_domain::PetDescription::MAX_CHARS))
-                        .description(Some(
-                            "Free text; line breaks allowed, invisible and control \
-                             characters refused.",
-                        ))
-                        .into(),
-                ),
+                ObjectBuilder::new()
+                    .schema_type(or_null(Type::String))
+                    .min_length(Some(1))
+                    .max_length(Some(petstore_domain::PetDescription::MAX_CHARS))
+                    .description(Some(
+                        "Free text; line breaks allowed, invisible and control characters \
+                         refused.",
+                    )),
             )
             .property(
                 "photoUrls",
-                optional(strings(
+                strings(
                     "Up to 10 absolute `https` URLs (no user or password in them), each at \
                      most 2,000 bytes. Kept as given (normalised); never fetched.",
-                )),
+                ),
             )
             .property(
                 "tags",
-                optional(strings(
+                strings(
                     "Up to 10 short names (at most 32 characters each), stored trimmed, \
                      lowercased, spaces collapsed, repeats dropped; no commas.",
-                )),
+                ),
             )
             .additional_properties(Some(AdditionalProperties::FreeForm(false)))
             .build();

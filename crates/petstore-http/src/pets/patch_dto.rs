@@ -147,11 +147,13 @@ impl utoipa::PartialSchema for PetPatchDto {
                 .item(schema)
                 .item(ObjectBuilder::new().schema_type(Type::Null))
         };
-        let string_array = || -> RefOr<utoipa::openapi::schema::Schema> {
+        let or_null =
+            |kind: Type| utoipa::openapi::schema::SchemaType::from_iter([kind, Type::Null]);
+        let string_array = || {
             ArrayBuilder::new()
+                .schema_type(or_null(Type::Array))
                 .items(ObjectBuilder::new().schema_type(Type::String))
                 .max_items(Some(10))
-                .into()
         };
         let mut object = ObjectBuilder::new()
             .schema_type(Type::Object)
@@ -182,10 +184,10 @@ impl utoipa::PartialSchema for PetPatchDto {
             .property(PRICE, nullable(Ref::from_schema_name("Price").into()))
             .property(
                 DESCRIPTION,
-                nullable(ObjectBuilder::new().schema_type(Type::String).into()),
+                ObjectBuilder::new().schema_type(or_null(Type::String)),
             )
-            .property(PHOTO_URLS, nullable(string_array()))
-            .property(TAGS, nullable(string_array()))
+            .property(PHOTO_URLS, string_array())
+            .property(TAGS, string_array())
             .additional_properties(Some(AdditionalProperties::FreeForm(false)))
             .build();
         object.example = Some(serde_json::json!({"name": "Rex Junior", "status": "pending"}));
