@@ -11,6 +11,7 @@
 mod ceiling;
 mod paired;
 mod report;
+mod scenarios;
 mod wrk;
 
 use std::time::Duration;
@@ -30,14 +31,20 @@ pub enum Operation {
     CreatePetWithKey,
     ListPets,
     GetPet,
+    /// getPet with `If-None-Match` naming the pet's current tag: 304, no body.
+    GetPetNotModified,
+    /// updatePet: a rename (no `If-Match`) of pets created for it, by a `store` key.
+    UpdatePet,
 }
 
 impl Operation {
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 6] = [
         Self::CreatePet,
         Self::CreatePetWithKey,
         Self::ListPets,
         Self::GetPet,
+        Self::GetPetNotModified,
+        Self::UpdatePet,
     ];
 
     pub fn label(self) -> &'static str {
@@ -46,6 +53,8 @@ impl Operation {
             Self::CreatePetWithKey => "createPet + Idempotency-Key",
             Self::ListPets => "listPets limit=20",
             Self::GetPet => "getPet",
+            Self::GetPetNotModified => "getPet 304",
+            Self::UpdatePet => "updatePet",
         }
     }
 }
@@ -74,6 +83,8 @@ fn measure_ceiling(duration: Duration) -> Vec<Row> {
         json_body: None,
         idempotency_keys: None,
         accept_encoding: None,
+        header: None,
+        rotation: &[],
     };
     wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
     let rows = CONNECTIONS
@@ -109,21 +120,10 @@ async fn measure_backend(backend: Backend, duration: Duration) -> BackendRuns {
     let body = json!({"name": "Rex", "categoryId": 3, "status": "available"}).to_string();
     let mut rows = Vec::new();
     for operation in Operation::ALL {
-        let (method, path, json_body) = match operation {
-            Operation::CreatePet | Operation::CreatePetWithKey => {
-                ("POST", "/v1/pets", Some(body.as_str()))
-            }
-            Operation::ListPets => ("GET", "/v1/pets?limit=20", None),
-            Operation::GetPet => ("GET", "/v1/pets/1", None),
+        let Some(shape) = scenarios::prepare(&app, operation).await else {
+            panic!("{backend:?}: this build answers no {}", operation.label());
         };
-        let mut load = wrk::Load {
-            method,
-            url: app.url(path),
-            bearer: Some(&app.api_key),
-            json_body,
-            idempotency_keys: None,
-            accept_encoding: None,
-        };
+        let mut load = shape.load(&app, None);
         let keyed = operation == Operation::CreatePetWithKey;
         // Keys of their own per run: a key repeated from an earlier run would be a replay.
         let prefixes = ["warm-up", "1", "8", "64", "256"].map(|run| format!("bench-{run}"));
@@ -157,6 +157,8 @@ async fn measure_backend(backend: Backend, duration: Duration) -> BackendRuns {
         json_body: Some(&body),
         idempotency_keys: None,
         accept_encoding: None,
+        header: None,
+        rotation: &[],
     };
     let mut keyed_pairs = Vec::new();
     for (pair, prefix) in prefixes.iter().enumerate() {
@@ -213,6 +215,8 @@ async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk
         json_body: None,
         idempotency_keys: None,
         accept_encoding: None,
+        header: None,
+        rotation: &[],
     };
     wrk::run(&get_pet, 64, Duration::from_secs(1)); // warm-up, not reported
     let alone = wrk::run(&get_pet, 64, duration);
@@ -226,6 +230,8 @@ async fn measure_flood(duration: Duration) -> (wrk::Measured, wrk::Measured, wrk
             json_body: None,
             idempotency_keys: None,
             accept_encoding: None,
+            header: None,
+            rotation: &[],
         };
         // Nearly every answer is a 429: counted, not an error of the run.
         wrk::run_accepting_refusals(&load, 64, flood_duration)
@@ -275,6 +281,8 @@ async fn measure_compression(duration: Duration) -> report::Compression {
         json_body: None,
         idempotency_keys: None,
         accept_encoding: None,
+        header: None,
+        rotation: &[],
     };
     wrk::run(&load, 64, Duration::from_secs(1)); // warm-up, not reported
     let plain = wrk::run(&load, 64, duration);

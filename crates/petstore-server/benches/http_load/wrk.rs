@@ -1,7 +1,7 @@
 //! Drives a server with `wrk` (Debian's package): HTTP/1.1 keep-alive connections from a second
 //! process, the way a load balancer's connections arrive. A Lua script sets the method, headers
 //! and body, and prints wrk's own summary (requests, latency percentiles, errors) as one line that
-//! this module parses. Every non-2xx answer and every socket error is counted, so a run that
+//! this module parses. Every 4xx or 5xx answer and every socket error is counted, so a run that
 //! measured errors instead of work fails loudly.
 
 use std::process::Command;
@@ -18,6 +18,12 @@ pub struct Load<'a> {
     pub idempotency_keys: Option<&'a str>,
     /// Sends `Accept-Encoding` with this value.
     pub accept_encoding: Option<&'a str>,
+    /// One more header sent with every request (`If-None-Match`).
+    pub header: Option<(&'a str, &'a str)>,
+    /// When not empty, the `(path, JSON body)` of each request instead of the URL's path and
+    /// `json_body`: each wrk thread takes its own share (every other entry with two threads) and
+    /// goes round it, so writes spread over the rows the paths name.
+    pub rotation: &'a [(String, String)],
 }
 
 /// What one wrk run measured.
@@ -66,7 +72,11 @@ fn lua_string(value: &str) -> String {
     format!("[=[{value}]=]")
 }
 
-fn script(load: &Load<'_>) -> String {
+fn script(load: &Load<'_>, threads: usize) -> String {
+    assert!(
+        load.rotation.is_empty() || load.idempotency_keys.is_none(),
+        "a rotation of requests with keys of their own is not supported"
+    );
     let mut lua = format!("wrk.method = {}\n", lua_string(load.method));
     if let Some(token) = load.bearer {
         lua += &format!(
@@ -80,9 +90,47 @@ fn script(load: &Load<'_>) -> String {
             lua_string(codings)
         );
     }
+    if let Some((name, value)) = load.header {
+        // Spaces inside the brackets: `[[` would open a Lua long string.
+        lua += &format!(
+            "wrk.headers[ {} ] = {}\n",
+            lua_string(name),
+            lua_string(value)
+        );
+    }
     if let Some(body) = load.json_body {
         lua += "wrk.headers[\"Content-Type\"] = \"application/json\"\n";
         lua += &format!("wrk.body = {}\n", lua_string(body));
+    }
+    if !load.rotation.is_empty() {
+        // Formatted once per thread in `init`, like the keyed requests below: formatting per
+        // request would cost wrk CPU on the cores the server shares.
+        lua += "wrk.headers[\"Content-Type\"] = \"application/json\"\nlocal entries = {\n";
+        for (path, body) in load.rotation {
+            lua += &format!("  {{ {}, {} }},\n", lua_string(path), lua_string(body));
+        }
+        lua += &format!(
+            r#"}}
+local threads = 0
+setup = function(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
+local requests = {{}}
+init = function(args)
+  for i, entry in ipairs(entries) do
+    if (i - 1) % {threads} == tid then
+      requests[#requests + 1] = wrk.format(nil, entry[1], nil, entry[2])
+    end
+  end
+end
+local sent = 0
+request = function()
+  sent = sent % #requests + 1
+  return requests[sent]
+end
+"#
+        );
     }
     if let Some(prefix) = load.idempotency_keys {
         // Each wrk thread has a Lua state of its own: `setup` numbers them, and every request
@@ -128,12 +176,13 @@ end
 /// Runs wrk with `connections` open for `duration` and returns its figures.
 ///
 /// # Panics
-/// When wrk is missing or fails, or when any response was not 2xx or any socket failed.
+/// When wrk is missing or fails, or when any response was 4xx or 5xx (wrk counts those; a 304
+/// is an answer) or any socket failed.
 pub fn run(load: &Load<'_>, connections: usize, duration: Duration) -> Measured {
     run_checked(load, connections, duration, true)
 }
 
-/// [`run`] for a load that is meant to be refused (a flood past a rate limit): non-2xx answers
+/// [`run`] for a load that is meant to be refused (a flood past a rate limit): 4xx answers
 /// are counted as answers; socket errors still fail the run.
 pub fn run_accepting_refusals(load: &Load<'_>, connections: usize, duration: Duration) -> Measured {
     run_checked(load, connections, duration, false)
@@ -145,12 +194,12 @@ fn run_checked(
     duration: Duration,
     only_2xx: bool,
 ) -> Measured {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let script_path = dir.path().join("load.lua");
-    std::fs::write(&script_path, script(load)).expect("write the wrk script");
     // Two client threads, as the server has two cores to itself at most; wrk needs at least
     // one connection per thread.
     let threads = connections.clamp(1, 2);
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let script_path = dir.path().join("load.lua");
+    std::fs::write(&script_path, script(load, threads)).expect("write the wrk script");
     let busy_before = machine_busy();
     let output = Command::new("wrk")
         .arg(format!("--threads={threads}"))
@@ -179,7 +228,7 @@ fn run_checked(
     };
     assert!(
         !only_2xx || bad_status == 0,
-        "{} {} at {connections} connections: {bad_status} non-2xx answers",
+        "{} {} at {connections} connections: {bad_status} 4xx or 5xx answers",
         load.method,
         load.url
     );
