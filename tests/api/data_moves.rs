@@ -19,6 +19,9 @@ use petstore_test_support::{
     TestDatabase,
 };
 
+/// A secret no test server signs with: its keys are another's.
+const OTHER_SECRET: &str = "6f1d0c9e83a24b57e0f4a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6";
+
 /// Pets put straight into a source database: more than one page (1,000 rows) of an export.
 const BULK_PETS: i64 = 2_500;
 
@@ -360,11 +363,35 @@ async fn a_backup_under_64_writing_clients_holds_every_write_acknowledged_before
 }
 
 #[test]
+fn a_backup_onto_the_database_itself_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("petstore.db").display());
+    let secret = OTHER_SECRET;
+    succeeded(&cli(dir.path(), &url, &secret, &["migrate"]));
+    let before = std::fs::read(dir.path().join("petstore.db")).expect("read");
+    for onto in ["petstore.db", "./petstore.db", "petstore.db-wal"] {
+        let to = format!(
+            "{}/../{}/{onto}",
+            dir.path().display(),
+            dir.path().file_name().expect("a name").to_string_lossy()
+        );
+        refused(
+            &cli(dir.path(), &url, &secret, &["backup", "--to", &to]),
+            "is the database itself",
+        );
+    }
+    assert_eq!(
+        std::fs::read(dir.path().join("petstore.db")).expect("read"),
+        before
+    );
+}
+
+#[test]
 fn backup_and_restore_on_postgresql_point_at_its_own_tools() {
     let database = TestDatabase::create();
     let dir = tempfile::tempdir().expect("tempdir");
     let to = dir.path().join("x.backup").display().to_string();
-    let secret = "a".repeat(8) + "0123456789abcdef0123456789abcdef";
+    let secret = OTHER_SECRET;
     refused(
         &cli(
             dir.path(),
@@ -592,7 +619,7 @@ async fn restore_refuses_a_corrupt_file_a_newer_schema_a_foreign_file_and_anothe
     refused(&restore(&other, &[], &secret), "is not a petstore database");
 
     // Another secret: refused unless told.
-    let another = "f".repeat(8) + "0123456789abcdef0123456789abcdef";
+    let another = OTHER_SECRET;
     refused(&restore(&backup, &[], &another), "--force-key-id");
     assert!(
         !target.path().join("petstore.db").exists(),
@@ -798,7 +825,7 @@ async fn import_refuses_bad_files_a_used_or_filled_target_and_another_secret_lea
             );
         }
     }
-    let another = "f".repeat(8) + "0123456789abcdef0123456789abcdef";
+    let another = OTHER_SECRET;
     refused(&import(&file, &[], &another), "--force-key-id");
 
     // A filled target, and one a server uses.

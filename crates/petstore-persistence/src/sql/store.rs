@@ -64,6 +64,12 @@ impl SqlStore {
         if !applied.is_empty() {
             tracing::info!(database = %url, versions = ?applied, "applied migrations");
         }
+        if let (DatabaseUrl::Sqlite(path), Some(checkpointer)) = (url, &store.pets._checkpointer) {
+            // Only now: a connection held while the new file turns to WAL would stop it.
+            checkpointer.hold_presence(path).map_err(|reason| {
+                StorageError::other(format!("cannot open the SQLite database {url}: {reason}"))
+            })?;
+        }
         Ok(store)
     }
 

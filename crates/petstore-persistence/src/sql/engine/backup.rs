@@ -24,6 +24,8 @@ pub enum BackupError {
     NoDatabase(PathBuf),
     #[error("{0} is not a petstore database (it has no migrations applied)")]
     NotPetstore(PathBuf),
+    #[error("{0} is the database itself (or one of its files); back it up to another file")]
+    OntoDatabase(PathBuf),
     #[error("cannot write the backup beside {path}: {source}")]
     Write {
         path: PathBuf,
@@ -52,6 +54,9 @@ pub fn backup_sqlite(
     if !source.is_file() {
         return Err(BackupError::NoDatabase(source.to_owned()));
     }
+    if is_one_of_the_databases_files(source, target) {
+        return Err(BackupError::OntoDatabase(target.to_owned()));
+    }
     let write_error = |source: std::io::Error| BackupError::Write {
         path: target.to_owned(),
         source,
@@ -68,6 +73,24 @@ pub fn backup_sqlite(
     sqlite_file::sync_parent(target).map_err(write_error)?;
     let bytes = std::fs::metadata(target).map_err(write_error)?.len();
     Ok(BackupReport { stamp, bytes })
+}
+
+/// Whether `target` names the database at `source` or its `-wal`, `-shm` or `-journal`, by
+/// another spelling too (renaming a backup there would replace the live database).
+fn is_one_of_the_databases_files(source: &Path, target: &Path) -> bool {
+    let canonical = |path: &Path| -> Option<PathBuf> {
+        let parent = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        Some(parent.canonicalize().ok()?.join(path.file_name()?))
+    };
+    let (Some(source), Some(target)) = (canonical(source), canonical(target)) else {
+        return false;
+    };
+    ["", "-wal", "-shm", "-journal"]
+        .iter()
+        .any(|suffix| sqlite_file::with_suffix(&source, suffix) == target)
 }
 
 fn copy_into(source: &Path, copy: &Path) -> Result<(), BackupError> {

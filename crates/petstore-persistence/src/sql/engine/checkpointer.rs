@@ -85,6 +85,9 @@ impl WriterGate {
 #[derive(Debug)]
 pub(crate) struct Checkpointer {
     _stop: mpsc::Sender<()>,
+    /// The server's presence on the file, held for as long as the checkpointer runs, which is
+    /// as long as the store serves (`presence.rs`).
+    presence: std::sync::OnceLock<super::presence::Presence>,
 }
 
 impl Checkpointer {
@@ -98,7 +101,18 @@ impl Checkpointer {
         std::thread::Builder::new()
             .name("petstore-checkpoint".to_owned())
             .spawn(move || run(&manager, &gate, &health, &stopped))?;
-        Ok(Self { _stop: stop })
+        Ok(Self {
+            _stop: stop,
+            presence: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Holds the server's presence on the file at `path` from now on.
+    pub(crate) fn hold_presence(&self, path: &Path) -> Result<(), String> {
+        if self.presence.get().is_none() {
+            let _ = self.presence.set(super::presence::Presence::hold(path)?);
+        }
+        Ok(())
     }
 }
 

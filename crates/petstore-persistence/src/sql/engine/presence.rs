@@ -1,0 +1,36 @@
+//! A SQLite server's presence on its database file: one connection, opened once the file is in
+//! WAL mode and held for as long as the store serves. In WAL mode every open connection keeps a
+//! shared lock on the file, so `restore` and `import`, which take an exclusive lock without
+//! waiting, know a server uses the file from the moment it opened its store, before it serves
+//! its first request (its other connections open in the background, or on first use).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use diesel::connection::SimpleConnection as _;
+use diesel::SqliteConnection;
+
+use super::sqlite_file;
+
+/// Held, never used: the lock is the point.
+pub(crate) struct Presence {
+    _connection: Mutex<SqliteConnection>,
+}
+
+impl std::fmt::Debug for Presence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Presence").finish_non_exhaustive()
+    }
+}
+
+impl Presence {
+    /// Opens the file at `path` and reads it once, which takes the shared lock.
+    pub(crate) fn hold(path: &Path) -> Result<Self, String> {
+        let mut conn = sqlite_file::open(path, 5_000)?;
+        conn.batch_execute("SELECT count(*) FROM sqlite_schema;")
+            .map_err(|err| err.to_string())?;
+        Ok(Self {
+            _connection: Mutex::new(conn),
+        })
+    }
+}
