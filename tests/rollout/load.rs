@@ -12,8 +12,11 @@ pub struct Tally {
     creates: Cell<usize>,
     lists: Cell<usize>,
     gets: Cell<usize>,
+    updates: Cell<usize>,
     orders: Cell<usize>,
+    removals: Cell<usize>,
     created: RefCell<Vec<i64>>,
+    removed: RefCell<Vec<i64>>,
     failures: RefCell<Vec<String>>,
 }
 
@@ -30,11 +33,21 @@ impl Tally {
     pub fn gets(&self) -> usize {
         self.gets.get()
     }
+    pub fn updates(&self) -> usize {
+        self.updates.get()
+    }
     pub fn orders(&self) -> usize {
         self.orders.get()
     }
+    pub fn removals(&self) -> usize {
+        self.removals.get()
+    }
     pub fn created_ids(&self) -> Vec<i64> {
         self.created.borrow().clone()
+    }
+    /// Pets answered 201 and then removed (204).
+    pub fn removed_ids(&self) -> Vec<i64> {
+        self.removed.borrow().clone()
     }
     pub fn failures(&self) -> Vec<String> {
         self.failures.borrow().clone()
@@ -75,8 +88,20 @@ async fn call(
     }
 }
 
-/// A client that creates pets, lists a page and follows its `next` link, gets a pet of its own,
-/// and places and approves an order for one, round after round, until `stop`.
+/// Creates a pet for the client `n`: its id once answered 201 (and counted as created).
+async fn create(tally: &Tally, request: awc::ClientRequest, name: String) -> Option<i64> {
+    let body = json!({"name": name, "categoryId": 1}).to_string();
+    let pet = call(tally, request, Some(body), 201).await?;
+    bump(&tally.creates);
+    let id = pet["id"].as_i64().expect("an id");
+    tally.created.borrow_mut().push(id);
+    Some(id)
+}
+
+/// A client that creates pets, lists a page and follows its `next` link, gets a pet of its own
+/// and renames it (PATCH with `If-Match: *`), places and approves an order for one, and removes
+/// a pet it created for that (DELETE), round after round, until `stop`. Nothing is retried, so
+/// each PATCH must be 200 and each DELETE 204.
 pub async fn client_loop(base: &str, key: &str, n: usize, stop: &Cell<bool>, tally: &Tally) {
     let client = client();
     let post = |path: &str| {
@@ -86,15 +111,19 @@ pub async fn client_loop(base: &str, key: &str, n: usize, stop: &Cell<bool>, tal
             .insert_header(("Content-Type", "application/json"))
     };
     let get = |path: &str| client.get(format!("{base}{path}")).bearer_auth(key);
+    let patch = |path: &str| {
+        client
+            .patch(format!("{base}{path}"))
+            .bearer_auth(key)
+            .insert_header(("Content-Type", "application/merge-patch+json"))
+            .insert_header(("If-Match", "*"))
+    };
+    let delete = |path: &str| client.delete(format!("{base}{path}")).bearer_auth(key);
     let mut mine: Vec<i64> = Vec::new();
     let mut round = 0;
     while !stop.get() {
         round += 1;
-        let body = json!({"name": format!("c{n}-{round}"), "categoryId": 1}).to_string();
-        if let Some(pet) = call(tally, post("/v1/pets"), Some(body), 201).await {
-            bump(&tally.creates);
-            let id = pet["id"].as_i64().expect("an id");
-            tally.created.borrow_mut().push(id);
+        if let Some(id) = create(tally, post("/v1/pets"), format!("c{n}-{round}")).await {
             mine.push(id);
         }
         let page = client
@@ -124,6 +153,11 @@ pub async fn client_loop(base: &str, key: &str, n: usize, stop: &Cell<bool>, tal
             {
                 bump(&tally.gets);
             }
+            let body = json!({"name": format!("c{n}-{round} renamed")}).to_string();
+            let renamed = call(tally, patch(&format!("/v1/pets/{id}")), Some(body), 200).await;
+            if renamed.is_some() {
+                bump(&tally.updates);
+            }
         }
         // Every other round, an order for the newest pet of its own, then its approval.
         if round % 2 == 0 {
@@ -136,6 +170,14 @@ pub async fn client_loop(base: &str, key: &str, n: usize, stop: &Cell<bool>, tal
                         bump(&tally.orders);
                     }
                 }
+            }
+        } else if let Some(id) = create(tally, post("/v1/pets"), format!("c{n}-{round} gone")).await
+        {
+            // The other rounds, a pet created to be removed.
+            let removal = delete(&format!("/v1/pets/{id}"));
+            if call(tally, removal, None, 204).await.is_some() {
+                bump(&tally.removals);
+                tally.removed.borrow_mut().push(id);
             }
         }
     }
