@@ -251,8 +251,11 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         api.list_pets(
             None,
             None,
+            None,
             std::num::NonZeroU32::new(10),
+            None,
             Some(types::PetStatus::Sold),
+            None,
             None,
         )
         .await,
@@ -277,7 +280,11 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     let body = types::NewPet {
         name: "Too big".try_into().map_err(|e| format!("pet name: {e}"))?,
         category_id: too_big,
+        description: None,
+        photo_urls: None,
+        price: None,
         status: None,
+        tags: None,
     };
     let error = expect_error(
         "createPet categoryId 2^63",
@@ -295,7 +302,8 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     let too_many: Vec<i64> = (1..=101).collect();
     expect_error(
         "listPets with 101 ids",
-        api.list_pets(None, Some(&too_many), None, None, None).await,
+        api.list_pets(None, None, Some(&too_many), None, None, None, None, None)
+            .await,
         400,
         "invalid_parameter",
     )?;
@@ -304,7 +312,7 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     expect_error(
         "listPets without a key",
         client(base, None)?
-            .list_pets(None, None, None, None, None)
+            .list_pets(None, None, None, None, None, None, None, None)
             .await,
         401,
         "unauthorized",
@@ -409,7 +417,8 @@ async fn change_and_remove(api: &Client, id: i64, tag: &str) -> Outcome<String> 
     let ids = vec![id];
     let kept = expect_status(
         "listPets after the refused change",
-        api.list_pets(None, Some(&ids), None, None, None).await,
+        api.list_pets(None, None, Some(&ids), None, None, None, None, None)
+            .await,
         StatusCode::OK,
     )?
     .into_inner()
@@ -453,7 +462,11 @@ fn new_pet(name: &str, category_id: u64) -> Outcome<types::NewPet> {
             .try_into()
             .map_err(|e| format!("pet name {name:?}: {e}"))?,
         category_id: NonZeroU64::new(category_id).ok_or("categoryId 0")?,
+        description: None,
+        photo_urls: None,
+        price: None,
         status: None,
+        tags: None,
     })
 }
 
@@ -467,8 +480,17 @@ async fn page_through(api: &Client, origin: &Url, ids: &[i64]) -> Outcome<(Vec<i
     for page in 1..=PAGED_PETS + 1 {
         let response = expect_status(
             &format!("listPets page {page}"),
-            api.list_pets(cursor.as_ref(), Some(&ids), limit, None, None)
-                .await,
+            api.list_pets(
+                None,
+                cursor.as_ref(),
+                Some(&ids),
+                limit,
+                None,
+                None,
+                None,
+                None,
+            )
+            .await,
             StatusCode::OK,
         )?;
         let link = header_str(&response, header::LINK);
@@ -525,7 +547,16 @@ async fn every_pet(api: &Client, ids: &[i64]) -> Result<Vec<types::Pet>, String>
     let mut cursor: Option<types::ListPetsCursor> = None;
     loop {
         let page = api
-            .list_pets(cursor.as_ref(), Some(&ids), None, None, None)
+            .list_pets(
+                None,
+                cursor.as_ref(),
+                Some(&ids),
+                None,
+                None,
+                None,
+                None,
+                None,
+            )
             .await
             .map_err(|e| e.to_string())?;
         let link = page.headers().get(header::LINK).cloned();
@@ -571,7 +602,8 @@ async fn expect_pet_status(
     let ids = vec![id];
     let pets = expect_status(
         &format!("listPets?id={id} {when}"),
-        api.list_pets(None, Some(&ids), None, None, None).await,
+        api.list_pets(None, None, Some(&ids), None, None, None, None, None)
+            .await,
         StatusCode::OK,
     )?
     .into_inner()
