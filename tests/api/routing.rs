@@ -11,7 +11,7 @@ async fn unknown_paths_are_json_404s(app: TestApp) {
         "/v2/pets",
         "/v1/pet",
         "/v1/pets/1/owner",
-        "/v1/store/inventory",
+        "/v1/store/inventory/available",
         "/v1/store/orders/1/ship",
     ] {
         let response = send(app.get(path), None).await;
