@@ -9,7 +9,9 @@ is 400 `invalid_parameter`, as the document says. No JSON Schema can describe "s
 server", so a generated string is never a valid cursor, and the positive-data check would report
 every one. Instead, a request that Schemathesis generated as valid gets a real cursor, issued by
 this server for the request's own `status`: the check then proves what the contract promises
-(every issued cursor works with any valid `limit`). Requests generated as invalid keep their
+(every issued cursor works with any valid `limit`); with search filters (`categoryId`, `tag`,
+`name`, which cursors are bound to as well) it gets one issued for those filters, or none when
+they match a single page. Requests generated as invalid keep their
 cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx). listOrders'
 cursor is signed the same way and bound to its `status` and `petId` filters: a valid request
 gets a cursor the server issued for its filters, or none when no next page exists for them.
@@ -41,8 +43,8 @@ character. The replacement is conservative (Python's Unicode tables may be older
 service's: a character unassigned here is replaced too), so every name sent as valid is one the
 rule accepts; names generated as invalid reach the server unchanged.
 
-The same rule holds for every human-entered name: a valid updatePet's `name`, and a valid
-createCategory's or renameCategory's, get the same replacement.
+The same rule holds for every human-entered name: a valid updatePet's `name`, a valid
+createCategory's or renameCategory's, and listPets' `name` search get the same replacement.
 
 A fifth rule is Schemathesis' coverage phase sending `0` as a valid `If-Match` (updatePet,
 deletePet), which the header's documented pattern (`*` or a list of entity tags) refuses and
@@ -59,6 +61,8 @@ import os
 import re
 import threading
 import unicodedata
+import urllib.error
+import urllib.parse
 import urllib.request
 
 import schemathesis
@@ -178,16 +182,27 @@ _NAMED = {
 }
 
 
+def _by_the_name_rule(name):
+    """`name` with the characters the name rule refuses replaced, and not blank."""
+    name = "".join(ch if _visible_or_space(ch) else "x" for ch in name)
+    if name and all(unicodedata.category(ch) == "Zs" for ch in name):
+        name = "x" + name[1:]
+    return name
+
+
 def _name_the_rule_accepts(case):
-    """A valid request's `name` with the characters the name rule refuses replaced."""
-    if (case.method.upper(), case.path) not in _NAMED or not _generated_as_valid(case):
+    """A valid request's `name` (or listPets' `name` search) by the name rule."""
+    if not _generated_as_valid(case):
+        return
+    if case.method.upper() == "GET" and case.path == "/pets":
+        if case.query and isinstance(case.query.get("name"), str):
+            case.query = {**case.query, "name": _by_the_name_rule(case.query["name"])}
+        return
+    if (case.method.upper(), case.path) not in _NAMED:
         return
     if not isinstance(case.body, dict) or not isinstance(case.body.get("name"), str):
         return
-    name = "".join(ch if _visible_or_space(ch) else "x" for ch in case.body["name"])
-    if name and all(unicodedata.category(ch) == "Zs" for ch in name):
-        name = "x" + name[1:]
-    case.body = {**case.body, "name": name}
+    case.body = {**case.body, "name": _by_the_name_rule(case.body["name"])}
 
 
 def _documented_pattern(case, header):
@@ -271,11 +286,40 @@ def _issued_cursor_for_valid_order_list(case):
     case.query = query
 
 
+_search_cursors = {}
+SEARCH_FILTERS = ("categoryId", "tag", "name")
+
+
+def _issued_search_cursor(status, search):
+    """A cursor the server issued for listPets with this `status` and these search filters
+    (which cursors are bound to as well), or None when they match fewer than two pets."""
+    key = (status, tuple(sorted(search.items())))
+    with _lock:
+        if key not in _search_cursors:
+            query = {"limit": 1, **({"status": status} if status else {}), **search}
+            try:
+                link = _request("GET", "/pets?" + urllib.parse.urlencode(query))
+            except urllib.error.HTTPError:
+                # Filters the service refuses: no page, so no cursor (the request gets a 400).
+                link = ""
+            match = re.search(r"[?&]cursor=([^&>]+)", link)
+            _search_cursors[key] = urllib.request.unquote(match.group(1)) if match else None
+        return _search_cursors[key]
+
+
 def _issued_cursor_for_valid_list(case):
     if not case.query or "cursor" not in case.query or not _generated_as_valid(case):
         return
     status = case.query.get("status")
     if status is not None and status not in STATUSES:
+        return
+    search = {name: case.query[name] for name in SEARCH_FILTERS if name in case.query}
+    if search:
+        cursor = _issued_search_cursor(status, search)
+        query = {name: value for name, value in case.query.items() if name != "cursor"}
+        if cursor is not None:
+            query["cursor"] = cursor
+        case.query = query
         return
     # Assigning a new dict (not editing in place) lets Schemathesis re-check the case's validity.
     case.query = {**case.query, "cursor": _issued_cursor(status)}
