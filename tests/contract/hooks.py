@@ -52,6 +52,16 @@ the service answers with 400 as the document says. A request generated as valid 
 `If-Match` the pattern refuses is sent with `If-Match: *` instead; invalid values still reach
 the server unchanged (400).
 
+A sixth rule is what a pet's catalogue details may hold (docs/api.md, *Resources*), stated in
+words: a tag follows the name rule, holds no comma and is at most 32 characters once
+normalised; a description follows the name rule with line breaks allowed; a photo URL is an
+absolute `https` URL with a host; a price's currency is an active ISO 4217 code and its amount
+has no more decimals than the currency has. A createPet or updatePet generated as valid gets
+its details made so (tags and the description by the name rule, commas replaced, cut to
+length; photos as `https://example.com/...`; the price in EUR with at most two decimals), and
+listPets' `tag` search the same as a tag; details generated as invalid reach the server
+unchanged.
+
 tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
 """
@@ -205,6 +215,52 @@ def _name_the_rule_accepts(case):
     case.body = {**case.body, "name": _by_the_name_rule(case.body["name"])}
 
 
+def _tag_the_rule_accepts(tag):
+    """`tag` by the name rule, without commas, at most 32 characters once normalised."""
+    tag = " ".join(_by_the_name_rule(tag.replace(",", "x")).split())[:32].strip()
+    return tag or "x"
+
+
+def _text_the_rule_accepts(text):
+    """A description by the name rule, line breaks kept."""
+    lines = [_by_the_name_rule(line) for line in text.replace("\r\n", "\n").split("\n")]
+    text = "\n".join(lines)[:2000]
+    return text if text.strip() else "x"
+
+
+def _price_the_rule_accepts(price):
+    amount = price.get("amount") if isinstance(price, dict) else None
+    if not isinstance(amount, str) or not re.fullmatch(r"(0|[1-9][0-9]{0,8})(\.[0-9]{1,3})?", amount):
+        return price
+    whole, _, decimals = amount.partition(".")
+    return {"amount": whole + ("." + decimals[:2] if decimals else ""), "currency": "EUR"}
+
+
+_DETAILED = {("POST", "/pets"), ("PATCH", "/pets/{petId}")}
+
+
+def _details_the_rules_accept(case):
+    """A valid request's catalogue details (and listPets' `tag` search) by their rules."""
+    if not _generated_as_valid(case):
+        return
+    if case.method.upper() == "GET" and case.path == "/pets":
+        if case.query and isinstance(case.query.get("tag"), str):
+            case.query = {**case.query, "tag": _tag_the_rule_accepts(case.query["tag"])}
+        return
+    if (case.method.upper(), case.path) not in _DETAILED or not isinstance(case.body, dict):
+        return
+    body = dict(case.body)
+    if isinstance(body.get("tags"), list):
+        body["tags"] = [_tag_the_rule_accepts(tag) if isinstance(tag, str) else tag for tag in body["tags"]]
+    if isinstance(body.get("photoUrls"), list):
+        body["photoUrls"] = [f"https://example.com/photo-{n}.jpg" for n in range(len(body["photoUrls"]))]
+    if isinstance(body.get("description"), str):
+        body["description"] = _text_the_rule_accepts(body["description"])
+    if isinstance(body.get("price"), dict):
+        body["price"] = _price_the_rule_accepts(body["price"])
+    case.body = body
+
+
 def _documented_pattern(case, header):
     """The `pattern` the operation documents for this header, or None."""
     for parameter in case.operation.definition.raw.get("parameters", []):
@@ -227,6 +283,7 @@ def before_call(ctx, case, **kwargs):
     _integers_as_digits(case)
     _idempotency_key_of_its_own(case)
     _name_the_rule_accepts(case)
+    _details_the_rules_accept(case)
     _if_match_the_pattern_allows(case)
     if case.method.upper() == "GET" and case.path == "/pets":
         _issued_cursor_for_valid_list(case)
