@@ -156,6 +156,8 @@ async fn every_read(address: &str, key: &str, staff: &str, pets: &[i64], orders:
     json!({
         "pets": walk(address, key, "/v1/pets?limit=100").await,
         "available": walk(address, key, "/v1/pets?status=available&limit=100").await,
+        "tagged": walk(address, key, "/v1/pets?tag=tag1&limit=100").await,
+        "named": walk(address, key, "/v1/pets?name=ki&limit=100").await,
         "categories": walk(address, staff, "/v1/categories").await,
         "orders": walk(address, staff, "/v1/store/orders?limit=100").await,
         "own orders": walk(address, key, "/v1/store/orders?limit=100").await,
@@ -180,6 +182,11 @@ async fn source() -> Source {
          INSERT INTO pets (name, category_id, status) \
          SELECT 'bulk ' || i, 1 + i % 3, CASE i % 3 WHEN 0 THEN 'sold' ELSE 'available' END FROM n"
     ));
+    // Tags of the bulk pets, straight into the tags' table: more than a page of it too.
+    app.execute_sql(&format!(
+        "INSERT INTO pet_tags (tag, pet_id) SELECT 'tag' || (id % 4), id FROM pets \
+         WHERE id <= {BULK_PETS}"
+    ));
     let staff = app.staff_key().await;
     let revoked = app.issue_key(&["--name", "gone", "--scope", "read"]).await;
     let revoked_id = petstore_test_support::claims_of(&revoked)["jti"]
@@ -198,7 +205,13 @@ async fn source() -> Source {
     assert_eq!(category.status.as_u16(), 201, "{}", category.body);
     let mut pets = vec![1, BULK_PETS / 2, BULK_PETS];
     for name in ["Rex", "Tom", "Kit", "Bo"] {
-        let pet = app.create_pet(json!({"name": name, "categoryId": 1})).await;
+        let pet = app
+            .create_pet(
+                json!({"name": name, "categoryId": 1, "tags": ["tag1", name],
+                "description": format!("{name}, a fine pet"),
+                "photoUrls": [format!("https://example.com/{name}.jpg")]}),
+            )
+            .await;
         pets.push(pet["id"].as_i64().expect("an id"));
     }
     let removed = send(
@@ -366,7 +379,7 @@ async fn a_backup_under_64_writing_clients_holds_every_write_acknowledged_before
 fn a_backup_onto_the_database_itself_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite://{}", dir.path().join("petstore.db").display());
-    let secret = OTHER_SECRET;
+    let secret = OTHER_SECRET.to_owned();
     succeeded(&cli(dir.path(), &url, &secret, &["migrate"]));
     let before = std::fs::read(dir.path().join("petstore.db")).expect("read");
     for onto in ["petstore.db", "./petstore.db", "petstore.db-wal"] {
@@ -391,7 +404,7 @@ fn backup_and_restore_on_postgresql_point_at_its_own_tools() {
     let database = TestDatabase::create();
     let dir = tempfile::tempdir().expect("tempdir");
     let to = dir.path().join("x.backup").display().to_string();
-    let secret = OTHER_SECRET;
+    let secret = OTHER_SECRET.to_owned();
     refused(
         &cli(
             dir.path(),
@@ -619,7 +632,7 @@ async fn restore_refuses_a_corrupt_file_a_newer_schema_a_foreign_file_and_anothe
     refused(&restore(&other, &[], &secret), "is not a petstore database");
 
     // Another secret: refused unless told.
-    let another = OTHER_SECRET;
+    let another = OTHER_SECRET.to_owned();
     refused(&restore(&backup, &[], &another), "--force-key-id");
     assert!(
         !target.path().join("petstore.db").exists(),
@@ -728,6 +741,32 @@ async fn export_then_import_into_postgresql_answers_every_read_the_same() {
     import_and_compare(&source, &file, database.url()).await;
 }
 
+/// PostgreSQL's export, read back into SQLite, answers as the SQLite source did.
+#[actix_web::test]
+async fn an_export_of_postgresql_imports_into_sqlite() {
+    let source = source().await;
+    let file = export_of(&source);
+    let secret = secret_of(&source.app);
+    let database = TestDatabase::create();
+    let dir = tempfile::tempdir().expect("tempdir");
+    succeeded(&cli(
+        dir.path(),
+        database.url(),
+        &secret,
+        &["import", "--from", &file.display().to_string()],
+    ));
+    let again = dir.path().join("from-postgres.jsonl");
+    succeeded(&cli(
+        dir.path(),
+        database.url(),
+        &secret,
+        &["export", "--to", &again.display().to_string()],
+    ));
+    let target = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", target.path().join("back.db").display());
+    import_and_compare(&source, &again, &url).await;
+}
+
 #[actix_web::test]
 async fn export_to_standard_output_imports_from_standard_input() {
     let source = source().await;
@@ -782,9 +821,11 @@ async fn import_refuses_bad_files_a_used_or_filled_target_and_another_secret_lea
     };
     let cut_mid_line = variant("cut.jsonl", text[..text.len() / 2].to_owned());
     let without_end = variant("no-end.jsonl", lines[..lines.len() - 1].join("\n") + "\n");
+    // The last row (a key's, which no other row names), gone.
+    let n = lines.len();
     let one_row_less = variant(
         "one-less.jsonl",
-        [&lines[..2], &lines[3..]].concat().join("\n") + "\n",
+        [&lines[..n - 2], &lines[n - 1..]].concat().join("\n") + "\n",
     );
     let bad_row = variant(
         "bad-row.jsonl",
@@ -825,7 +866,7 @@ async fn import_refuses_bad_files_a_used_or_filled_target_and_another_secret_lea
             );
         }
     }
-    let another = OTHER_SECRET;
+    let another = OTHER_SECRET.to_owned();
     refused(&import(&file, &[], &another), "--force-key-id");
 
     // A filled target, and one a server uses.
@@ -855,13 +896,17 @@ fn kill_an_import_halfway(url: &str, secret: &str, export: &[u8]) {
         .args(["import", "--from", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start petstore import");
     let mut stdin = import.stdin.take().expect("stdin");
-    stdin
-        .write_all(&export[..export.len() / 2])
-        .expect("write half the export");
+    if let Err(err) = stdin.write_all(&export[..export.len() / 2]) {
+        let output = import.wait_with_output().expect("reap the import");
+        panic!(
+            "{url}: the import stopped reading ({err}): {}",
+            said(&output)
+        );
+    }
     import.kill().expect("kill -9 the import");
     import.wait().expect("reap the import");
 }

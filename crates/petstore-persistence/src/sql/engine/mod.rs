@@ -12,6 +12,7 @@ pub(crate) mod connection;
 pub(crate) mod errors;
 pub(crate) mod group_commit;
 pub(crate) mod health;
+pub(crate) mod in_use;
 pub(crate) mod metrics;
 pub(crate) mod migrations;
 pub(crate) mod multi_row;

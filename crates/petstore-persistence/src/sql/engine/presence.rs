@@ -27,7 +27,10 @@ impl Presence {
     /// Opens the file at `path` and reads it once, which takes the shared lock.
     pub(crate) fn hold(path: &Path) -> Result<Self, String> {
         let mut conn = sqlite_file::open(path, 5_000)?;
-        conn.batch_execute("SELECT count(*) FROM sqlite_schema;")
+        // In WAL mode first: a connection that opened the file while no `-wal` file was there
+        // (the last connection before it deleted it on closing) would read it in rollback mode,
+        // which lets go of the lock after each read.
+        conn.batch_execute("PRAGMA journal_mode = WAL; SELECT count(*) FROM sqlite_schema;")
             .map_err(|err| err.to_string())?;
         Ok(Self {
             _connection: Mutex::new(conn),

@@ -4,12 +4,12 @@
 //! integrity, that it is a petstore database, that no migration in it is unknown to this binary,
 //! and its stamp's key id against the configured secret's. Older ones are migrated forward.
 //!
-//! Whether a server uses the target is asked of SQLite itself: every open connection of a
-//! server in WAL mode holds a shared lock on the file for as long as it is open, so an
-//! exclusive lock taken without waiting (`locking_mode=EXCLUSIVE`, `BEGIN EXCLUSIVE` with
-//! `busy_timeout=0`) succeeds only when none is. That lock is then held through the swap: the
-//! old file is turned to a rollback-journal file (which folds its WAL into it), renamed to
-//! `NAME.replaced-WHEN` with its `-shm`, and the checked copy is renamed into place.
+//! Whether a server uses the target is asked of the file's locks: a connection open in WAL
+//! mode anywhere holds a lock on its `-shm` file (`in_use.rs`). Then an exclusive lock on the
+//! database, taken without waiting (`locking_mode=EXCLUSIVE`, `BEGIN EXCLUSIVE` with
+//! `busy_timeout=0`), is held through the swap: the old file is turned to a rollback-journal
+//! file (which folds its WAL into it), renamed to `NAME.replaced-WHEN` with its `-shm`, and the
+//! checked copy is renamed into place.
 
 use std::path::{Path, PathBuf};
 
@@ -201,6 +201,9 @@ fn lock_unused(target: &Path) -> Result<SqliteConnection, RestoreError> {
         path: target.to_owned(),
         reason,
     };
+    if super::in_use::is_open_elsewhere(target).map_err(|err| failed(err.to_string()))? {
+        return Err(RestoreError::InUse(target.to_owned()));
+    }
     let mut conn = sqlite_file::open(target, 0).map_err(failed)?;
     let locked = conn.batch_execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;");
     match locked {

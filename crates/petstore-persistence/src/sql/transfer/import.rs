@@ -3,9 +3,10 @@
 //! keep their ids; each sequence is moved past the highest id handed out. Lines are read one at
 //! a time and inserted a batch at a time, so memory stays the same at any size.
 //!
-//! Whether a server uses the target is asked as a restore asks it on SQLite (an exclusive lock
-//! taken without waiting, then held for the whole import); on PostgreSQL, whether any other
-//! session is connected to the database.
+//! Whether a server uses the target is asked as a restore asks it on SQLite (the `-shm` file's
+//! lock, then an exclusive lock taken without waiting and held for the whole import); on
+//! PostgreSQL, whether any other client is connected to the database (autovacuum's workers are
+//! not clients).
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -109,7 +110,6 @@ pub fn import(
     }
     let mut lines = Lines { input, number: 0 };
     let header = read_header(&mut lines, options)?;
-    crate::migrate(url, settings)?;
     let mut conn = begin(url, settings, options.force)?;
     let imported = import_rows(&mut conn, url, options, &mut lines);
     match imported {
@@ -203,8 +203,10 @@ fn read_header(
     Ok(header)
 }
 
-/// The connection with the import's transaction begun, after the checks that a server is not
-/// using the database (unless `force`).
+/// The connection with the import's transaction begun, on a migrated database, after the
+/// checks that a server is not using it (unless `force`). On PostgreSQL the check comes first,
+/// on the connection that then migrates: a session of this process closed a moment before
+/// would still be counted as another.
 fn begin(
     url: &DatabaseUrl,
     settings: &PoolSettings,
@@ -213,6 +215,12 @@ fn begin(
     let failed = query_failed(url);
     match url {
         DatabaseUrl::Sqlite(path) => {
+            crate::migrate(url, settings)?;
+            let in_use = crate::sql::engine::in_use::is_open_elsewhere(path)
+                .map_err(|err| StorageError::other(format!("cannot open {url}: {err}")))?;
+            if in_use && !force {
+                return Err(ImportError::InUse(format!("a server is using {url}")));
+            }
             let waiting = if force { 5_000 } else { 0 };
             let mut conn = sqlite_file::open(path, waiting)
                 .map_err(|reason| StorageError::other(format!("cannot open {url}: {reason}")))?;
@@ -234,8 +242,8 @@ fn begin(
             let mut conn = connect::open(url, settings)?;
             let others = connect::number(
                 &mut conn,
-                "SELECT COUNT(*) AS n FROM pg_stat_activity \
-                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() \
+                 AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
             )
             .map_err(&failed)?;
             if others > 0 && !force {
@@ -243,6 +251,10 @@ fn begin(
                     "{others} other sessions are connected to {url}"
                 )));
             }
+            migrations::run_pending(&mut conn).map_err(|err| ImportError::Query {
+                database: url.to_string(),
+                reason: url.scrub(&format!("migrating it failed: {err}")),
+            })?;
             connect::run(&mut conn, "BEGIN").map_err(failed)?;
             Ok(conn)
         }

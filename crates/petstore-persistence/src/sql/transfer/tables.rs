@@ -107,6 +107,8 @@ pub(crate) const TABLES: &[Table] = &[
             text(orders::status::NAME),
             integer(orders::ship_date::NAME),
             text(orders::placed_by::NAME),
+            integer(orders::price_minor::NAME),
+            text(orders::price_currency::NAME),
         ],
         key_len: 1,
         has_sequence: false,
