@@ -1,8 +1,8 @@
-//! A SQLite server's presence on its database file: one connection, opened once the file is in
-//! WAL mode and held for as long as the store serves. In WAL mode every open connection keeps a
-//! shared lock on the file, so `restore` and `import`, which take an exclusive lock without
-//! waiting, know a server uses the file from the moment it opened its store, before it serves
-//! its first request (its other connections open in the background, or on first use).
+//! A SQLite server's presence on its database file: one connection, opened in WAL mode once
+//! the file is in WAL mode and held for as long as the store serves. An open WAL-mode
+//! connection keeps a read lock on the `-shm` file, so `restore` and `import` (`in_use.rs`)
+//! know a server uses the file from the moment it opened its store, before it serves its first
+//! request (its other connections open in the background, or on first use).
 
 use std::path::Path;
 use std::sync::Mutex;
