@@ -13,7 +13,11 @@ use crate::sql::schema::{pet_tags, pets};
 type AnyBackend = <AnyConnection as Connection>::Backend;
 
 /// The live pets after id `after`, with `status` when given, matching `search`, in id order, at
-/// most `limit`.
+/// most `limit`. Each shape starts from the index that keeps the page short: with a tag, the
+/// tag's rows of `pet_tags` (in pet id order, so the scan stops at the page's end); with a name
+/// and no tag, the page's ids first (from the name's range of the live pets' index, read from
+/// the index alone and sorted), then only the page's rows; else the pets by `(category_id, id)`
+/// or in id order.
 pub(crate) fn search_page(
     conn: &mut AnyConnection,
     status: Option<&'static str>,
@@ -21,34 +25,77 @@ pub(crate) fn search_page(
     after: i64,
     limit: i64,
 ) -> QueryResult<Vec<PetRow>> {
-    let mut query = pets::table
-        .select(PetRow::COLUMNS)
+    let name_range = search.name.as_ref().map(|name| {
+        let prefix = name.as_str().to_owned();
+        let end = after_prefix(&prefix);
+        (prefix, end)
+    });
+    if let Some(tag) = &search.tag {
+        let mut query = pet_tags::table
+            .inner_join(pets::table.on(pets::id.eq(pet_tags::pet_id)))
+            .select(PetRow::COLUMNS)
+            .filter(pet_tags::tag.eq(tag.as_str().to_owned()))
+            .filter(pet_tags::pet_id.gt(after))
+            .filter(pets::removed_at.is_null())
+            .order(pet_tags::pet_id.asc())
+            .limit(limit)
+            .into_boxed::<AnyBackend>();
+        if let Some(status) = status {
+            query = query.filter(pets::status.eq(status));
+        }
+        if let Some(category_id) = search.category_id {
+            query = query.filter(pets::category_id.eq(category_id.get()));
+        }
+        if let Some((prefix, end)) = name_range {
+            query = query.filter(pets::name_folded.ge(prefix));
+            if let Some(end) = end {
+                query = query.filter(pets::name_folded.lt(end));
+            }
+        }
+        return query.load(conn);
+    }
+    let Some((prefix, end)) = name_range else {
+        // A category (and a status): `pets (category_id, id)` is in id order already.
+        let mut query = pets::table
+            .select(PetRow::COLUMNS)
+            .filter(pets::removed_at.is_null())
+            .filter(pets::id.gt(after))
+            .order(pets::id.asc())
+            .limit(limit)
+            .into_boxed::<AnyBackend>();
+        if let Some(status) = status {
+            query = query.filter(pets::status.eq(status));
+        }
+        if let Some(category_id) = search.category_id {
+            query = query.filter(pets::category_id.eq(category_id.get()));
+        }
+        return query.load(conn);
+    };
+    let mut ids = pets::table
+        .select(pets::id)
         .filter(pets::removed_at.is_null())
         .filter(pets::id.gt(after))
         .order(pets::id.asc())
         .limit(limit)
         .into_boxed::<AnyBackend>();
     if let Some(status) = status {
-        query = query.filter(pets::status.eq(status));
+        ids = ids.filter(pets::status.eq(status));
     }
     if let Some(category_id) = search.category_id {
-        query = query.filter(pets::category_id.eq(category_id.get()));
+        ids = ids.filter(pets::category_id.eq(category_id.get()));
     }
-    if let Some(tag) = &search.tag {
-        let tagged = pet_tags::table
-            .filter(pet_tags::tag.eq(tag.as_str().to_owned()))
-            .filter(pet_tags::pet_id.gt(after))
-            .select(pet_tags::pet_id);
-        query = query.filter(pets::id.eq_any(tagged));
+    ids = ids.filter(pets::name_folded.ge(prefix));
+    if let Some(end) = end {
+        ids = ids.filter(pets::name_folded.lt(end));
     }
-    if let Some(name) = &search.name {
-        let prefix = name.as_str().to_owned();
-        query = match after_prefix(&prefix) {
-            Some(end) => query.filter(pets::name_folded.ge(prefix).and(pets::name_folded.lt(end))),
-            None => query.filter(pets::name_folded.ge(prefix)),
-        };
-    }
-    query.load(conn)
+    // Two statements, as a boxed query cannot hold another on either backend here: the page's
+    // ids, then its rows.
+    let ids: Vec<i64> = ids.load(conn)?;
+    pets::table
+        .select(PetRow::COLUMNS)
+        .filter(pets::id.eq_any(ids))
+        .order(pets::id.asc())
+        .load(conn)
 }
 
 /// The least string above every string that starts with `prefix` (compared by code point, as
