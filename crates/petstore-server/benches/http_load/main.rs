@@ -29,6 +29,9 @@ pub enum Operation {
     /// createPet with an `Idempotency-Key` of its own on every request: what keeping the
     /// response with the pet costs.
     CreatePetWithKey,
+    /// createPet with every catalogue field (price, description, photos, tags): what a shop's
+    /// pet costs beside the spec's.
+    CreatePetWithDetails,
     ListPets,
     GetPet,
     /// getPet with `If-None-Match` naming the pet's current tag: 304, no body.
@@ -38,9 +41,10 @@ pub enum Operation {
 }
 
 impl Operation {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::CreatePet,
         Self::CreatePetWithKey,
+        Self::CreatePetWithDetails,
         Self::ListPets,
         Self::GetPet,
         Self::GetPetNotModified,
@@ -51,6 +55,7 @@ impl Operation {
         match self {
             Self::CreatePet => "createPet",
             Self::CreatePetWithKey => "createPet + Idempotency-Key",
+            Self::CreatePetWithDetails => "createPet + catalogue fields",
             Self::ListPets => "listPets limit=20",
             Self::GetPet => "getPet",
             Self::GetPetNotModified => "getPet 304",

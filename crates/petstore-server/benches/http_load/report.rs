@@ -298,7 +298,15 @@ impl Report {
             .iter()
             .map(|row| row.measured.per_second())
             .fold(1.0, f64::max);
-        let colours = [BLUE, MAGENTA, RED, GREEN, CYAN, RGBColor(230, 140, 0)];
+        let colours = [
+            BLUE,
+            MAGENTA,
+            RGBColor(120, 60, 0),
+            RED,
+            GREEN,
+            CYAN,
+            RGBColor(230, 140, 0),
+        ];
         for (index, backend) in backends.iter().enumerate() {
             let subject = Subject::Petstore(*backend);
             let series = |operation: Operation, of: &dyn Fn(&Measured) -> f64| {
