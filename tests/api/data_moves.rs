@@ -887,6 +887,33 @@ async fn import_refuses_bad_files_a_used_or_filled_target_and_another_secret_lea
     );
 }
 
+/// On PostgreSQL a server is seen by its sessions: an import into the database a server uses is
+/// refused, and leaves it as it was.
+#[actix_web::test]
+async fn an_import_into_a_postgresql_database_a_server_uses_is_refused() {
+    let source = source().await;
+    let file = export_of(&source);
+    let serving = TestApp::spawn_process(Backend::Postgres).await;
+    let pet = serving
+        .create_pet(json!({"name": "Stays", "categoryId": 1}))
+        .await;
+    let output = cli(
+        serving.data_dir.path(),
+        &serving.database_url,
+        &secret_of(&source.app),
+        &[
+            "import",
+            "--force-key-id",
+            "--from",
+            &file.display().to_string(),
+        ],
+    );
+    refused(&output, "other sessions are connected");
+    let got = send(serving.get(&format!("/v1/pets/{}", pet["id"])), None).await;
+    assert_eq!(got.status.as_u16(), 200, "{}", got.body);
+    assert_eq!(got.json()["name"], "Stays");
+}
+
 /// Starts `petstore import --from -` into `url` and writes the first half of `export` to it:
 /// the write returns once the import has read nearly all of it (a pipe holds 64 KiB), so it
 /// is in the middle of its transaction when killed.
