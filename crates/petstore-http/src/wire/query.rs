@@ -71,10 +71,22 @@ pub(crate) fn next_link<'a>(
         }
         link.push_str(name);
         link.push('=');
-        link.push_str(&value);
+        push_encoded(&mut link, &value);
     }
     link.push_str(">; rel=\"next\"");
     link
+}
+
+/// Appends `value` to a query string: RFC 3986's unreserved characters as they are, every other
+/// byte percent-encoded (a tag's space, a name's `&` or `é`), so the link is one valid URI.
+fn push_encoded(out: &mut String, value: &str) {
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +95,21 @@ mod tests {
 
     use super::*;
     use crate::error::ErrorCode;
+
+    #[test]
+    fn a_next_link_s_values_are_percent_encoded() {
+        let link = next_link(
+            "/v1/pets",
+            [
+                ("tag", "small dog".to_owned()),
+                ("name", "Zoë & co".to_owned()),
+            ],
+        );
+        assert_eq!(
+            link,
+            "</v1/pets?tag=small%20dog&name=Zo%C3%AB%20%26%20co>; rel=\"next\""
+        );
+    }
 
     #[test]
     fn a_parameter_given_twice_is_refused_naming_it() {
