@@ -3,8 +3,8 @@
 //! backend. Every scenario runs against every backend it applies to.
 
 mod auth;
-mod categories;
 mod catalogue;
+mod categories;
 mod cli;
 mod compression;
 mod conditional;
@@ -29,8 +29,8 @@ mod mixed_writes;
 mod openapi;
 mod operability;
 mod orders;
-mod pet_changes;
 mod overload;
+mod pet_changes;
 mod readme;
 mod routing;
 mod side_by_side;
