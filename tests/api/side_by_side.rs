@@ -19,7 +19,7 @@ const EXPAND: &str = "BEGIN; \
     CREATE TABLE next_release_idempotency (api_key_id TEXT NOT NULL, key TEXT NOT NULL, \
         response BYTEA, created_at BIGINT NOT NULL, PRIMARY KEY (api_key_id, key)); \
     ALTER TABLE pets ADD COLUMN nickname TEXT; \
-    ALTER TABLE pets ADD COLUMN tags TEXT NOT NULL DEFAULT ''; \
+    ALTER TABLE pets ADD COLUMN colour TEXT NOT NULL DEFAULT ''; \
     ALTER TABLE orders ADD COLUMN delivery_note TEXT; \
     INSERT INTO __diesel_schema_migrations (version) VALUES ('29991231000000'); \
     COMMIT;";
@@ -103,7 +103,7 @@ async fn an_expand_only_migration_under_traffic_breaks_nothing_and_the_old_relea
     app.restart();
     let count = app
         .postgres()
-        .query_value("SELECT count(*) FROM pets WHERE tags = ''");
+        .query_value("SELECT count(*) FROM pets WHERE colour = ''");
     let created = app
         .create_pet(json!({"name": "After", "categoryId": 2}))
         .await;
