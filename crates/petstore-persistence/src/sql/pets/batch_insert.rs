@@ -300,8 +300,12 @@ fn assign(batch: &[&NewPet], rows: Vec<PetRow>) -> Vec<Option<PetRow>> {
     batch
         .iter()
         .map(|new_pet| {
+            let details = DetailColumns::of(new_pet.details());
             rows.iter_mut()
-                .find(|slot| slot.as_ref().is_some_and(|row| row.holds(new_pet)))
+                .find(|slot| {
+                    slot.as_ref()
+                        .is_some_and(|row| row.holds(new_pet, &details))
+                })
                 .and_then(Option::take)
         })
         .collect()

@@ -58,9 +58,9 @@ impl PetRow {
     pub(crate) const RETURNING: &'static str = "RETURNING id, name, category_id, status, \
         version, price_minor, price_currency, description, photo_urls, tags";
 
-    /// Whether this row stores exactly what `new_pet` asked for.
-    pub(crate) fn holds(&self, new_pet: &NewPet) -> bool {
-        let details = DetailColumns::of(new_pet.details());
+    /// Whether this row stores exactly what `new_pet` asked for, its details being `details`
+    /// (`DetailColumns::of` them, made once per pet by the caller).
+    pub(crate) fn holds(&self, new_pet: &NewPet, details: &DetailColumns<'_>) -> bool {
         self.name == new_pet.name().as_str()
             && self.category_id == new_pet.category_id().get()
             && self.status == new_pet.status().as_str()
