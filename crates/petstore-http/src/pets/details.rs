@@ -3,9 +3,7 @@
 //! refusal naming its member, and a list's item by its position) and written back only when
 //! the pet has them, so a client of the spec's fields alone sees what it always saw.
 
-use petstore_domain::{
-    ItemError, ListError, PetDescription, PetDetails, PhotoUrls, Price, PriceError, Tags,
-};
+use petstore_domain::{ItemError, ListError, PetDescription, PetDetails, PhotoUrls, Price, Tags};
 
 pub(crate) use crate::wire::price::PriceDto;
 use serde_json::{Map, Value};
@@ -76,11 +74,7 @@ pub(crate) fn parse_price(value: &Value) -> Result<Price, String> {
         None => Err(format!("`price.{name}` is required")),
     };
     let (amount, currency) = (text("amount")?, text("currency")?);
-    Price::parse(amount, currency).map_err(|error| match &error {
-        PriceError::Amount(_) | PriceError::Currency(_) => {
-            format!("`price.{}` {error}", error.field())
-        }
-    })
+    Price::parse(amount, currency).map_err(|error| format!("`price.{}` {error}", error.field()))
 }
 
 /// `description`: a string.

@@ -30,8 +30,28 @@ pub(crate) fn search_page(
         let end = after_prefix(&prefix);
         (prefix, end)
     });
+    // The filters every shape applies to its `pets` columns, written once: the shapes' boxed
+    // queries select and join differently, so they share no type a function could take.
+    macro_rules! narrowed {
+        ($query:expr) => {{
+            let mut query = $query;
+            if let Some(status) = status {
+                query = query.filter(pets::status.eq(status));
+            }
+            if let Some(category_id) = search.category_id {
+                query = query.filter(pets::category_id.eq(category_id.get()));
+            }
+            if let Some((prefix, end)) = name_range.clone() {
+                query = query.filter(pets::name_folded.ge(prefix));
+                if let Some(end) = end {
+                    query = query.filter(pets::name_folded.lt(end));
+                }
+            }
+            query
+        }};
+    }
     if let Some(tag) = &search.tag {
-        let mut query = pet_tags::table
+        return narrowed!(pet_tags::table
             .inner_join(pets::table.on(pets::id.eq(pet_tags::pet_id)))
             .select(PetRow::COLUMNS)
             .filter(pet_tags::tag.eq(tag.as_str().to_owned()))
@@ -39,58 +59,30 @@ pub(crate) fn search_page(
             .filter(pets::removed_at.is_null())
             .order(pet_tags::pet_id.asc())
             .limit(limit)
-            .into_boxed::<AnyBackend>();
-        if let Some(status) = status {
-            query = query.filter(pets::status.eq(status));
-        }
-        if let Some(category_id) = search.category_id {
-            query = query.filter(pets::category_id.eq(category_id.get()));
-        }
-        if let Some((prefix, end)) = name_range {
-            query = query.filter(pets::name_folded.ge(prefix));
-            if let Some(end) = end {
-                query = query.filter(pets::name_folded.lt(end));
-            }
-        }
-        return query.load(conn);
+            .into_boxed::<AnyBackend>())
+        .load(conn);
     }
-    let Some((prefix, end)) = name_range else {
+    if name_range.is_none() {
         // A category (and a status): `pets (category_id, id)` is in id order already.
-        let mut query = pets::table
+        return narrowed!(pets::table
             .select(PetRow::COLUMNS)
             .filter(pets::removed_at.is_null())
             .filter(pets::id.gt(after))
             .order(pets::id.asc())
             .limit(limit)
-            .into_boxed::<AnyBackend>();
-        if let Some(status) = status {
-            query = query.filter(pets::status.eq(status));
-        }
-        if let Some(category_id) = search.category_id {
-            query = query.filter(pets::category_id.eq(category_id.get()));
-        }
-        return query.load(conn);
-    };
-    let mut ids = pets::table
+            .into_boxed::<AnyBackend>())
+        .load(conn);
+    }
+    // Two statements, as a boxed query cannot hold another on either backend here: the page's
+    // ids, then its rows.
+    let ids: Vec<i64> = narrowed!(pets::table
         .select(pets::id)
         .filter(pets::removed_at.is_null())
         .filter(pets::id.gt(after))
         .order(pets::id.asc())
         .limit(limit)
-        .into_boxed::<AnyBackend>();
-    if let Some(status) = status {
-        ids = ids.filter(pets::status.eq(status));
-    }
-    if let Some(category_id) = search.category_id {
-        ids = ids.filter(pets::category_id.eq(category_id.get()));
-    }
-    ids = ids.filter(pets::name_folded.ge(prefix));
-    if let Some(end) = end {
-        ids = ids.filter(pets::name_folded.lt(end));
-    }
-    // Two statements, as a boxed query cannot hold another on either backend here: the page's
-    // ids, then its rows.
-    let ids: Vec<i64> = ids.load(conn)?;
+        .into_boxed::<AnyBackend>())
+    .load(conn)?;
     pets::table
         .select(PetRow::COLUMNS)
         .filter(pets::id.eq_any(ids))
