@@ -66,7 +66,15 @@ pub fn init(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
                     .with_ansi(std::io::stderr().is_terminal()),
             )
             .init(),
-        LogFormat::Json => registry.with(json::layer(writer)).init(),
+        LogFormat::Json => registry
+            .with(json::LinkedTraces)
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .fmt_fields(json::SpanFields)
+                    .event_format(json::JsonLines)
+                    .with_writer(writer),
+            )
+            .init(),
     }
     guard
 }
