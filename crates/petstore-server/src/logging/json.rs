@@ -2,7 +2,7 @@
 //! fields flat (`message` among them), and `span` with the current span's fields (a request's
 //! `request_id`), and on the lines of storage work done for several requests at once, their
 //! `linked_trace_ids`. Not tracing-subscriber's JSON format: it builds each line through serde
-//! maps, a sixth of getPet's throughput (docs/benchmarks.md, Logs, traces and metrics).
+//! maps, which costs every request's line (docs/benchmarks.md, Logs, traces and metrics).
 
 use std::fmt::{self, Write as _};
 
