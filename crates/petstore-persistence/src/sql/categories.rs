@@ -216,7 +216,7 @@ impl DieselCategoryRepository {
         self.health.admit_write()?;
         let health = self.health.clone();
         self.writes
-            .run(move |conn| write_recorded(conn, take_turn, plan.as_ref(), &health, work))
+            .run_shared(move |conn| write_recorded(conn, take_turn, plan.as_ref(), &health, work))
             .await?
     }
 }

@@ -6,13 +6,20 @@
 //!   is answered only after that commit. There is no waiting to fill a group: while one commit
 //!   is on its way to disk, the creates that arrive queue up and form the next group, so a lone
 //!   create costs what it did before and a burst of them shares the commits.
-//! - On SQLite, every other write too (orders, idempotency records and their purge, the key
-//!   registry; `writes.rs`): each is run as a job on the writer's connection, in its own
-//!   transaction, after the group of its round (`writer_rounds.rs`). SQLite has one write lock;
+//! - On SQLite, every other write too (pets' changes, orders, categories, idempotency records
+//!   and their purge, the key registry; `writes.rs`) is run as a job on the writer's
+//!   connection, after the group of its round (`writer_rounds.rs`). SQLite has one write lock;
 //!   a write on a connection of its own would wait for it in SQLite's busy handler, which
 //!   sleeps in growing steps, while the writer takes the lock again the moment it lets go, and
 //!   after the busy timeout fail with "database is locked". On the writer's queue it waits its
 //!   turn instead, and is answered.
+//! - Shared commits: the jobs that may share one (a pet's change, an order's transaction, a
+//!   category's write: the writes of `recorded_write.rs`; `writer_jobs.rs`) queued together run
+//!   in one transaction of the writer's, each in a savepoint of its own, so a job that is
+//!   refused or fails rolls back only its own; one commit stores them all, and each is
+//!   answered after it, every one with the storage error if it fails. A lone one commits
+//!   alone. The other jobs (the idempotency store's writes and their purge, the key
+//!   registry) run alone.
 //!
 //! The queue is bounded ([`PoolSettings::queue_size`]) and shared by every kind of write: a
 //! write that finds it full fails at once as unavailable (503 with `Retry-After`), so memory
@@ -30,13 +37,14 @@ use super::connection::{AnyConnection, Generations};
 use super::errors::{self, ScrubbedMessage};
 use super::health::StoreHealth;
 use super::queue::{self, Queued, Reply};
-use super::write_transaction::WriteFailure;
-use super::writer_jobs::{Job, JobQueue};
+use super::write_transaction::{in_group_transaction, open_levels, WriteFailure};
+use super::writer_jobs::{Commit, Held, Job, JobQueue};
 use super::writer_rounds::{Limits, Rounds, Write};
 use super::Pool;
 use crate::DatabaseUrl;
 
-/// Most pets stored by one transaction (3 bound values each: far below both backends' limits).
+/// Most pets stored by one transaction (3 bound values each: far below both backends' limits),
+/// and most jobs sharing one commit.
 const MAX_GROUP: usize = 256;
 
 /// Most other writes run between two groups of creates: a create queued behind a crowd of them
@@ -115,6 +123,7 @@ impl<C: Group> WriteQueue<C> {
             receiver,
             Limits {
                 creates: MAX_GROUP,
+                shared: MAX_GROUP,
                 jobs: MAX_JOBS_PER_ROUND,
             },
         );
@@ -137,12 +146,16 @@ impl<C: Group> WriteQueue<C> {
         .await
     }
 
-    /// The same queue for the writes other than creates, run one by one between the groups
-    /// (`writer_jobs.rs`).
+    /// The same queue for the writes other than creates, run between the groups, alone or
+    /// sharing a commit (`writer_jobs.rs`).
     pub(crate) fn jobs(&self) -> JobQueue {
         let sender = self.sender.clone();
-        JobQueue::new(WRITER, move |job| {
-            queue::offer(&sender, WRITER, Write::Job(job))
+        JobQueue::new(WRITER, move |job, commit| {
+            let write = match commit {
+                Commit::Own => Write::Job(job),
+                Commit::Shared => Write::Shared(job),
+            };
+            queue::offer(&sender, WRITER, write)
         })
     }
 }
@@ -153,6 +166,16 @@ const WRITER: &str = "writer thread";
 /// The same failure for each of `count` pets (errors carry boxed sources, so one is made each).
 fn all_failed<C: Group>(count: usize, error: impl Fn() -> RepositoryError) -> Outcomes<C> {
     (0..count).map(|_| Err(error())).collect()
+}
+
+/// Why a group's transaction stored nothing: each of its callers is answered with an error
+/// made from it (errors carry boxed sources, so one is made each).
+struct GroupFailure(Box<dyn Fn() -> RepositoryError>);
+
+impl GroupFailure {
+    fn error(&self) -> RepositoryError {
+        (self.0)()
+    }
 }
 
 struct Writer {
@@ -167,6 +190,7 @@ impl Writer {
     fn run<C: Group>(self, mut rounds: Rounds<Pending<C>, Box<dyn Job>>) {
         while let Some(round) = rounds.next_round() {
             self.store_group(round.creates);
+            self.run_sharing_commit(round.shared);
             for job in round.jobs {
                 self.run_job(job);
             }
@@ -197,6 +221,52 @@ impl Writer {
         }
     }
 
+    /// Runs jobs that share a commit in one transaction, each in its own savepoint, and answers
+    /// each after the commit. A lone one runs as any job does, in its own transaction.
+    fn run_sharing_commit(&self, mut group: Vec<Queued<Box<dyn Job>>>) {
+        group.retain(|queued| !queued.request.is_abandoned());
+        if group.len() <= 1 {
+            group.into_iter().for_each(|job| self.run_job(job));
+            return;
+        }
+        let span = queue::span_of(&group);
+        let _in_span = span.enter();
+        let mut waiting: std::collections::VecDeque<_> = group.into();
+        let mut held: Vec<Held> = Vec::with_capacity(waiting.len());
+        let mut ended = false;
+        let committed = self.in_group(|conn| {
+            in_group_transaction(conn, |conn| {
+                while let Some(queued) = waiting.pop_front() {
+                    let (job, span) = queued.into_parts();
+                    held.push(span.in_scope(|| job.run_in_group(conn)));
+                    // A failure SQLite answers by ending the transaction (a full disk) leaves
+                    // nothing for the commit to store: the rest is not run outside it.
+                    if open_levels(conn) != Some(1) {
+                        ended = true;
+                        return Err(diesel::result::Error::RollbackTransaction);
+                    }
+                }
+                Ok(())
+            })
+        });
+        let Err(failure) = committed else {
+            held.into_iter().for_each(|held| held.release(Ok(())));
+            return;
+        };
+        // The job that ended the transaction reported its fault; the others share it.
+        let fault = self.health.fault().filter(|_| ended);
+        let error = || match fault {
+            Some(fault) => RepositoryError::Unavailable(Box::new(fault)),
+            None => failure.error(),
+        };
+        for held in held {
+            held.release(Err(error()));
+        }
+        for queued in waiting {
+            queued.request.run(Err(error()));
+        }
+    }
+
     /// Runs one other write on a connection of the pool, holding the writer's turn (the
     /// checkpointer's restart and the probe take it too), in its caller's span.
     fn run_job(&self, queued: Queued<Box<dyn Job>>) {
@@ -220,55 +290,69 @@ impl Writer {
             return Vec::new();
         }
         let started = std::time::Instant::now();
+        match self.in_group(|conn| C::store(conn, group)) {
+            Ok(outcomes) => {
+                super::metrics::group_committed(group.len(), started);
+                outcomes
+            }
+            Err(failure) => all_failed::<C>(group.len(), || failure.error()),
+        }
+    }
+
+    /// Runs `write`, one transaction for a group of requests, on a connection of the pool while
+    /// holding the writer's turn (the checkpointer's restart and the probe take it too); a
+    /// connection found lost before anything was sent is tried once more on a new one. A
+    /// failure is reported to the store's health and becomes what each request is answered.
+    fn in_group<T>(
+        &self,
+        mut write: impl FnMut(&mut AnyConnection) -> Result<T, WriteFailure>,
+    ) -> Result<T, GroupFailure> {
         let mut retried = false;
         loop {
             let mut conn = match super::metrics::checkout(&self.pool, Some(&self.health), "write") {
                 Ok(conn) => conn,
                 Err(error) => {
-                    return all_failed::<C>(group.len(), || {
-                        errors::from_checkout(&error, &self.url)
-                    })
+                    let url = self.url.clone();
+                    return Err(GroupFailure(Box::new(move || {
+                        errors::from_checkout(&error, &url)
+                    })));
                 }
             };
             let outcome = {
                 let _turn = self.gate.enter();
-                C::store(&mut conn, group)
+                write(&mut conn)
             };
-            match outcome {
-                Ok(outcomes) => {
-                    super::metrics::group_committed(group.len(), started);
-                    return outcomes;
-                }
-                Err(failure) => {
-                    let lost = errors::is_connection_lost(failure.error());
-                    if lost {
-                        self.generations.retire_all();
-                    }
-                    // A connection found closed before anything was sent (the server restarted
-                    // since it was last used) is worth one more try on a new one.
-                    if lost && !retried && matches!(failure, WriteFailure::NotStarted(_)) {
-                        retried = true;
-                        continue;
-                    }
-                    let error = failure.into_error();
-                    self.health.report_error(&error);
-                    if let Some(fault) = errors::fault_of(&error) {
-                        return all_failed::<C>(group.len(), || {
-                            RepositoryError::Unavailable(Box::new(fault))
-                        });
-                    }
-                    let message = self.url.scrub(&error.to_string());
-                    let unavailable = errors::is_unavailable(&error);
-                    return all_failed::<C>(group.len(), || {
-                        let detail = Box::new(ScrubbedMessage(message.clone()));
-                        if unavailable {
-                            RepositoryError::Unavailable(detail)
-                        } else {
-                            RepositoryError::Unexpected(detail)
-                        }
-                    });
-                }
+            let failure = match outcome {
+                Ok(value) => return Ok(value),
+                Err(failure) => failure,
+            };
+            let lost = errors::is_connection_lost(failure.error());
+            if lost {
+                self.generations.retire_all();
             }
+            // A connection found closed before anything was sent (the server restarted since
+            // it was last used) is worth one more try on a new one.
+            if lost && !retried && matches!(failure, WriteFailure::NotStarted(_)) {
+                retried = true;
+                continue;
+            }
+            let error = failure.into_error();
+            self.health.report_error(&error);
+            if let Some(fault) = errors::fault_of(&error) {
+                return Err(GroupFailure(Box::new(move || {
+                    RepositoryError::Unavailable(Box::new(fault))
+                })));
+            }
+            let message = self.url.scrub(&error.to_string());
+            let unavailable = errors::is_unavailable(&error);
+            return Err(GroupFailure(Box::new(move || {
+                let detail = Box::new(ScrubbedMessage(message.clone()));
+                if unavailable {
+                    RepositoryError::Unavailable(detail)
+                } else {
+                    RepositoryError::Unexpected(detail)
+                }
+            })));
         }
     }
 }

@@ -1,6 +1,13 @@
 //! Write transactions: the write lock from the first statement, ordered across instances by a
 //! lock the caller names, rolled back on any failure, retried when they fail to serialize or
 //! PostgreSQL breaks a deadlock by failing them.
+//!
+//! A write transaction begun inside another (the writer thread's transaction around a group of
+//! writes that share one commit, [`in_group_transaction`]) is a savepoint of it: its failure
+//! rolls back its own statements and nothing of the others', and what it wrote is stored by the
+//! outer transaction's commit, not before.
+
+use std::num::NonZeroU32;
 
 use diesel::connection::TransactionManager;
 use diesel::prelude::*;
@@ -12,6 +19,9 @@ use petstore_application::RepositoryError;
 use super::connection::AnyConnection;
 use super::errors;
 use super::health::StoreHealth;
+
+/// The transaction manager of a connection of either backend.
+type Transactions = <AnyConnection as Connection>::TransactionManager;
 
 /// How often a write that failed to serialize or was a deadlock's victim is tried in all.
 const WRITE_ATTEMPTS: u32 = 3;
@@ -114,13 +124,47 @@ fn is_worth_retrying(error: &DieselError) -> bool {
     errors::is_serialization_failure(error) || errors::is_deadlock(error)
 }
 
+/// Runs `work` as one write transaction, like [`in_write_transaction`] but tried once: `work`
+/// runs a group of writes, each its own [`in_write_transaction`] (a savepoint of this one), which
+/// cannot be run twice.
+pub(crate) fn in_group_transaction<T>(
+    conn: &mut AnyConnection,
+    work: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
+) -> Result<T, WriteFailure> {
+    write_once(conn, no_turn, work)
+}
+
+/// How many transactions are open on `conn`: none, one, or one more for each savepoint in it;
+/// `None` once diesel lost track of them (a rollback failed), when the connection is of no more
+/// use.
+pub(crate) fn open_levels(conn: &mut AnyConnection) -> Option<u32> {
+    Transactions::transaction_manager_status_mut(conn)
+        .transaction_depth()
+        .ok()
+        .map(|depth| depth.map_or(0, NonZeroU32::get))
+}
+
+/// Rolls back every savepoint open above `levels` (what a write that stopped half-way, by a
+/// panic, left open), so that none of its statements is committed.
+pub(crate) fn roll_back_to(conn: &mut AnyConnection, levels: u32) -> QueryResult<()> {
+    while open_levels(conn).is_some_and(|open| open > levels) {
+        Transactions::rollback_transaction(conn)?;
+    }
+    Ok(())
+}
+
 fn write_once<T>(
     conn: &mut AnyConnection,
     take_turn: fn(&mut AnyConnection) -> QueryResult<()>,
-    work: &impl Fn(&mut AnyConnection) -> QueryResult<T>,
+    work: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
 ) -> Result<T, WriteFailure> {
-    type Transactions = <AnyConnection as Connection>::TransactionManager;
+    let nested = Transactions::transaction_manager_status_mut(conn)
+        .transaction_depth()
+        .map_err(WriteFailure::NotStarted)?
+        .is_some();
     match conn {
+        // Inside a group's transaction, which holds the write lock already: a savepoint.
+        _ if nested => Transactions::begin_transaction(conn),
         AnyConnection::Sqlite(sqlite) => {
             diesel::connection::AnsiTransactionManager::begin_transaction_sql(
                 sqlite,

@@ -1,6 +1,13 @@
 //! The writes other than creates as the writer thread runs them: a closure given the writer's
-//! connection, which does its own write transaction (an order, an idempotency record, the
-//! purge, the key registry's changes) and whose value goes back to the caller waiting for it.
+//! connection, which does its own write transaction (an order, a pet's change, an idempotency
+//! record, the purge, the key registry's changes) and whose value goes back to the caller
+//! waiting for it.
+//!
+//! A job either commits alone, answered as soon as it returns, or shares its commit
+//! ([`Commit::Shared`]): the writer runs the shared jobs queued together inside one transaction
+//! of its own, where each job's transaction is a savepoint (`write_transaction.rs`), and holds
+//! each answer ([`Held`]) until that transaction's commit, which turns a failed commit into
+//! every job's failure.
 //!
 //! The closure must not wait for anything that needs the writer (it would wait for itself): it
 //! works through the connection it is given and nothing else.
@@ -14,9 +21,21 @@ use tokio::sync::oneshot;
 use super::connection::AnyConnection;
 use super::errors::ScrubbedMessage;
 use super::queue::{self, BlockingReply, Reply};
+use super::write_transaction::{open_levels, roll_back_to};
 
 /// Queues a job at once or refuses it (full, or the writer gone).
-type Offer = dyn Fn(Box<dyn Job>) -> Result<(), RepositoryError> + Send + Sync;
+type Offer = dyn Fn(Box<dyn Job>, Commit) -> Result<(), RepositoryError> + Send + Sync;
+
+/// Whose commit stores a job's write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// Its own: the job runs alone, in its own transaction (the idempotency store's writes and
+    /// their purge, the key registry).
+    Own,
+    /// One it shares with the other shared jobs queued with it: its transaction is a savepoint
+    /// of the writer's, and it is answered after the writer's commit.
+    Shared,
+}
 
 /// The writer thread's queue as the writes other than creates see it: it takes jobs, whatever
 /// kind of create the writer stores in groups. Cheap to clone.
@@ -39,7 +58,7 @@ impl JobQueue {
     /// The queue `offer` puts jobs on, for the thread named `thread`.
     pub(crate) fn new(
         thread: &'static str,
-        offer: impl Fn(Box<dyn Job>) -> Result<(), RepositoryError> + Send + Sync + 'static,
+        offer: impl Fn(Box<dyn Job>, Commit) -> Result<(), RepositoryError> + Send + Sync + 'static,
     ) -> Self {
         Self {
             offer: Arc::new(offer),
@@ -55,8 +74,29 @@ impl JobQueue {
         T: Send + 'static,
         W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
     {
+        self.run_committed_by(Commit::Own, work).await
+    }
+
+    /// [`run`](Self::run) for a `work` whose write transaction may be a savepoint of one it
+    /// shares with the other such writes queued with it: what it returns comes back once that
+    /// transaction committed, and a failed commit fails it. `work` does its writes in
+    /// [`in_write_transaction`](super::write_transaction::in_write_transaction) and nothing
+    /// outside it.
+    pub(crate) async fn run_shared<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
+        self.run_committed_by(Commit::Shared, work).await
+    }
+
+    async fn run_committed_by<T, W>(&self, commit: Commit, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
-        (self.offer)(job(work, Answer::Awaited(reply)))?;
+        (self.offer)(job(work, Answer::Awaited(reply)), commit)?;
         answer.await.map_err(|_| queue::stopped(self.thread))?
     }
 
@@ -68,7 +108,7 @@ impl JobQueue {
         W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
     {
         let (reply, answer) = std::sync::mpsc::sync_channel(1);
-        (self.offer)(job(work, Answer::Blocked(reply)))?;
+        (self.offer)(job(work, Answer::Blocked(reply)), Commit::Own)?;
         answer.recv().map_err(|_| queue::stopped(self.thread))?
     }
 }
@@ -82,6 +122,23 @@ pub(crate) trait Job: Send {
     /// Runs the write on `conn`, or passes on why there is no connection, and answers the
     /// caller. A panic in the write is answered as an unexpected failure.
     fn run(self: Box<Self>, conn: Result<&mut AnyConnection, RepositoryError>);
+
+    /// Runs the write inside the transaction open on `conn`, and holds the answer until that
+    /// transaction's commit. A panic in the write is answered as an unexpected failure, and
+    /// what it left open of its own transaction rolled back.
+    fn run_in_group(self: Box<Self>, conn: &mut AnyConnection) -> Held;
+}
+
+/// A job's answer, held until the commit of the transaction the job wrote in.
+#[must_use = "the caller waits until its answer is released"]
+pub(crate) struct Held(Box<dyn FnOnce(Result<(), RepositoryError>) + Send>);
+
+impl Held {
+    /// Answers the caller: the job's outcome once `commit` stored its write, else the failure
+    /// of the commit (never a success for a write that was not stored).
+    pub(crate) fn release(self, commit: Result<(), RepositoryError>) {
+        (self.0)(commit);
+    }
 }
 
 /// Where the caller of a job waits.
@@ -118,7 +175,7 @@ struct Task<T, W> {
 
 impl<T, W> Job for Task<T, W>
 where
-    T: Send,
+    T: Send + 'static,
     W: FnOnce(&mut AnyConnection) -> T + Send,
 {
     fn is_abandoned(&self) -> bool {
@@ -131,24 +188,44 @@ where
 
     fn run(self: Box<Self>, conn: Result<&mut AnyConnection, RepositoryError>) {
         let Task { work, answer } = *self;
-        let outcome = conn.and_then(|conn| {
-            // A bug in one write must not stop the writer, which every later write needs.
-            catch_unwind(AssertUnwindSafe(|| work(conn))).map_err(|_| {
-                RepositoryError::Unexpected(Box::new(ScrubbedMessage(
-                    "a write transaction panicked".to_owned(),
-                )))
-            })
-        });
+        let outcome = conn.and_then(|conn| guarded(work, conn));
         answer.send(outcome);
     }
+
+    fn run_in_group(self: Box<Self>, conn: &mut AnyConnection) -> Held {
+        let Task { work, answer } = *self;
+        let levels = open_levels(conn);
+        let outcome = guarded(work, conn);
+        if let (Err(_), Some(levels)) = (&outcome, levels) {
+            // What the write began of its own and did not end is never to be committed; a
+            // rollback that fails leaves diesel lost, which the group finds out.
+            let _ = roll_back_to(conn, levels);
+        }
+        Held(Box::new(move |commit| answer.send(commit.and(outcome))))
+    }
+}
+
+/// `work` run on `conn`; a panic in it answered as an unexpected failure, since a bug in one
+/// write must not stop the writer, which every later write needs.
+fn guarded<T, W>(work: W, conn: &mut AnyConnection) -> Result<T, RepositoryError>
+where
+    W: FnOnce(&mut AnyConnection) -> T,
+{
+    catch_unwind(AssertUnwindSafe(|| work(conn))).map_err(|_| {
+        RepositoryError::Unexpected(Box::new(ScrubbedMessage(
+            "a write transaction panicked".to_owned(),
+        )))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use diesel::Connection;
+    use diesel::connection::TransactionManager;
+    use diesel::{Connection, RunQueryDsl};
     use tokio::sync::oneshot;
 
     use super::*;
+    use crate::sql::engine::write_transaction::{in_write_transaction, no_turn};
 
     fn sqlite() -> AnyConnection {
         AnyConnection::Sqlite(
@@ -191,6 +268,103 @@ mod tests {
         let (reply, mut answer) = oneshot::channel::<Result<(), RepositoryError>>();
         let job = job(|_| panic!("a bug in a write"), Answer::Awaited(reply));
         job.run(Ok(&mut sqlite()));
+        assert!(matches!(
+            answer.try_recv(),
+            Ok(Err(RepositoryError::Unexpected(_)))
+        ));
+    }
+
+    /// A SQLite database in memory with a table `t`, inside a transaction as the writer opens
+    /// one around a group.
+    fn in_a_group() -> AnyConnection {
+        let mut conn = sqlite();
+        diesel::connection::SimpleConnection::batch_execute(
+            &mut conn,
+            "CREATE TABLE t (n INTEGER NOT NULL)",
+        )
+        .expect("a table");
+        <<AnyConnection as Connection>::TransactionManager as TransactionManager<_>>::begin_transaction(
+            &mut conn,
+        )
+        .expect("begin");
+        assert_eq!(open_levels(&mut conn), Some(1));
+        conn
+    }
+
+    fn rows(conn: &mut AnyConnection) -> i64 {
+        use diesel::dsl::sql;
+        use diesel::sql_types::BigInt;
+        diesel::select(sql::<BigInt>("(SELECT count(*) FROM t)"))
+            .get_result(conn)
+            .expect("count")
+    }
+
+    fn insert_one(conn: &mut AnyConnection) -> diesel::QueryResult<()> {
+        diesel::sql_query("INSERT INTO t (n) VALUES (1)")
+            .execute(conn)
+            .map(drop)
+    }
+
+    /// A job that inserts a row in its own write transaction, run in a group on `conn`, and
+    /// where its caller waits.
+    fn inserting_in_a_group(
+        conn: &mut AnyConnection,
+    ) -> (Held, oneshot::Receiver<Result<bool, RepositoryError>>) {
+        let (reply, answer) = oneshot::channel();
+        let held = job(
+            |conn| in_write_transaction(conn, no_turn, insert_one).is_ok(),
+            Answer::Awaited(reply),
+        )
+        .run_in_group(conn);
+        (held, answer)
+    }
+
+    #[test]
+    fn a_job_in_a_group_is_answered_only_once_its_commit_is_released() {
+        let mut conn = in_a_group();
+        let (held, mut answer) = inserting_in_a_group(&mut conn);
+        assert!(answer.try_recv().is_err(), "answered before the commit");
+        assert_eq!(open_levels(&mut conn), Some(1), "its savepoint is closed");
+        assert_eq!(rows(&mut conn), 1);
+        held.release(Ok(()));
+        assert!(matches!(answer.try_recv(), Ok(Ok(true))));
+    }
+
+    #[test]
+    fn a_job_in_a_group_whose_commit_failed_is_answered_with_the_failure() {
+        let mut conn = in_a_group();
+        let (held, mut answer) = inserting_in_a_group(&mut conn);
+        held.release(Err(RepositoryError::Unavailable(Box::new(
+            ScrubbedMessage("the commit failed".to_owned()),
+        ))));
+        assert!(matches!(
+            answer.try_recv(),
+            Ok(Err(RepositoryError::Unavailable(_)))
+        ));
+    }
+
+    #[test]
+    fn a_job_in_a_group_that_panics_half_way_leaves_nothing_of_its_own_to_commit() {
+        let mut conn = in_a_group();
+        insert_one(&mut conn).expect("a write of an earlier job");
+        let (reply, mut answer) = oneshot::channel::<Result<(), RepositoryError>>();
+        let held = job(
+            |conn| {
+                let _ = in_write_transaction::<()>(conn, no_turn, |conn| {
+                    insert_one(conn)?;
+                    panic!("a bug half-way through a write")
+                });
+            },
+            Answer::Awaited(reply),
+        )
+        .run_in_group(&mut conn);
+        assert_eq!(
+            open_levels(&mut conn),
+            Some(1),
+            "its savepoint is rolled back"
+        );
+        assert_eq!(rows(&mut conn), 1, "the earlier job's write stays");
+        held.release(Ok(()));
         assert!(matches!(
             answer.try_recv(),
             Ok(Err(RepositoryError::Unexpected(_)))

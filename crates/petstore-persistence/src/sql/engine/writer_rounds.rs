@@ -1,14 +1,14 @@
 //! How the writer thread takes its work off its one queue, a round at a time: the creates
-//! queued (stored together as one group) and the other write transactions queued (run one by
-//! one after the group), in the order they were queued.
+//! queued (stored together as one group), the writes queued that share a commit (run together
+//! in one transaction after the creates) and the other write transactions queued (run one by
+//! one after those), each kind in the order it was queued.
 //!
-//! A round holds at most [`Limits::creates`] creates and [`Limits::jobs`] other writes. The
-//! first request that does not fit waits, at the head of the queue, for the next round, so the
-//! queue's order holds across rounds: a create waits behind at most one round of other writes,
-//! and another write behind at most one group of creates, however many of either keep coming.
+//! A round holds at most [`Limits::creates`] creates, [`Limits::shared`] writes that share a
+//! commit and [`Limits::jobs`] other writes. The first request that does not fit waits, at the
+//! head of the queue, for the next round, so the queue's order holds across rounds: a write of
+//! one kind waits behind at most one round of the others, however many of them keep coming.
 //! All the requests of a round were waiting at the same time (none was answered before another
-//! was asked), so storing the group before the other writes of its round breaks no order a
-//! client could see.
+//! was asked), so running the kinds one after the other breaks no order a client could see.
 
 use super::queue::{Queued, Receiver};
 
@@ -17,6 +17,8 @@ use super::queue::{Queued, Receiver};
 pub(crate) enum Write<C, J> {
     /// A create, stored with the others of its round in one transaction.
     Create(C),
+    /// A write that shares one transaction and its commit with the others of its round.
+    Shared(J),
     /// Another write transaction, run on its own.
     Job(J),
 }
@@ -25,6 +27,7 @@ pub(crate) enum Write<C, J> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub(crate) creates: usize,
+    pub(crate) shared: usize,
     pub(crate) jobs: usize,
 }
 
@@ -32,6 +35,7 @@ pub(crate) struct Limits {
 #[derive(Debug)]
 pub(crate) struct Round<C, J> {
     pub(crate) creates: Vec<Queued<C>>,
+    pub(crate) shared: Vec<Queued<J>>,
     pub(crate) jobs: Vec<Queued<J>>,
 }
 
@@ -39,6 +43,7 @@ impl<C, J> Round<C, J> {
     fn has_room_for(&self, write: &Write<C, J>, limits: Limits) -> bool {
         match write {
             Write::Create(_) => self.creates.len() < limits.creates,
+            Write::Shared(_) => self.shared.len() < limits.shared,
             Write::Job(_) => self.jobs.len() < limits.jobs,
         }
     }
@@ -47,6 +52,7 @@ impl<C, J> Round<C, J> {
         let (write, span) = queued.into_parts();
         match write {
             Write::Create(create) => self.creates.push(Queued::from_parts(create, span)),
+            Write::Shared(job) => self.shared.push(Queued::from_parts(job, span)),
             Write::Job(job) => self.jobs.push(Queued::from_parts(job, span)),
         }
     }
@@ -66,6 +72,7 @@ impl<C, J> Rounds<C, J> {
             queue,
             limits: Limits {
                 creates: limits.creates.max(1),
+                shared: limits.shared.max(1),
                 jobs: limits.jobs.max(1),
             },
             next: None,
@@ -81,6 +88,7 @@ impl<C, J> Rounds<C, J> {
         };
         let mut round = Round {
             creates: Vec::new(),
+            shared: Vec::new(),
             jobs: Vec::new(),
         };
         round.push(first);
@@ -104,8 +112,17 @@ mod tests {
     type Queue = (mpsc::Sender<Queued<Write<u32, char>>>, Rounds<u32, char>);
 
     fn queue(creates: usize, jobs: usize) -> Queue {
+        queue_sharing(creates, 8, jobs)
+    }
+
+    fn queue_sharing(creates: usize, shared: usize, jobs: usize) -> Queue {
         let (sender, receiver) = mpsc::channel(64);
-        (sender, Rounds::new(receiver, Limits { creates, jobs }))
+        let limits = Limits {
+            creates,
+            shared,
+            jobs,
+        };
+        (sender, Rounds::new(receiver, limits))
     }
 
     fn send(sender: &mpsc::Sender<Queued<Write<u32, char>>>, writes: Vec<Write<u32, char>>) {
@@ -177,6 +194,32 @@ mod tests {
         assert_eq!(contents(&first), (vec![1, 2], vec![]));
         let second = rounds.next_round().expect("a second round");
         assert_eq!(contents(&second), (vec![3, 4], vec!['a']));
+    }
+
+    #[test]
+    fn writes_that_share_a_commit_gather_apart_from_those_that_run_alone() {
+        let (sender, mut rounds) = queue_sharing(8, 2, 8);
+        send(
+            &sender,
+            vec![
+                Write::Shared('s'),
+                Write::Job('a'),
+                Write::Create(1),
+                Write::Shared('t'),
+                Write::Shared('u'),
+                Write::Job('b'),
+            ],
+        );
+        let first = rounds.next_round().expect("a first round");
+        let shared = |round: &Round<u32, char>| -> Vec<char> {
+            round.shared.iter().map(|queued| queued.request).collect()
+        };
+        assert_eq!(contents(&first), (vec![1], vec!['a']));
+        assert_eq!(shared(&first), ['s', 't']);
+        // The third shared write waits for the next round, and what was queued behind it too.
+        let second = rounds.next_round().expect("a second round");
+        assert_eq!(contents(&second), (vec![], vec!['b']));
+        assert_eq!(shared(&second), ['u']);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //!   connection of its own it would wait for the lock in SQLite's busy handler, which sleeps in
 //!   growing steps, while the writer thread takes the lock again the moment it lets go, and
 //!   under a steady stream of creates fail with "database is locked" after the busy timeout.
+//!   The writes that may share a commit ([`Writes::run_shared`]) queued together share one
+//!   transaction of the writer's, each in a savepoint of it: one fsync for all of them.
 //! - PostgreSQL locks rows (`FOR UPDATE`, advisory locks), so these writes run side by side, each
 //!   on a pooled connection on tokio's blocking pool.
 
@@ -69,6 +71,22 @@ impl Writes {
                 .await
                 .map_err(|error| RepositoryError::Unexpected(Box::new(error)))?
             }
+        }
+    }
+
+    /// [`run`](Self::run) for a `work` whose write transaction may, on SQLite, be a savepoint of
+    /// one the writer shares among the writes queued with it: it is answered once that
+    /// transaction committed (a failed commit fails it). `work` does its writes in
+    /// [`in_write_transaction`](super::write_transaction::in_write_transaction) and nothing
+    /// outside it. On PostgreSQL, the same as `run`: each write commits on its own connection.
+    pub(crate) async fn run_shared<T, W>(&self, work: W) -> Result<T, RepositoryError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&mut AnyConnection) -> T + Send + 'static,
+    {
+        match self {
+            Self::Writer(jobs) => jobs.run_shared(work).await,
+            Self::Pooled { .. } => self.run(work).await,
         }
     }
 

@@ -4,6 +4,9 @@
 //! the key answers instead, also in place of the work's refusal: the retry of a carried-out
 //! request finds what that request changed (its pet taken by its own order, its version moved
 //! on) and must be replayed, not refused.
+//!
+//! These writes may share their commit (`Writes::run_shared`): on SQLite the transaction here is
+//! then a savepoint of the writer's, and a refusal or failure rolls back only its own.
 
 use std::cell::RefCell;
 

@@ -1,7 +1,8 @@
 //! `DieselOrderRepository`: the order port on `orders` and `pets`, read on the store's pool. A
 //! transaction is one write transaction, the pet's change and the order's together. On SQLite it
 //! runs on the writer thread, in turn with every other write (`engine/writes.rs`), so two
-//! transactions take turns and the second sees what the first committed.
+//! transactions take turns and the second sees what the first wrote; those queued together
+//! share one commit, each in a savepoint of its own, and are answered after it.
 //! On PostgreSQL it runs on a pooled connection on the blocking pool, and the pet and the order
 //! are read `FOR UPDATE`, so two transactions on one pet take turns; and a key's open orders
 //! are counted under a lock of the key's own (an advisory lock), so two orders of one key take
@@ -292,7 +293,7 @@ impl OrderRepository for DieselOrderRepository {
         self.health.admit_write()?;
         let (ids, health) = (self.ids.clone(), self.health.clone());
         self.writes
-            .run(move |conn| transact_on(conn, &work, plan.as_ref(), &ids, &health))
+            .run_shared(move |conn| transact_on(conn, &work, plan.as_ref(), &ids, &health))
             .await?
     }
 

@@ -3,7 +3,8 @@
 //!
 //! - Creates go to the group commit's writer thread (`engine/group_commit.rs`).
 //! - A change or removal is one write transaction like an order's (`engine/writes.rs`: the
-//!   writer thread on SQLite, a pooled connection on PostgreSQL), on the pet read locked
+//!   writer thread on SQLite, where the changes and orders queued together share one commit,
+//!   each in a savepoint of its own; a pooled connection on PostgreSQL), on the pet read locked
 //!   (`locked.rs`).
 //! - Reads on SQLite are answered on the calling async worker by an idle read-only connection
 //!   when one is free and the answer is small (a point read, a page of at most
@@ -134,7 +135,7 @@ impl PetRepository for DieselPetRepository {
         self.health.admit_write()?;
         let health = self.health.clone();
         self.writes
-            .run(move |conn| change_on(conn, id, &work, plan.as_ref(), &health))
+            .run_shared(move |conn| change_on(conn, id, &work, plan.as_ref(), &health))
             .await?
     }
 
