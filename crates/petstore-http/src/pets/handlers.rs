@@ -14,14 +14,13 @@ use petstore_domain::Pet;
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
-use super::versions::pet_etag;
+use super::versions::{page_etag, pet_etag};
 use crate::error::{ApiError, ErrorBody};
 use crate::idempotency::{self, json_response, Rendering};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 use crate::wire::body::{read_limited, require_json_content_type};
 use crate::wire::conditional;
-use crate::wire::etag::EntityTag;
 use crate::wire::query;
 
 /// One page of pets, ascending by id, as a bare array. When more pets follow, a
@@ -94,11 +93,10 @@ pub(crate) async fn list_pets(
             next_page_link(&query, ids.as_ref(), next_after, caller.cursors()),
         ));
     }
+    let etag = page_etag(&page.pets);
     let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());
-    // Serialized once: the tag is the hash of the very bytes a 200 sends.
     let body = serde_json::to_vec(&pets)
         .map_err(|err| ApiError::internal("serializing a page of pets", &err))?;
-    let etag = EntityTag::of_representation(&body);
     let ok = response.content_type(ContentType::json()).body(body);
     Ok(conditional::not_modified_or(&req, &etag, ok))
 }

@@ -1,7 +1,11 @@
 //! A pet's entity tag, made from its version, and a client's `If-Match` read back as the
 //! versions it names. The tag is `"<representation>.<version>"`: the version changes with every
 //! change of the pet, and the representation's revision with every change of its JSON shape,
-//! so one tag always stands for the same bytes (a strong tag).
+//! so one tag always stands for the same bytes (a strong tag). A page of pets is tagged the same
+//! way, from its pets' ids and versions: hashing those instead of the page's bytes keeps the
+//! tag's cost per pet fixed, however long the pets' descriptions and photo lists grow.
+
+use std::hash::Hasher as _;
 
 use actix_web::HttpRequest;
 use petstore_application::VersionCondition;
@@ -19,6 +23,19 @@ const REPRESENTATION: u32 = 1;
 /// The strong entity tag of `pet`'s representation.
 pub(crate) fn pet_etag(pet: &Pet) -> EntityTag {
     EntityTag::strong(format!("{REPRESENTATION}.{}", pet.version()))
+}
+
+/// The strong entity tag of a page of `pets`, in the order the page lists them: `"L<representation>-<hash>"`, a 64-bit
+/// hash of each pet's id and version. SipHash with std's fixed keys, so every instance of one
+/// build tags a page alike (a client may revalidate against another instance); a build that
+/// hashes differently only costs its clients one full answer. It never reads as a pet's tag.
+pub(crate) fn page_etag(pets: &[Pet]) -> EntityTag {
+    let mut hasher = std::hash::DefaultHasher::new();
+    for pet in pets {
+        hasher.write_i64(pet.id().get());
+        hasher.write_i64(pet.version().get());
+    }
+    EntityTag::strong(format!("L{REPRESENTATION}-{:016x}", hasher.finish()))
 }
 
 /// The version a tag of [`pet_etag`] names; `None` for any other tag (another representation's,
@@ -75,5 +92,37 @@ mod tests {
         for other in ["2.2", "1.0", "1.x", "2", "", "1.2.3"] {
             assert_eq!(version_of(other), None, "{other}");
         }
+    }
+
+    fn pet(id: i64) -> Pet {
+        NewPet::new(
+            PetName::parse("Rex").unwrap(),
+            CategoryId::parse(1).unwrap(),
+            None,
+        )
+        .into_pet(PetId::new(id))
+    }
+
+    #[test]
+    fn a_page_s_tag_changes_with_any_of_its_pets_and_with_which_pets_it_lists() {
+        let page = vec![pet(1), pet(2)];
+        let tag = page_etag(&page);
+        assert_eq!(tag, page_etag(&[pet(1), pet(2)]));
+        assert!(!tag.is_weak());
+        assert_eq!(version_of(tag.opaque()), None, "a page's tag is no pet's");
+
+        let mut changed = page.clone();
+        changed[1]
+            .change_status(petstore_domain::PetStatus::Pending)
+            .unwrap();
+        assert_ne!(page_etag(&changed), tag, "a pet of the page changed");
+        assert_ne!(page_etag(&[pet(1)]), tag, "a pet left the page");
+        assert_ne!(
+            page_etag(&[pet(1), pet(3)]),
+            tag,
+            "another pet in its place"
+        );
+        assert_ne!(page_etag(&[pet(2), pet(1)]), tag, "another order");
+        assert_ne!(page_etag(&[]), tag);
     }
 }

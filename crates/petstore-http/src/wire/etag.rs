@@ -9,7 +9,6 @@
 //! service makes never end in the suffix themselves.
 
 use std::fmt;
-use std::hash::Hasher as _;
 
 use actix_web::http::header::HeaderValue;
 
@@ -29,7 +28,7 @@ pub(crate) struct EntityTag {
 pub(crate) struct MalformedTag;
 
 impl EntityTag {
-    /// The strong tag `"<opaque>"`. `opaque` is built by the service (`"17.3"`, a hash in hex),
+    /// The strong tag `"<opaque>"`. `opaque` is built by the service (`"1.3"`, `"L1-<hash in hex>"`),
     /// so it holds only printable ASCII other than `"` and never ends in [`GZIP_SUFFIX`].
     pub(crate) fn strong(opaque: impl Into<String>) -> Self {
         let opaque = opaque.into();
@@ -41,16 +40,6 @@ impl EntityTag {
             weak: false,
             opaque,
         }
-    }
-
-    /// The strong tag of a representation whose exact bytes are `body`: a 64-bit hash in hex.
-    /// SipHash with std's fixed keys, so every instance of one build tags the same bytes alike
-    /// (a client may revalidate against another instance behind the load balancer); a build
-    /// that hashes differently only costs its clients one full answer.
-    pub(crate) fn of_representation(body: &[u8]) -> Self {
-        let mut hasher = std::hash::DefaultHasher::new();
-        hasher.write(body);
-        Self::strong(format!("{:016x}", hasher.finish()))
     }
 
     /// Parses one `entity-tag`: `"opaque"` or `W/"opaque"`, with no space around it.
@@ -178,16 +167,5 @@ mod tests {
             assert!(tag(sent).weak_eq(&current), "{sent}");
         }
         assert!(!tag(r#""ab""#).weak_eq(&current));
-    }
-
-    #[test]
-    fn a_representation_is_tagged_by_its_exact_bytes() {
-        let page = EntityTag::of_representation(br#"[{"id":1}]"#);
-        assert_eq!(page, EntityTag::of_representation(br#"[{"id":1}]"#));
-        assert_ne!(page, EntityTag::of_representation(br#"[{"id":2}]"#));
-        assert_ne!(page, EntityTag::of_representation(br#"[{"id":1} ]"#));
-        assert!(!page.is_weak());
-        assert_eq!(page.opaque().len(), 16);
-        assert_eq!(EntityTag::parse(page.to_string().as_bytes()), Ok(page));
     }
 }

@@ -43,6 +43,19 @@ pub enum AnyConnection {
     Sqlite(SqliteConnection),
 }
 
+/// Runs `$body` with `$c` bound to the concrete connection of either backend. A fixed query run
+/// this way is prepared once per connection and found again by its type; through
+/// [`AnyConnection`] its SQL is written out on every call to look it up.
+macro_rules! on_connection {
+    ($conn:expr, |$c:ident| $body:expr) => {
+        match $conn {
+            crate::sql::engine::connection::AnyConnection::Sqlite($c) => $body,
+            crate::sql::engine::connection::AnyConnection::Postgresql($c) => $body,
+        }
+    };
+}
+pub(crate) use on_connection;
+
 /// How long a SQLite writer waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 

@@ -19,7 +19,7 @@ use petstore_application::RepositoryError;
 use tokio::sync::mpsc;
 
 use super::pet_row::PetRow;
-use crate::sql::engine::connection::{AnyConnection, Generations};
+use crate::sql::engine::connection::{on_connection, AnyConnection, Generations};
 use crate::sql::engine::errors::ScrubbedMessage;
 use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::queue::{self, Queued, Reply};
@@ -209,31 +209,35 @@ impl GroupError {
 }
 
 fn find_all(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<Vec<PetRow>> {
-    pets::table
+    let query = pets::table
         .filter(pets::id.eq_any(ids))
         .filter(pets::removed_at.is_null())
-        .select(PetRow::COLUMNS)
-        .load(conn)
+        .select(PetRow::COLUMNS);
+    on_connection!(conn, |c| query.load(c))
 }
 
-/// One page in id order. Two fixed statements rather than one built per call, so both stay
-/// prepared.
+/// One page in id order. Two fixed statements rather than one built per call, run on the
+/// concrete connection, so both stay prepared and are found by their type.
 pub(crate) fn load_page(conn: &mut AnyConnection, page: Page) -> QueryResult<Vec<PetRow>> {
     match page.status {
-        Some(status) => pets::table
-            .select(PetRow::COLUMNS)
-            .filter(pets::status.eq(status))
-            .filter(pets::id.gt(page.after))
-            .filter(pets::removed_at.is_null())
-            .order(pets::id.asc())
-            .limit(page.limit)
-            .load(conn),
-        None => pets::table
-            .select(PetRow::COLUMNS)
-            .filter(pets::id.gt(page.after))
-            .filter(pets::removed_at.is_null())
-            .order(pets::id.asc())
-            .limit(page.limit)
-            .load(conn),
+        Some(status) => {
+            let query = pets::table
+                .select(PetRow::COLUMNS)
+                .filter(pets::status.eq(status))
+                .filter(pets::id.gt(page.after))
+                .filter(pets::removed_at.is_null())
+                .order(pets::id.asc())
+                .limit(page.limit);
+            on_connection!(conn, |c| query.load(c))
+        }
+        None => {
+            let query = pets::table
+                .select(PetRow::COLUMNS)
+                .filter(pets::id.gt(page.after))
+                .filter(pets::removed_at.is_null())
+                .order(pets::id.asc())
+                .limit(page.limit);
+            on_connection!(conn, |c| query.load(c))
+        }
     }
 }

@@ -32,7 +32,7 @@ use super::locked;
 use super::pet_row::PetRow;
 use super::search::search_page;
 use crate::sql::engine::checkpointer::Checkpointer;
-use crate::sql::engine::connection::{AnyConnection, Generations};
+use crate::sql::engine::connection::{on_connection, AnyConnection, Generations};
 use crate::sql::engine::errors;
 use crate::sql::engine::group_commit::WriteQueue;
 use crate::sql::engine::health::StoreHealth;
@@ -179,12 +179,11 @@ impl PetRepository for DieselPetRepository {
             Reads::Grouped(queue) => queue.find(id.get()).await?,
             Reads::Inline(_) => {
                 self.read(true, move |conn| {
-                    pets::table
+                    let query = pets::table
                         .find(id.get())
                         .filter(pets::removed_at.is_null())
-                        .select(PetRow::COLUMNS)
-                        .get_result::<PetRow>(conn)
-                        .optional()
+                        .select(PetRow::COLUMNS);
+                    on_connection!(conn, |c| query.get_result::<PetRow>(c)).optional()
                 })
                 .await?
             }

@@ -9,16 +9,7 @@ use crate::sql::engine::errors;
 use crate::sql::engine::pool::manager_for;
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
-/// Runs `$body` with `$c` bound to the concrete connection of either backend.
-macro_rules! on_connection {
-    ($conn:expr, |$c:ident| $body:expr) => {
-        match $conn {
-            crate::sql::engine::connection::AnyConnection::Sqlite($c) => $body,
-            crate::sql::engine::connection::AnyConnection::Postgresql($c) => $body,
-        }
-    };
-}
-pub(crate) use on_connection;
+pub(crate) use crate::sql::engine::connection::on_connection;
 
 /// A connection to `url` as a server's writer opens it, without a statement time limit.
 pub(crate) fn open(
