@@ -13,6 +13,8 @@ use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
 
+pub mod data_moves;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "petstore",
@@ -36,13 +38,13 @@ pub enum Command {
     /// Print the OpenAPI document the server serves at /v1/openapi.json.
     Openapi(OpenapiArgs),
     /// Copy the SQLite database to a file while servers use it (PostgreSQL: `pg_dump`).
-    Backup(crate::data_moves::BackupArgs),
+    Backup(data_moves::BackupArgs),
     /// Put a backup in the place of the SQLite database; no server may be using it.
-    Restore(crate::data_moves::RestoreArgs),
+    Restore(data_moves::RestoreArgs),
     /// Write the database (pets, categories, orders, keys) as JSON Lines, for `import`.
-    Export(crate::data_moves::ExportArgs),
+    Export(data_moves::ExportArgs),
     /// Read an export into an empty database of either backend, in one transaction.
-    Import(crate::data_moves::ImportArgs),
+    Import(data_moves::ImportArgs),
     /// Ask the local server's `/healthz` and exit 0 if it answers 200: a container health check
     /// that needs no shell or curl in the image.
     Healthcheck(HealthcheckArgs),

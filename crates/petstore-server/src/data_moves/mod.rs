@@ -15,10 +15,10 @@ pub use restore::restore;
 
 use std::path::PathBuf;
 
-use clap::Args;
 use petstore_persistence::{BackupError, ExportError, ImportError, RestoreError};
 use secrecy::ExposeSecret as _;
 
+pub use crate::cli::data_moves::{BackupArgs, ExportArgs, ImportArgs, RestoreArgs};
 use crate::cli::{KeySecretArgs, StorageArgs};
 use crate::{key_secret, AppError};
 
@@ -39,73 +39,6 @@ pub enum DataMoveError {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct BackupArgs {
-    /// Where to write the backup (a SQLite file, mode 0600); replaced atomically if it exists.
-    #[arg(long, value_name = "FILE")]
-    pub to: PathBuf,
-
-    #[command(flatten)]
-    pub storage: StorageArgs,
-
-    #[command(flatten)]
-    pub keys: KeySecretArgs,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct RestoreArgs {
-    /// The backup to restore (written by `petstore backup`).
-    #[arg(long, value_name = "FILE")]
-    pub from: PathBuf,
-
-    /// Restore a backup whose keys another secret signed (or that does not say): its keys will
-    /// not work with the configured one.
-    #[arg(long)]
-    pub force_key_id: bool,
-
-    #[command(flatten)]
-    pub storage: StorageArgs,
-
-    #[command(flatten)]
-    pub keys: KeySecretArgs,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ExportArgs {
-    /// Where to write the export (JSON Lines, mode 0600), or `-` for standard output.
-    #[arg(long, value_name = "FILE")]
-    pub to: PathBuf,
-
-    #[command(flatten)]
-    pub storage: StorageArgs,
-
-    #[command(flatten)]
-    pub keys: KeySecretArgs,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ImportArgs {
-    /// The export to read (written by `petstore export`), or `-` for standard input.
-    #[arg(long, value_name = "FILE")]
-    pub from: PathBuf,
-
-    /// Import into a database that has rows (they are replaced: pets, categories, orders, keys
-    /// and retry records) or that a server is using.
-    #[arg(long)]
-    pub force: bool,
-
-    /// Import an export whose keys another secret signed: its keys will not work with the
-    /// configured one.
-    #[arg(long)]
-    pub force_key_id: bool,
-
-    #[command(flatten)]
-    pub storage: StorageArgs,
-
-    #[command(flatten)]
-    pub keys: KeySecretArgs,
 }
 
 /// The key id (`kid`) of the configured current key secret.
