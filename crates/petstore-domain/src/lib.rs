@@ -31,9 +31,10 @@ pub use order::{
 pub use page_limit::{PageLimit, PageLimitError};
 // The catalogue's values: price, description, photos, tags, and the case fold of name search.
 pub use pet::{
-    fold_case, Currency, CurrencyError, ItemError, ListError, NamePrefix, NamePrefixError,
-    PetDescription, PetDescriptionError, PetDetails, PetSearch, PhotoUrl, PhotoUrlError, PhotoUrls,
-    PhotoUrlsError, Price, PriceAmountError, PriceError, Tag, TagError, Tags, TagsError,
+    fold_case, Currency, CurrencyError, ItemError, ListError, NamePosition, NamePrefix,
+    NamePrefixError, PetDescription, PetDescriptionError, PetDetails, PetSearch, PhotoUrl,
+    PhotoUrlError, PhotoUrls, PhotoUrlsError, Price, PriceAmountError, PriceError, Tag, TagError,
+    Tags, TagsError,
 };
 pub use pet::{
     CategoryId, CategoryIdError, NewPet, Patch, Pet, PetChange, PetChangeError, PetChangeFields,

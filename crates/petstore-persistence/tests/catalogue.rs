@@ -10,9 +10,9 @@ use std::sync::Arc;
 use common::{done, new_pet, Fixture};
 use petstore_application::{OrderService, PetService, SystemClock};
 use petstore_domain::{
-    Caller, CategoryId, KeyId, KeyScope, NamePrefix, NewOrder, OrderQuantity, Patch, Pet,
-    PetChange, PetChangeFields, PetDescription, PetDetails, PetId, PetSearch, PetStatus, PhotoUrls,
-    Price, Tag, Tags,
+    Caller, CategoryId, KeyId, KeyScope, NamePosition, NamePrefix, NewOrder, OrderQuantity, Patch,
+    Pet, PetChange, PetChangeFields, PetDescription, PetDetails, PetId, PetSearch, PetStatus,
+    PhotoUrls, Price, Tag, Tags,
 };
 
 petstore_test_database::on_backends!(
@@ -20,6 +20,7 @@ petstore_test_database::on_backends!(
     [memory, sqlite, postgres]
     details_are_kept_as_given_and_changed_and_cleared,
     the_search_filters_alone_together_and_paged,
+    a_search_by_name_pages_in_name_order_every_match_once,
     an_order_keeps_the_price_its_pet_had,
 );
 
@@ -219,6 +220,87 @@ async fn the_search_filters_alone_together_and_paged(fixture: Fixture) {
         }
     }
     assert_eq!(seen, ["zorro", "ZOLTAN", "Rex"]);
+}
+
+async fn a_search_by_name_pages_in_name_order_every_match_once(fixture: Fixture) {
+    for (name, category) in [
+        ("Rex", 1),
+        ("rexa", 2),
+        ("Bella", 1),
+        ("REX", 2),
+        ("Ré", 1),
+        ("rex", 1),
+        ("Rey", 2),
+    ] {
+        create(&fixture, name, category, PetDetails::default()).await;
+    }
+    let removed = create(&fixture, "Rexi", 1, PetDetails::default()).await;
+    PetService::new(fixture.repo_arc(), Arc::new(SystemClock))
+        .remove_pet(removed.id(), None)
+        .await
+        .expect("removed");
+    let by_name = |prefix: &str, category: Option<i64>| PetSearch {
+        name: Some(NamePrefix::parse(prefix).expect("a prefix")),
+        category_id: category.map(|id| CategoryId::parse(id).expect("a category")),
+        ..Default::default()
+    };
+    let pages = |search: PetSearch, size: usize| {
+        let fixture = &fixture;
+        async move {
+            let mut seen = Vec::new();
+            let mut after: Option<NamePosition> = None;
+            loop {
+                let page = fixture
+                    .repo()
+                    .list_by_name(None, &search, after.clone(), size)
+                    .await
+                    .expect("a page");
+                seen.extend(
+                    page.iter()
+                        .map(|pet| (pet.name().as_str().to_owned(), pet.id())),
+                );
+                match page.last() {
+                    Some(last) if page.len() == size => after = Some(NamePosition::of(last)),
+                    _ => break,
+                }
+            }
+            seen
+        }
+    };
+    // By folded name, code point by code point, then by id: the three `rex` in creation order.
+    let names = |seen: Vec<(String, PetId)>| -> Vec<String> {
+        seen.into_iter().map(|(name, _)| name).collect()
+    };
+    let expected = ["Rex", "REX", "rex", "rexa", "Rey", "Ré"];
+    for size in [1, 2, 4, 100] {
+        assert_eq!(
+            names(pages(by_name("R", None), size).await),
+            expected,
+            "{size}"
+        );
+    }
+    assert_eq!(
+        names(pages(by_name("r", Some(1)), 2).await),
+        ["Rex", "rex", "Ré"]
+    );
+    let found = fixture
+        .repo()
+        .list_by_name(Some(PetStatus::Sold), &by_name("re", None), None, 10)
+        .await
+        .expect("a page");
+    assert!(found.is_empty());
+    // After a position that no pet holds (its pet renamed meanwhile): the next one on.
+    let after = NamePosition {
+        folded_name: "rex".to_owned(),
+        id: PetId::new(i64::MAX),
+    };
+    let rest = fixture
+        .repo()
+        .list_by_name(None, &by_name("r", None), Some(after), 10)
+        .await
+        .expect("a page");
+    let rest: Vec<&str> = rest.iter().map(|pet| pet.name().as_str()).collect();
+    assert_eq!(rest, ["rexa", "Rey", "Ré"]);
 }
 
 async fn an_order_keeps_the_price_its_pet_had(fixture: Fixture) {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use petstore_domain::{NewPet, Pet, PetChange, PetId, PetIds, PetListQuery};
+use petstore_domain::{NamePosition, NewPet, Pet, PetChange, PetId, PetIds, PetListQuery};
 
 mod changes;
 pub mod deprecation;
@@ -35,11 +35,13 @@ pub enum GetPetError {
 }
 
 /// One page of the listing. `next_after` is where the following page starts; `None` when this
-/// page holds the last matching pet.
+/// page holds the last matching pet. A page in name order also has `next_after_name`, the
+/// folded name of the pet `next_after` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PetPage {
     pub pets: Vec<Pet>,
     pub next_after: Option<PetId>,
+    pub next_after_name: Option<String>,
 }
 
 /// The pet use cases over whichever repository and clock the composition root chose.
@@ -113,16 +115,37 @@ impl PetService {
         }
     }
 
-    /// `listPets`: one page of pets in ascending id order.
+    /// `listPets`: one page of pets in ascending id order, or in name order for a search by
+    /// name without a tag.
     pub async fn list_pets(&self, query: PetListQuery) -> Result<PetPage, RepositoryError> {
         let limit = usize::from(query.limit.get());
         // One row more than the page tells whether another page exists without a second query.
+        if query.search.in_name_order() {
+            let after = query.after.map(|id| NamePosition {
+                folded_name: query.after_name.unwrap_or_default(),
+                id,
+            });
+            let mut pets = self
+                .repository
+                .list_by_name(query.status, &query.search, after, limit + 1)
+                .await?;
+            let next = cut_page(&mut pets, limit, NamePosition::of);
+            return Ok(PetPage {
+                pets,
+                next_after: next.as_ref().map(|position| position.id),
+                next_after_name: next.map(|position| position.folded_name),
+            });
+        }
         let mut pets = self
             .repository
             .list(query.status, &query.search, query.after, limit + 1)
             .await?;
         let next_after = cut_page(&mut pets, limit, |pet| pet.id());
-        Ok(PetPage { pets, next_after })
+        Ok(PetPage {
+            pets,
+            next_after,
+            next_after_name: None,
+        })
     }
 
     /// `listPets?id=...`: one page of the pets with these ids (those that exist and match
@@ -145,7 +168,11 @@ impl PetService {
             .take(limit + 1)
             .collect();
         let next_after = cut_page(&mut pets, limit, |pet| pet.id());
-        Ok(PetPage { pets, next_after })
+        Ok(PetPage {
+            pets,
+            next_after,
+            next_after_name: None,
+        })
     }
 
     /// `getPet` (deprecated): the pet with this id, until the operation's sunset.

@@ -1,7 +1,7 @@
 //! What the pet use cases need of storage.
 
 use async_trait::async_trait;
-use petstore_domain::{NewPet, Pet, PetId, PetSearch, PetStatus};
+use petstore_domain::{NamePosition, NewPet, Pet, PetId, PetSearch, PetStatus};
 
 use super::changes::{PetWork, PetWriteError};
 use crate::idempotency::{RecordPlan, Written};
@@ -42,6 +42,17 @@ pub trait PetRepository: Send + Sync + 'static {
         status: Option<PetStatus>,
         search: &PetSearch,
         after: Option<PetId>,
+        max: usize,
+    ) -> Result<Vec<Pet>, RepositoryError>;
+
+    /// Pets after `after` (from the first when `None`) in name order (folded name, then id),
+    /// with `status` when given and matching `search`, whose `name` is given: at most `max` of
+    /// them. The listing of a search by name without a tag ([`PetSearch::in_name_order`]).
+    async fn list_by_name(
+        &self,
+        status: Option<PetStatus>,
+        search: &PetSearch,
+        after: Option<NamePosition>,
         max: usize,
     ) -> Result<Vec<Pet>, RepositoryError>;
 

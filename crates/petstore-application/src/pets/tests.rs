@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mockall::predicate::eq;
 use petstore_domain::{
-    CategoryId, NewPet, OrderId, PageLimit, Patch, Pet, PetChangeFields, PetId, PetIds,
-    PetListQuery, PetName, PetStatus, PetVersion,
+    CategoryId, NamePrefix, NewPet, OrderId, PageLimit, Patch, Pet, PetChangeFields, PetId, PetIds,
+    PetListQuery, PetName, PetSearch, PetStatus, PetVersion,
 };
 
 use super::*;
@@ -130,6 +130,53 @@ async fn list_pets_has_no_next_page_when_storage_returns_no_extra_row() {
 
     assert_eq!(page.pets.len(), 20);
     assert_eq!(page.next_after, None);
+}
+
+#[tokio::test]
+async fn a_search_by_name_pages_in_name_order_from_the_cursor_s_name_and_id() {
+    let named = |id: i64, name: &str| {
+        NewPet::new(
+            PetName::parse(name).unwrap(),
+            CategoryId::parse(1).unwrap(),
+            None,
+        )
+        .into_pet(PetId::new(id))
+    };
+    let mut repository = MockPetRepository::new();
+    repository.expect_list().never();
+    repository
+        .expect_list_by_name()
+        .withf(|status, search, after, max| {
+            status.is_none()
+                && search.name.as_ref().map(NamePrefix::as_str) == Some("re")
+                && *after
+                    == Some(NamePosition {
+                        folded_name: "rex".to_owned(),
+                        id: PetId::new(7),
+                    })
+                && *max == 3
+        })
+        .times(1)
+        .returning(move |_, _, _, _| Ok(vec![named(9, "Rex"), named(2, "REXA"), named(3, "rey")]));
+    let query = PetListQuery {
+        limit: PageLimit::parse(2).unwrap(),
+        search: PetSearch {
+            name: Some(NamePrefix::parse("Re").unwrap()),
+            ..Default::default()
+        },
+        after: Some(PetId::new(7)),
+        after_name: Some("rex".to_owned()),
+        ..Default::default()
+    };
+
+    let page = service(repository, MockClock::new())
+        .list_pets(query)
+        .await
+        .unwrap();
+
+    assert_eq!(page.pets, vec![named(9, "Rex"), named(2, "REXA")]);
+    assert_eq!(page.next_after, Some(PetId::new(2)));
+    assert_eq!(page.next_after_name.as_deref(), Some("rexa"));
 }
 
 #[tokio::test]

@@ -27,7 +27,7 @@ pub use description::{PetDescription, PetDescriptionError};
 pub use details::PetDetails;
 pub use id::{PetId, PetIdError};
 pub use list_items::{ItemError, ListError};
-pub use listing::{PetIds, PetIdsError, PetListQuery, PetSearch};
+pub use listing::{NamePosition, PetIds, PetIdsError, PetListQuery, PetSearch};
 pub use name::{PetName, PetNameError};
 pub use name_search::{fold_case, NamePrefix, NamePrefixError};
 pub use patch::Patch;

@@ -23,23 +23,25 @@ use crate::wire::body::{read_limited, require_json_content_type};
 use crate::wire::conditional;
 use crate::wire::query;
 
-/// One page of pets, ascending by id, as a bare array. When more pets follow, a
-/// `Link: <...>; rel="next"` header points at the next page.
+/// One page of pets, ascending by id (by name for a search by name), as a bare array. When
+/// more pets follow, a `Link: <...>; rel="next"` header points at the next page.
 #[utoipa::path(
     get,
     path = "/pets",
     operation_id = "listPets",
     tag = "pets",
     summary = "List pets",
-    description = "One page of pets in ascending `id` order, as a bare array. When more pets \
-        match, the response carries `Link: <...>; rel=\"next\"` (RFC 8288) with the URL of the \
-        next page (keeping `limit` and `status`, adding `cursor`); the last page has no `Link`. \
-        Following `next` links visits every matching pet exactly once, even while pets are \
-        being added. Each page carries a strong `ETag` of its bytes; sending it back in \
-        `If-None-Match` answers 304 without a body while the page is unchanged.",
+    description = "One page of pets in ascending `id` order (a search by `name` without `tag`: \
+        in name order), as a bare array. When more pets match, the response carries \
+        `Link: <...>; rel=\"next\"` (RFC 8288) with the URL of the next page (keeping `limit` \
+        and `status`, adding `cursor`); the last page has no `Link`. Following `next` links \
+        visits every matching pet exactly once, even while pets are being added (in name \
+        order: every pet whose name does not change meanwhile). Each page carries a strong \
+        `ETag` that changes with any pet on it; sending it back in `If-None-Match` answers 304 \
+        without a body while the page is unchanged.",
     params(ListPetsParams,
         ("If-None-Match" = Option<String>, Header, nullable = false, description = "`ETag`s of pages already \
-            held (`\"5f1c0a9e3b2d4c71\"`, either form of a gzipped one, weak ones too), or \
+            held (`\"L1-5f1c0a9e3b2d4c71\"`, either form of a gzipped one, weak ones too), or \
             `*`. When one names this page as it is now, the answer is 304 without a body. A \
             malformed value is ignored.")),
     security(("bearerAuth" = ["read"])),
@@ -90,7 +92,13 @@ pub(crate) async fn list_pets(
     if let Some(next_after) = page.next_after {
         response.insert_header((
             header::LINK,
-            next_page_link(&query, ids.as_ref(), next_after, caller.cursors()),
+            next_page_link(
+                &query,
+                ids.as_ref(),
+                next_after,
+                page.next_after_name.as_deref(),
+                caller.cursors(),
+            ),
         ));
     }
     let etag = page_etag(&page.pets);

@@ -70,7 +70,9 @@ impl utoipa::IntoParams for ListPetsParams {
             query(
                 NAME,
                 "Only pets whose name starts with this, ignoring case (every letter, not only \
-                 ASCII: `?name=zoë` finds `Zoë`). A prefix, not a search inside the name."
+                 ASCII: `?name=zoë` finds `Zoë`). A prefix, not a search inside the name. \
+                 Without `tag`, the pets come in name order (case-folded, by code point, then \
+                 by `id`) instead of `id` order."
                     .to_owned(),
             )
             .schema(Some(
@@ -234,10 +236,17 @@ pub(crate) fn parse_list_request(
     };
     let limit = query::page_limit(limit.as_deref())?;
     // The cursor is checked against the filters of this request: it is only valid for the
-    // filters it was issued with.
-    let after = cursor
-        .map(|raw| cursors.decode_filtered(&raw, status, &search_bytes(&search)))
-        .transpose()?;
+    // filters it was issued with. A listing in name order (never a lookup by id) carries the
+    // name in its cursor too.
+    let filters = search_bytes(&search);
+    let (after, after_name) = match cursor {
+        None => (None, None),
+        Some(raw) if ids.is_none() && search.in_name_order() => {
+            let (after, name) = cursors.decode_named(&raw, status, &filters)?;
+            (Some(after), Some(name))
+        }
+        Some(raw) => (Some(cursors.decode_filtered(&raw, status, &filters)?), None),
+    };
 
     Ok(ListRequest {
         query: PetListQuery {
@@ -245,16 +254,19 @@ pub(crate) fn parse_list_request(
             status,
             search,
             after,
+            after_name,
         },
         ids,
     })
 }
 
-/// The `Link` to the page after `query`'s, keeping its limit, status and ids.
+/// The `Link` to the page after `query`'s, keeping its limit, status and ids: after the pet
+/// `next_after`, and in name order after its folded name `next_after_name`.
 pub(crate) fn next_page_link(
     query: &PetListQuery,
     ids: Option<&PetIds>,
     next_after: PetId,
+    next_after_name: Option<&str>,
     cursors: &CursorCodec,
 ) -> String {
     let limit = (LIMIT, query.limit.get().to_string());
@@ -279,9 +291,13 @@ pub(crate) fn next_page_link(
         .map_or(&[][..], PetIds::as_slice)
         .iter()
         .map(|id| (ID, id.to_string()));
+    let bound_to = search_bytes(search);
     let cursor = (
         CURSOR,
-        cursors.encode_filtered(next_after, query.status, &search_bytes(search)),
+        match next_after_name {
+            Some(name) => cursors.encode_named(next_after, name, query.status, &bound_to),
+            None => cursors.encode_filtered(next_after, query.status, &bound_to),
+        },
     );
     query::next_link(
         PETS_PATH,

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use petstore_application::{
     PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{NewPet, Order, Pet, PetId, PetSearch, PetStatus};
+use petstore_domain::{NamePosition, NewPet, Order, Pet, PetId, PetSearch, PetStatus};
 
 use super::State;
 
@@ -110,6 +110,31 @@ impl PetRepository for InMemoryPetRepository {
             .filter(|pet| search.matches(pet))
             .take(max)
             .cloned()
+            .collect())
+    }
+
+    async fn list_by_name(
+        &self,
+        status: Option<PetStatus>,
+        search: &PetSearch,
+        after: Option<NamePosition>,
+        max: usize,
+    ) -> Result<Vec<Pet>, RepositoryError> {
+        // The memory backend keeps no name index: the matches are found and sorted per page.
+        let state = self.state();
+        let mut matching: Vec<(NamePosition, &Pet)> = state
+            .pets
+            .values()
+            .filter(|pet| status.is_none_or(|wanted| pet.status() == wanted))
+            .filter(|pet| search.matches(pet))
+            .map(|pet| (NamePosition::of(pet), pet))
+            .filter(|(position, _)| after.as_ref().is_none_or(|after| position > after))
+            .collect();
+        matching.sort_unstable_by(|(left, _), (right, _)| left.cmp(right));
+        Ok(matching
+            .into_iter()
+            .take(max)
+            .map(|(_, pet)| pet.clone())
             .collect())
     }
 

@@ -172,13 +172,19 @@ fn pet_id_must_be_an_int64() {
 #[test]
 fn next_link_keeps_limit_and_status() {
     let query = parse("limit=2&status=pending").unwrap();
-    let link = next_page_link(&query, None, PetId::new(9), &cursors());
+    let link = next_page_link(&query, None, PetId::new(9), None, &cursors());
     let cursor = cursors().encode(PetId::new(9), Some(PetStatus::Pending));
     assert_eq!(
         link,
         format!("</v1/pets?limit=2&status=pending&cursor={cursor}>; rel=\"next\"")
     );
-    let without_status = next_page_link(&PetListQuery::default(), None, PetId::new(9), &cursors());
+    let without_status = next_page_link(
+        &PetListQuery::default(),
+        None,
+        PetId::new(9),
+        None,
+        &cursors(),
+    );
     let cursor = cursors().encode(PetId::new(9), None);
     assert_eq!(
         without_status,
@@ -193,10 +199,33 @@ fn the_next_link_of_a_lookup_by_id_keeps_the_ids() {
         &request.query,
         request.ids.as_ref(),
         PetId::new(2),
+        None,
         &cursors(),
     );
     assert!(
         link.starts_with("</v1/pets?limit=1&id=2&id=9&cursor="),
         "{link}"
     );
+}
+
+#[test]
+fn a_search_by_name_pages_with_a_cursor_that_carries_the_name() {
+    let request = parse_list_request("name=Re&limit=2", &cursors()).unwrap();
+    let link = next_page_link(&request.query, None, PetId::new(4), Some("rex"), &cursors());
+    let cursor = link
+        .split("cursor=")
+        .nth(1)
+        .and_then(|rest| rest.split('>').next())
+        .unwrap();
+    let next = parse_list_request(&format!("name=Re&limit=2&cursor={cursor}"), &cursors()).unwrap();
+    assert_eq!(next.query.after, Some(PetId::new(4)));
+    assert_eq!(next.query.after_name.as_deref(), Some("rex"));
+    for other in [
+        format!("name=R&limit=2&cursor={cursor}"),
+        format!("name=Re&tag=dog&limit=2&cursor={cursor}"),
+        format!("limit=2&cursor={cursor}"),
+    ] {
+        let err = parse_list_request(&other, &cursors()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidParameter, "{other}");
+    }
 }

@@ -24,13 +24,13 @@ use diesel::prelude::*;
 use petstore_application::{
     PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{NewPet, OrderId, Pet, PetId, PetSearch, PetStatus};
+use petstore_domain::{NamePosition, NewPet, OrderId, Pet, PetId, PetSearch, PetStatus};
 
 use super::batch_insert::PetCreate;
 use super::group_read::{load_page, Page, ReadQueue};
 use super::locked;
 use super::pet_row::PetRow;
-use super::search::search_page;
+use super::search::{name_page, search_page};
 use crate::sql::engine::checkpointer::Checkpointer;
 use crate::sql::engine::connection::{on_connection, AnyConnection, Generations};
 use crate::sql::engine::errors;
@@ -170,6 +170,25 @@ impl PetRepository for DieselPetRepository {
                     .await?
             }
         };
+        rows.into_iter().map(PetRow::into_pet).collect()
+    }
+
+    async fn list_by_name(
+        &self,
+        status: Option<PetStatus>,
+        search: &PetSearch,
+        after: Option<NamePosition>,
+        max: usize,
+    ) -> Result<Vec<Pet>, RepositoryError> {
+        self.health.admit_read()?;
+        let (status, search) = (status.map(PetStatus::as_str), search.clone());
+        let after = after.map(|position| (position.folded_name, position.id.get()));
+        let limit = i64::try_from(max).unwrap_or(i64::MAX);
+        let rows = self
+            .read(max <= INLINE_MAX_ROWS, move |conn| {
+                name_page(conn, status, &search, after.clone(), limit)
+            })
+            .await?;
         rows.into_iter().map(PetRow::into_pet).collect()
     }
 

@@ -1,9 +1,11 @@
 //! A page of the listing with search filters (a category, a tag, the start of a name), besides
 //! the plain pages by status that `group_read::load_page` serves: one query built from the
 //! filters given, each served by an index (`pets (category_id, id)`, `pet_tags (tag, pet_id)`,
-//! `pets (name_folded, id)`).
+//! `pets (name_folded, id)`), and the pages of a search by name in name order.
 
+use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Text};
 use petstore_domain::PetSearch;
 
 use super::pet_row::PetRow;
@@ -88,6 +90,51 @@ pub(crate) fn search_page(
         .filter(pets::id.eq_any(ids))
         .order(pets::id.asc())
         .load(conn)
+}
+
+/// The live pets whose folded name starts with `search`'s name, after `after` in (folded name,
+/// id) order, with `status` and `search`'s category when given, at most `limit`: a range of
+/// `pets (name_folded, id)` read in its own order, so a page reads about its own rows however
+/// many names match. `search` has a name and no tag ([`PetSearch::in_name_order`]).
+pub(crate) fn name_page(
+    conn: &mut AnyConnection,
+    status: Option<&'static str>,
+    search: &PetSearch,
+    after: Option<(String, i64)>,
+    limit: i64,
+) -> QueryResult<Vec<PetRow>> {
+    let prefix = search
+        .name
+        .as_ref()
+        .map_or_else(String::new, |name| name.as_str().to_owned());
+    let end = after_prefix(&prefix);
+    let mut query = pets::table
+        .select(PetRow::COLUMNS)
+        .filter(pets::removed_at.is_null())
+        .filter(pets::name_folded.ge(prefix))
+        .order((pets::name_folded.asc(), pets::id.asc()))
+        .limit(limit)
+        .into_boxed::<AnyBackend>();
+    if let Some(end) = end {
+        query = query.filter(pets::name_folded.lt(end));
+    }
+    if let Some((name, id)) = after {
+        // A row value: both databases read it as one position in the index's order.
+        query = query.filter(
+            sql::<Bool>("(name_folded, id) > (")
+                .bind::<Text, _>(name)
+                .sql(", ")
+                .bind::<BigInt, _>(id)
+                .sql(")"),
+        );
+    }
+    if let Some(status) = status {
+        query = query.filter(pets::status.eq(status));
+    }
+    if let Some(category_id) = search.category_id {
+        query = query.filter(pets::category_id.eq(category_id.get()));
+    }
+    query.load(conn)
 }
 
 /// The least string above every string that starts with `prefix` (compared by code point, as
