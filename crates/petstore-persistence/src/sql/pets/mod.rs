@@ -9,4 +9,6 @@ pub(crate) mod name_backfill;
 pub(crate) mod pet_row;
 pub(crate) mod repository;
 pub(crate) mod search;
+#[cfg(test)]
+mod search_plans;
 pub(crate) mod tags;

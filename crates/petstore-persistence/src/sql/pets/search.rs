@@ -128,11 +128,16 @@ pub(crate) fn name_page(
                 .sql(")"),
         );
     }
+    // The status and the category are written so that no index can serve them (an expression
+    // of the column): a planner that read a category's or a status's pets and sorted them by
+    // name would read all of them for every page, where the name's range in order stops at the
+    // page's end.
     if let Some(status) = status {
-        query = query.filter(pets::status.eq(status));
+        query = query.filter(sql::<Bool>("(status || '') = ").bind::<Text, _>(status));
     }
     if let Some(category_id) = search.category_id {
-        query = query.filter(pets::category_id.eq(category_id.get()));
+        query =
+            query.filter(sql::<Bool>("(category_id + 0) = ").bind::<BigInt, _>(category_id.get()));
     }
     query.load(conn)
 }
