@@ -1,6 +1,7 @@
 //! Every search of the listing as it runs, with the plan each database makes for it: each filter
-//! is served by its index, and no page sorts its matches. The statements are the ones the
-//! listing sends (caught as the connection runs them), not copies of them.
+//! is served by its index, and no page sorts its matches; and a change of a pet finds its own tag
+//! rows by index. The statements are the ones the service sends (caught as the connection runs
+//! them), not copies of them.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -11,6 +12,7 @@ use petstore_domain::{CategoryId, NamePrefix, PetSearch, Tag};
 use petstore_test_database::{TestDatabase, TestSqliteFile};
 
 use super::search::{name_page, search_page};
+use super::tags;
 use crate::sql::engine::connection::{AnyConnection, Generations, SqliteRole};
 use crate::sql::engine::pool::manager_for;
 use crate::{DatabaseUrl, PoolSettings};
@@ -121,6 +123,12 @@ fn shapes() -> Vec<Shape> {
                 let after = Some(("rex".to_owned(), 10));
                 name_page(conn, Some("sold"), &search, after, 21).map(|rows| rows.len())
             },
+        },
+        Shape {
+            what: "a pet's tag rows replaced",
+            sqlite: "INDEX pet_tags_pet_id",
+            postgres: "using pet_tags_pet_id",
+            run: |conn| tags::delete_of(conn, 10).map(|()| 0),
         },
     ]
 }

@@ -1,0 +1,1 @@
+DROP INDEX pet_tags_pet_id;
