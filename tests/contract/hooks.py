@@ -10,8 +10,9 @@ server", so a generated string is never a valid cursor, and the positive-data ch
 every one. Instead, a request that Schemathesis generated as valid gets a real cursor, issued by
 this server for the request's own `status`: the check then proves what the contract promises
 (every issued cursor works with any valid `limit`); with search filters (`categoryId`, `tag`,
-`name`, which cursors are bound to as well) it gets one issued for those filters, or none when
-they match a single page. Requests generated as invalid keep their
+`name`, which cursors are bound to as well) it gets one issued for those filters and its `id`s
+(a search by name alone is in name order, a lookup by id in id order, and each takes only the
+cursors of its own order), or none when they match a single page. Requests generated as invalid keep their
 cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx). listOrders'
 cursor is signed the same way and bound to its `status` and `petId` filters: a valid request
 gets a cursor the server issued for its filters, or none when no next page exists for them.
@@ -347,15 +348,19 @@ _search_cursors = {}
 SEARCH_FILTERS = ("categoryId", "tag", "name")
 
 
-def _issued_search_cursor(status, search):
-    """A cursor the server issued for listPets with this `status` and these search filters
-    (which cursors are bound to as well), or None when they match fewer than two pets."""
-    key = (status, tuple(sorted(search.items())))
+def _issued_search_cursor(status, search, ids):
+    """A cursor the server issued for listPets with this `status`, these search filters (which
+    cursors are bound to as well) and these `id`s (a lookup by id is in id order, a search by
+    name alone in name order: each takes the cursors of its own order), or None when they match
+    fewer than two pets."""
+    key = (status, tuple(sorted(search.items())), tuple(ids))
     with _lock:
         if key not in _search_cursors:
             query = {"limit": 1, **({"status": status} if status else {}), **search}
+            if ids:
+                query["id"] = list(ids)
             try:
-                link = _request("GET", "/pets?" + urllib.parse.urlencode(query))
+                link = _request("GET", "/pets?" + urllib.parse.urlencode(query, doseq=True))
             except urllib.error.HTTPError:
                 # Filters the service refuses: no page, so no cursor (the request gets a 400).
                 link = ""
@@ -372,7 +377,9 @@ def _issued_cursor_for_valid_list(case):
         return
     search = {name: case.query[name] for name in SEARCH_FILTERS if name in case.query}
     if search:
-        cursor = _issued_search_cursor(status, search)
+        ids = case.query.get("id", [])
+        ids = ids if isinstance(ids, list) else [ids]
+        cursor = _issued_search_cursor(status, search, ids)
         query = {name: value for name, value in case.query.items() if name != "cursor"}
         if cursor is not None:
             query["cursor"] = cursor
