@@ -12,14 +12,14 @@ use petstore_domain::PetSearch;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{done, new_pet, parse};
+use common::{done, new_pet, parse, wait_until};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::BigInt;
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::Pet;
 use petstore_persistence::{PoolMetrics, PoolSettings};
-use petstore_test_database::{eventually, TestDatabase, TestSqliteFile};
+use petstore_test_database::{TestDatabase, TestSqliteFile};
 use tokio::task::JoinHandle;
 
 /// The key of the insert-ordering lock (`INSERT_LOCK_KEY` in `src/sql/batch_insert.rs`).
@@ -34,22 +34,6 @@ fn open_with_metrics(url: &str, settings: &PoolSettings) -> (Arc<dyn PetReposito
         storage.pets,
         storage.pool_metrics.expect("a SQL store has gauges"),
     )
-}
-
-/// Waits (10 s at most) until the gauges show what `done` looks for.
-async fn wait_until(what: &str, metrics: &PoolMetrics, done: impl Fn(&PoolMetrics) -> bool) {
-    eventually(Duration::from_secs(10), what, async || {
-        if done(metrics) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} connections in use, {} creates queued",
-                metrics.connections_in_use(),
-                metrics.queued_creates()
-            ))
-        }
-    })
-    .await;
 }
 
 /// Once the writer thread has taken the create it was sent and waits for the write lock with

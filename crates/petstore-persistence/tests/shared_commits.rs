@@ -11,9 +11,8 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::{done, new_pet, parse};
+use common::{done, new_pet, parse, wait_until};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use petstore_application::{
@@ -25,7 +24,7 @@ use petstore_domain::{
     PetId, PetName, PetStatus,
 };
 use petstore_persistence::{PoolMetrics, PoolSettings, Storage};
-use petstore_test_database::{eventually, TestSqliteFile};
+use petstore_test_database::TestSqliteFile;
 use tokio::task::JoinHandle;
 
 /// A store opened on `file` as the server opens it, with the gauges that tell the tests where
@@ -38,22 +37,6 @@ fn open(file: &TestSqliteFile) -> (Storage, PoolMetrics) {
         .clone()
         .expect("a SQL store has gauges");
     (storage, metrics)
-}
-
-/// Waits (10 s at most) until the gauges show what `done` looks for.
-async fn wait_until(what: &str, metrics: &PoolMetrics, done: impl Fn(&PoolMetrics) -> bool) {
-    eventually(Duration::from_secs(10), what, async || {
-        if done(metrics) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} connections in use, {} writes queued",
-                metrics.connections_in_use(),
-                metrics.queued_creates()
-            ))
-        }
-    })
-    .await;
 }
 
 /// The database's write lock, held by a connection of its own until released.

@@ -4,14 +4,15 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::time::Duration;
 
 use petstore_application::{
     CategoryRepository, IdempotencyStore, InventoryRepository, KeyRegistry, OrderRepository,
     PetRepository, Written,
 };
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
-use petstore_persistence::{DatabaseUrl, PoolSettings, Storage};
-use petstore_test_database::{TestDatabase, TestSqliteFile};
+use petstore_persistence::{DatabaseUrl, PoolMetrics, PoolSettings, Storage};
+use petstore_test_database::{eventually, TestDatabase, TestSqliteFile};
 
 /// A repository under test. The storage behind it (temporary file, test database) is removed
 /// when the fixture is dropped.
@@ -186,4 +187,20 @@ pub fn done<T>(written: Written<T>) -> T {
     written
         .done()
         .expect("a write without a key is carried out, never answered from a record")
+}
+
+/// Waits (10 s at most) until the SQL store's gauges show what `done` looks for.
+pub async fn wait_until(what: &str, metrics: &PoolMetrics, done: impl Fn(&PoolMetrics) -> bool) {
+    eventually(Duration::from_secs(10), what, async || {
+        if done(metrics) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} connections in use, {} writes queued",
+                metrics.connections_in_use(),
+                metrics.queued_creates()
+            ))
+        }
+    })
+    .await;
 }
