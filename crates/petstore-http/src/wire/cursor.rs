@@ -24,15 +24,17 @@ use crate::error::ApiError;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// Format version, first byte of every cursor; a new format gets a new number.
+/// Format version, first byte of every cursor (the id, then the tag); a new format gets a new
+/// number.
 const VERSION: u8 = 1;
 /// Bytes of the HMAC kept in a cursor: 128 bits, far beyond guessing (RFC 2104 section 5).
 const TAG_LEN: usize = 16;
+/// Bytes of a cursor of [`VERSION`], the shortest of all: version, id, tag.
 const CURSOR_LEN: usize = 1 + 8 + TAG_LEN;
 /// The format of a cursor in name order: the id, then the folded name, then the tag.
 const NAMED_VERSION: u8 = 2;
-/// The longest named cursor taken: far beyond a pet's longest folded name.
-const NAMED_CURSOR_MAX: usize = 2048;
+/// The longest cursor text taken: far beyond one naming a pet's longest folded name.
+const CURSOR_TEXT_MAX: usize = 2048;
 /// What the cursor key is derived for (domain separation from the key signatures).
 const KEY_LABEL: &[u8] = b"petstore/listPets/cursor/v1";
 
@@ -109,34 +111,16 @@ impl CursorCodec {
     /// and its filters; a pet listing's scope is its one status byte, so other listings start
     /// theirs with a byte no status has).
     pub(crate) fn encode_scoped(&self, after: i64, scope: &[u8]) -> String {
-        let mut bytes = [0_u8; CURSOR_LEN];
-        bytes[0] = VERSION;
-        bytes[1..9].copy_from_slice(&after.to_be_bytes());
-        let tag = Self::mac(&self.key, after, scope).finalize().into_bytes();
-        bytes[9..].copy_from_slice(&tag[..TAG_LEN]);
-        URL_SAFE_NO_PAD.encode(bytes)
+        self.seal(after, None, scope)
     }
 
     /// The position a cursor issued by [`encode_scoped`](Self::encode_scoped) for `scope`
     /// carries, if it is one.
     pub(crate) fn decode_scoped(&self, raw: &str, scope: &[u8]) -> Option<i64> {
-        // The decoder refuses non-canonical encodings (stray trailing bits), so two different
-        // strings never decode to the same bytes: changing any character changes what is checked.
-        let bytes = URL_SAFE_NO_PAD.decode(raw).ok()?;
-        let bytes: [u8; CURSOR_LEN] = bytes.try_into().ok()?;
-        if bytes[0] != VERSION {
-            return None;
+        match self.open(raw, scope)? {
+            (after, None) => Some(after),
+            (_, Some(_)) => None,
         }
-        let mut id = [0_u8; 8];
-        id.copy_from_slice(&bytes[1..9]);
-        let after = i64::from_be_bytes(id);
-        let tag = &bytes[9..];
-        let signed_by = |key: &HmacSha256| {
-            Self::mac(key, after, scope)
-                .verify_truncated_left(tag)
-                .is_ok()
-        };
-        (signed_by(&self.key) || self.previous_keys.iter().any(signed_by)).then_some(after)
     }
 
     /// The cursor of a page in name order after the pet `after`, whose folded name is `name`:
@@ -149,14 +133,7 @@ impl CursorCodec {
         status: Option<PetStatus>,
         filters: &[u8],
     ) -> String {
-        let mut bytes = Vec::with_capacity(1 + 8 + name.len() + TAG_LEN);
-        bytes.push(NAMED_VERSION);
-        bytes.extend_from_slice(&after.get().to_be_bytes());
-        bytes.extend_from_slice(name.as_bytes());
-        let mut mac = self.key.clone();
-        Self::sign_named(&mut mac, after.get(), name, &pet_scope(status, filters));
-        bytes.extend_from_slice(&mac.finalize().into_bytes()[..TAG_LEN]);
-        URL_SAFE_NO_PAD.encode(bytes)
+        self.seal(after.get(), Some(name), &pet_scope(status, filters))
     }
 
     /// The position (folded name, id) a cursor of [`encode_named`](Self::encode_named) for
@@ -167,43 +144,73 @@ impl CursorCodec {
         status: Option<PetStatus>,
         filters: &[u8],
     ) -> Result<(PetId, String), ApiError> {
-        if raw.len() > NAMED_CURSOR_MAX {
-            return Err(invalid());
+        match self.open(raw, &pet_scope(status, filters)) {
+            Some((after, Some(name))) => Ok((PetId::new(after), name)),
+            _ => Err(invalid()),
         }
-        let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
-        if bytes.len() < 1 + 8 + TAG_LEN || bytes[0] != NAMED_VERSION {
-            return Err(invalid());
+    }
+
+    /// A cursor's text: its format version, `after`, the name (in format [`NAMED_VERSION`]
+    /// only), then the truncated HMAC of all of it and `scope`.
+    fn seal(&self, after: i64, name: Option<&str>, scope: &[u8]) -> String {
+        let name = name.map(str::as_bytes);
+        let mut bytes = Vec::with_capacity(CURSOR_LEN + name.map_or(0, <[u8]>::len));
+        bytes.push(if name.is_some() {
+            NAMED_VERSION
+        } else {
+            VERSION
+        });
+        bytes.extend_from_slice(&after.to_be_bytes());
+        bytes.extend_from_slice(name.unwrap_or_default());
+        let tag = Self::mac(&self.key, after, name, scope)
+            .finalize()
+            .into_bytes();
+        bytes.extend_from_slice(&tag[..TAG_LEN]);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// What a cursor of [`seal`](Self::seal) for `scope` carries, if it is one signed with the
+    /// current key or a previous one.
+    fn open(&self, raw: &str, scope: &[u8]) -> Option<(i64, Option<String>)> {
+        if raw.len() > CURSOR_TEXT_MAX {
+            return None;
+        }
+        // The decoder refuses non-canonical encodings (stray trailing bits), so two different
+        // strings never decode to the same bytes: changing any character changes what is checked.
+        let bytes = URL_SAFE_NO_PAD.decode(raw).ok()?;
+        if bytes.len() < CURSOR_LEN {
+            return None;
         }
         let (signed, tag) = bytes.split_at(bytes.len() - TAG_LEN);
-        let mut id = [0_u8; 8];
-        id.copy_from_slice(&signed[1..9]);
-        let after = i64::from_be_bytes(id);
-        let name = std::str::from_utf8(&signed[9..]).map_err(|_| invalid())?;
-        let scope = pet_scope(status, filters);
-        let signed_by = |key: &HmacSha256| {
-            let mut mac = key.clone();
-            Self::sign_named(&mut mac, after, name, &scope);
-            mac.verify_truncated_left(tag).is_ok()
+        let after = i64::from_be_bytes(signed[1..9].try_into().ok()?);
+        let name = match (signed[0], &signed[9..]) {
+            (VERSION, []) => None,
+            (NAMED_VERSION, name) => Some(std::str::from_utf8(name).ok()?),
+            _ => return None,
         };
-        if signed_by(&self.key) || self.previous_keys.iter().any(signed_by) {
-            Ok((PetId::new(after), name.to_owned()))
-        } else {
-            Err(invalid())
-        }
+        let signed_by = |key: &HmacSha256| {
+            Self::mac(key, after, name.map(str::as_bytes), scope)
+                .verify_truncated_left(tag)
+                .is_ok()
+        };
+        (signed_by(&self.key) || self.previous_keys.iter().any(signed_by))
+            .then(|| (after, name.map(str::to_owned)))
     }
 
-    fn sign_named(mac: &mut HmacSha256, after: i64, name: &str, scope: &[u8]) {
-        mac.update(&[NAMED_VERSION]);
-        mac.update(&after.to_be_bytes());
-        mac.update(&(name.len() as u64).to_be_bytes());
-        mac.update(name.as_bytes());
-        mac.update(scope);
-    }
-
-    fn mac(key: &HmacSha256, after: i64, scope: &[u8]) -> HmacSha256 {
+    /// The HMAC of a cursor: its version, `after`, the name with its length (named cursors
+    /// only), and `scope`.
+    fn mac(key: &HmacSha256, after: i64, name: Option<&[u8]>, scope: &[u8]) -> HmacSha256 {
         let mut mac = key.clone();
-        mac.update(&[VERSION]);
+        mac.update(&[if name.is_some() {
+            NAMED_VERSION
+        } else {
+            VERSION
+        }]);
         mac.update(&after.to_be_bytes());
+        if let Some(name) = name {
+            mac.update(&(name.len() as u64).to_be_bytes());
+            mac.update(name);
+        }
         mac.update(scope);
         mac
     }
@@ -322,7 +329,7 @@ mod tests {
             let by_id = codec().encode_filtered(PetId::new(12), None, filters);
             refused(codec().decode_named(&by_id, None, filters));
         }
-        let long = "x".repeat(NAMED_CURSOR_MAX);
+        let long = "x".repeat(CURSOR_TEXT_MAX);
         assert!(codec().decode_named(&long, None, filters).is_err());
     }
 
