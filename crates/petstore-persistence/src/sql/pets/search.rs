@@ -16,10 +16,9 @@ type AnyBackend = <AnyConnection as Connection>::Backend;
 
 /// The live pets after id `after`, with `status` when given, matching `search`, in id order, at
 /// most `limit`. Each shape starts from the index that keeps the page short: with a tag, the
-/// tag's rows of `pet_tags` (in pet id order, so the scan stops at the page's end); with a name
-/// and no tag, the page's ids first (from the name's range of the live pets' index, read from
-/// the index alone and sorted), then only the page's rows; else the pets by `(category_id, id)`
-/// or in id order.
+/// tag's rows of `pet_tags` (in pet id order, so the scan stops at the page's end); else the pets
+/// by `(category_id, id)` or in id order. The listing asks a search by name without a tag of
+/// [`name_page`] instead, in name order; here a name alone only narrows a scan in id order.
 pub(crate) fn search_page(
     conn: &mut AnyConnection,
     status: Option<&'static str>,
@@ -27,11 +26,7 @@ pub(crate) fn search_page(
     after: i64,
     limit: i64,
 ) -> QueryResult<Vec<PetRow>> {
-    let name_range = search.name.as_ref().map(|name| {
-        let prefix = name.as_str().to_owned();
-        let end = after_prefix(&prefix);
-        (prefix, end)
-    });
+    let name_range = name_range(search);
     // The filters every shape applies to its `pets` columns, written once: the shapes' boxed
     // queries select and join differently, so they share no type a function could take.
     macro_rules! narrowed {
@@ -64,32 +59,25 @@ pub(crate) fn search_page(
             .into_boxed::<AnyBackend>())
         .load(conn);
     }
-    if name_range.is_none() {
-        // A category (and a status): `pets (category_id, id)` is in id order already.
-        return narrowed!(pets::table
-            .select(PetRow::COLUMNS)
-            .filter(pets::removed_at.is_null())
-            .filter(pets::id.gt(after))
-            .order(pets::id.asc())
-            .limit(limit)
-            .into_boxed::<AnyBackend>())
-        .load(conn);
-    }
-    // Two statements, as a boxed query cannot hold another on either backend here: the page's
-    // ids, then its rows.
-    let ids: Vec<i64> = narrowed!(pets::table
-        .select(pets::id)
+    // A category (and a status, or a name): `pets (category_id, id)` is in id order already.
+    narrowed!(pets::table
+        .select(PetRow::COLUMNS)
         .filter(pets::removed_at.is_null())
         .filter(pets::id.gt(after))
         .order(pets::id.asc())
         .limit(limit)
         .into_boxed::<AnyBackend>())
-    .load(conn)?;
-    pets::table
-        .select(PetRow::COLUMNS)
-        .filter(pets::id.eq_any(ids))
-        .order(pets::id.asc())
-        .load(conn)
+    .load(conn)
+}
+
+/// The range of folded names that start with `search`'s name: from the prefix, up to the
+/// string after all of them (none when no string is).
+fn name_range(search: &PetSearch) -> Option<(String, Option<String>)> {
+    search.name.as_ref().map(|name| {
+        let prefix = name.as_str().to_owned();
+        let end = after_prefix(&prefix);
+        (prefix, end)
+    })
 }
 
 /// The live pets whose folded name starts with `search`'s name, after `after` in (folded name,
@@ -103,11 +91,7 @@ pub(crate) fn name_page(
     after: Option<(String, i64)>,
     limit: i64,
 ) -> QueryResult<Vec<PetRow>> {
-    let prefix = search
-        .name
-        .as_ref()
-        .map_or_else(String::new, |name| name.as_str().to_owned());
-    let end = after_prefix(&prefix);
+    let (prefix, end) = name_range(search).unwrap_or_default();
     let mut query = pets::table
         .select(PetRow::COLUMNS)
         .filter(pets::removed_at.is_null())

@@ -21,6 +21,13 @@ use crate::{DatabaseUrl, PoolSettings};
 #[derive(Clone, Default)]
 struct Statements(Arc<Mutex<Vec<String>>>);
 
+impl Statements {
+    /// The statements started since the last call; none are kept.
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
 impl Instrumentation for Statements {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
         if let InstrumentationEvent::StartQuery { query, .. } = event {
@@ -143,17 +150,9 @@ fn check_plans(
     let statements = Statements::default();
     conn.set_instrumentation(statements.clone());
     for shape in shapes() {
-        statements
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        statements.take();
         (shape.run)(conn).unwrap_or_else(|err| panic!("{}: {err}", shape.what));
-        let sent: Vec<String> = statements
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let sent = statements.take();
         assert_eq!(
             sent.len(),
             1,
