@@ -9,7 +9,7 @@ use crate::sql::engine::errors;
 use crate::sql::engine::pool::manager_for;
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
-pub(crate) use crate::sql::engine::connection::on_connection;
+use crate::sql::engine::connection::on_connection;
 
 /// A connection to `url` as a server's writer opens it, without a statement time limit.
 pub(crate) fn open(

@@ -10,10 +10,11 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use serde_json::Value;
 
-use super::connect::{self, on_connection};
+use super::connect;
 use super::format::{End, EndLine, ExportHeader, FORMAT_NAME, FORMAT_VERSION};
 use super::sql_text::{self, Dialect, BATCH};
 use super::tables::{Kind, Table, TABLES};
+use crate::sql::engine::connection::on_connection;
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::migrations;
 use crate::sql::engine::sqlite_file::unix_now;

@@ -15,10 +15,11 @@ use diesel::prelude::*;
 use diesel::sql_types::Text;
 use serde_json::{Map, Value};
 
-use super::connect::{self, on_connection};
+use super::connect;
 use super::format::{EndLine, ExportHeader, FORMAT_NAME, FORMAT_VERSION};
 use super::sql_text::{self, Dialect, BATCH};
 use super::tables::{self, Kind, Table, TABLES};
+use crate::sql::engine::connection::on_connection;
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::{migrations, sqlite_file};
 use crate::{DatabaseUrl, PoolSettings, StorageError};
