@@ -1,22 +1,48 @@
 //! The settings of `petstore backup`, `restore`, `export` and `import` (`crate::data_moves`).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
+use humantime::parse_duration;
 
 use super::{KeySecretArgs, StorageArgs};
 
 #[derive(Debug, Clone, Args)]
 pub struct BackupArgs {
     /// Where to write the backup (a SQLite file, mode 0600); replaced atomically if it exists.
-    #[arg(long, value_name = "FILE")]
-    pub to: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "to_dir", conflicts_with_all = ["to_dir", "every"])]
+    pub to: Option<PathBuf>,
+
+    /// Write the backup into DIR instead, named by the UTC time it was taken
+    /// (`petstore-20261127T040500Z.db`), then remove all but the newest `--keep` there.
+    #[arg(long, value_name = "DIR")]
+    pub to_dir: Option<PathBuf>,
+
+    /// With `--to-dir`: take a backup now and then every DURATION (`1h`, `15m`; at least `1s`)
+    /// until SIGTERM or SIGINT. A failed backup is logged and the next one tried on time.
+    #[arg(long, value_name = "DURATION", requires = "to_dir", value_parser = parse_backup_interval)]
+    pub every: Option<Duration>,
+
+    /// With `--to-dir`: how many backups to keep there, the newest; older ones are removed only
+    /// after a new backup succeeded.
+    #[arg(long, value_name = "N", requires = "to_dir", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub keep: u32,
 
     #[command(flatten)]
     pub storage: StorageArgs,
 
     #[command(flatten)]
     pub keys: KeySecretArgs,
+}
+
+/// At least a second between backups, so that each one's name (its UTC second) is its own.
+fn parse_backup_interval(text: &str) -> Result<Duration, String> {
+    let interval = parse_duration(text).map_err(|err| err.to_string())?;
+    if interval < Duration::from_secs(1) {
+        return Err("must be at least 1s".to_owned());
+    }
+    Ok(interval)
 }
 
 #[derive(Debug, Clone, Args)]
@@ -71,4 +97,63 @@ pub struct ImportArgs {
 
     #[command(flatten)]
     pub keys: KeySecretArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn backup(extra: &[&str]) -> Result<BackupArgs, clap::Error> {
+        let argv = [&["petstore", "backup"][..], extra].concat();
+        Cli::try_parse_from(argv).map(|cli| match cli.command {
+            Command::Backup(args) => args,
+            _ => panic!("parsed as another command"),
+        })
+    }
+
+    #[test]
+    fn a_backup_goes_to_a_file_or_a_directory_and_only_a_directory_is_scheduled() {
+        let once = backup(&["--to", "b.db"]).unwrap();
+        assert_eq!(once.to, Some(PathBuf::from("b.db")));
+        assert_eq!((once.to_dir, once.every), (None, None));
+
+        let scheduled = backup(&["--to-dir", "backups", "--every", "1h", "--keep", "3"]).unwrap();
+        assert_eq!(scheduled.to_dir, Some(PathBuf::from("backups")));
+        assert_eq!(scheduled.every, Some(Duration::from_secs(3600)));
+        assert_eq!(scheduled.keep, 3);
+        assert_eq!(backup(&["--to-dir", "backups"]).unwrap().keep, 24);
+
+        for (args, expected) in [
+            (&[][..], "--to"),
+            (
+                &["--to", "b.db", "--to-dir", "backups"][..],
+                "cannot be used with",
+            ),
+            (
+                &["--to", "b.db", "--every", "1h"][..],
+                "cannot be used with",
+            ),
+            (&["--every", "1h"][..], "--to-dir"),
+            (&["--keep", "3"][..], "--to-dir"),
+        ] {
+            let err = backup(args).unwrap_err();
+            assert!(err.to_string().contains(expected), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_schedule_needs_a_second_between_backups_and_keeps_at_least_one() {
+        for (args, expected) in [
+            (["--every", "500ms"], "at least 1s"),
+            (["--every", "60"], "unit"),
+            (["--keep", "0"], "--keep"),
+        ] {
+            let argv = [&["--to-dir", "backups"][..], &args[..]].concat();
+            let err = backup(&argv).unwrap_err();
+            assert!(err.to_string().contains(expected), "{args:?}: {err}");
+        }
+    }
 }

@@ -4,9 +4,11 @@
 //! the export itself).
 
 mod backup;
+mod backup_dir;
 mod export;
 mod import;
 mod restore;
+mod schedule;
 
 pub use backup::backup;
 pub use export::export;
@@ -14,6 +16,7 @@ pub use import::import;
 pub use restore::restore;
 
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use petstore_persistence::{BackupError, ExportError, ImportError, RestoreError};
 use secrecy::ExposeSecret as _;
@@ -39,6 +42,8 @@ pub enum DataMoveError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot start the backup schedule: {0}")]
+    Schedule(#[source] std::io::Error),
 }
 
 /// The key id (`kid`) of the configured current key secret.
@@ -52,4 +57,13 @@ fn configured_key_id(keys: &KeySecretArgs, storage: &StorageArgs) -> Result<Stri
 /// `-` names standard input or output.
 fn is_standard_stream(path: &std::path::Path) -> bool {
     path.as_os_str() == "-"
+}
+
+/// `20261127T040500Z`: a UTC second that sorts by time and needs no quoting in a shell.
+fn utc_label(at: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at)
+        .to_string()
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect()
 }

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use petstore_persistence::{DatabaseUrl, RestoreChecks};
 
-use super::{configured_key_id, DataMoveError, RestoreArgs};
+use super::{configured_key_id, utc_label, DataMoveError, RestoreArgs};
 use crate::AppError;
 
 pub fn restore(args: RestoreArgs) -> Result<(), AppError> {
@@ -27,12 +27,7 @@ pub fn restore(args: RestoreArgs) -> Result<(), AppError> {
     };
     args.storage.create_default_data_dir()?;
     let key_id = configured_key_id(&args.keys, &args.storage)?;
-    // `20261127T040500Z`: sorts by time and needs no quoting in a shell.
-    let label: String = humantime::format_rfc3339_seconds(SystemTime::now())
-        .to_string()
-        .chars()
-        .filter(|c| !matches!(c, '-' | ':'))
-        .collect();
+    let label = utc_label(SystemTime::now());
     let checks = RestoreChecks {
         key_id: &key_id,
         accept_other_key_id: args.force_key_id,
