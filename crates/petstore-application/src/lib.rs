@@ -1,5 +1,5 @@
-//! The pet store's application layer: per resource (`pets`, `orders`, `keys`, and the
-//! `idempotency` of retried writes), the ports the
+//! The pet store's application layer: per resource (`pets`, `orders`, `categories`, `keys`, the
+//! `events` feed, and the `idempotency` of retried writes), the ports the
 //! outside world plugs into (each folder's `ports`), the use cases that drive them and their
 //! errors. What every resource shares: storage's failure (`storage`), the clock port and the
 //! page cut. It depends on the domain alone; adapters for HTTP, storage and time live in other
@@ -7,6 +7,7 @@
 
 pub mod categories;
 mod clock;
+pub mod events;
 pub mod idempotency;
 pub mod inventory;
 pub mod keys;
@@ -17,6 +18,10 @@ mod storage;
 
 pub use categories::{CategoryError, CategoryPage, CategoryRepository, CategoryService};
 pub use clock::{Clock, SystemClock};
+pub use events::{
+    EventError, EventFeed, EventPage, EventService, FeedQuery, FeedReadError, PurgeRound,
+    DEFAULT_EVENT_RETENTION,
+};
 pub use idempotency::{
     Admission, Answer, Claim, Fingerprint, Idempotency, IdempotencyRecord, IdempotencyStore,
     RecordPlan, Render, StoredResponse, Written,
@@ -36,6 +41,8 @@ pub use storage::{BoxError, RepositoryError, StorageFault};
 pub use categories::MockCategoryRepository;
 #[cfg(any(test, feature = "mocks"))]
 pub use clock::MockClock;
+#[cfg(any(test, feature = "mocks"))]
+pub use events::MockEventFeed;
 #[cfg(any(test, feature = "mocks"))]
 pub use idempotency::MockIdempotencyStore;
 #[cfg(any(test, feature = "mocks"))]

@@ -1,6 +1,6 @@
 //! The pet store's domain: the values a pet is made of, the rules that keep them valid, the
 //! status life cycle, the orders that move pets through it, the API keys that give access to
-//! them, the idempotency keys that make retried writes safe, and the one rule every
+//! them, the events that record every change, the idempotency keys that make retried writes safe, and the one rule every
 //! human-entered name (a pet's, a key holder's) follows. Nothing here knows about HTTP,
 //! SQL or async runtimes; adapters turn their own representations into these types with each
 //! type's `parse`/`new` and get a typed error back.
@@ -8,6 +8,7 @@
 mod api_key;
 mod category;
 mod decimal;
+mod event;
 mod human_name;
 mod idempotency;
 mod inventory;
@@ -20,6 +21,10 @@ pub use api_key::{
     TokenDigest,
 };
 pub use category::{Category, CategoryName, CategoryNameError};
+pub use event::{
+    Event, EventAudience, EventId, EventIdError, EventSubject, EventSubjectError, EventType,
+    EventTypeError, EventTypes, FeedEntry, FeedPosition, EVENT_PAYLOAD_VERSION,
+};
 pub use human_name::{HiddenKind, HumanNameError};
 pub use idempotency::{IdempotencyKey, IdempotencyKeyError, IdempotencyRetention};
 pub use inventory::Inventory;
