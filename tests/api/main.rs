@@ -33,6 +33,7 @@ mod overload;
 mod pet_changes;
 mod readme;
 mod routing;
+mod scheduled_backups;
 mod side_by_side;
 mod slow_clients;
 mod startup;
