@@ -23,13 +23,30 @@ for file in "${manifests[@]}"; do
         { echo "$file is not listed in deploy/kubernetes/kustomization.yaml" >&2; exit 1; }
 done
 echo "ok: ${#manifests[@]} Kubernetes manifests (API $KUBERNETES_VERSION, strict)"
+# Each kustomization as `kubectl apply -k` sends it: deploy/kubernetes-sqlite is the set above
+# patched (one replica, volumes, the backup sidecar), whose Deployment only the rendering shows
+# whole. Every file beside its kustomization.yaml is listed in it.
+command -v kubectl >/dev/null ||
+    { echo "kubectl is needed to render the kustomizations (kubectl kustomize)" >&2; exit 1; }
+rendered=$(mktemp -d)
+trap 'rm -rf "$rendered"' EXIT
+for kustomization in deploy/kubernetes deploy/kubernetes-sqlite; do
+    for file in "$kustomization"/*.yaml; do
+        [[ $(basename "$file") == kustomization.yaml ]] ||
+            grep -qE "^  - (path: )?$(basename "$file")\$" "$kustomization/kustomization.yaml" ||
+            { echo "$file is not listed in $kustomization/kustomization.yaml" >&2; exit 1; }
+    done
+    kubectl kustomize "$kustomization" >"$rendered/$(basename "$kustomization").yaml"
+done
+.venv/bin/kubernetes-validate --strict --quiet -k "$KUBERNETES_VERSION" "$rendered"/*.yaml
+echo "ok: deploy/kubernetes and deploy/kubernetes-sqlite as kustomize renders them"
 
 .venv/bin/check-jsonschema --builtin-schema vendor.compose-spec deploy/compose/*.yaml
 
 # verify insists that the binary exists; a stand-in at its path is checked instead, since the
 # unit's directives, not the binary, are what this checks.
 unit_dir=$(mktemp -d)
-trap 'rm -rf "$unit_dir"' EXIT
+trap 'rm -rf "$rendered" "$unit_dir"' EXIT
 units=()
 for unit in deploy/systemd/*.service deploy/systemd/*.timer; do
     sed "s|/usr/local/bin/petstore|/usr/bin/true|g" "$unit" >"$unit_dir/$(basename "$unit")"

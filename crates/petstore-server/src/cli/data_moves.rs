@@ -156,4 +156,20 @@ mod tests {
             assert!(err.to_string().contains(expected), "{args:?}: {err}");
         }
     }
+
+    #[test]
+    fn the_kubernetes_backup_sidecar_runs_a_schedule_this_binary_accepts() {
+        let manifest = include_str!("../../../../deploy/kubernetes-sqlite/deployment-sqlite.yaml");
+        let args: Vec<&str> = manifest
+            .lines()
+            .skip_while(|line| line.trim() != "args:")
+            .skip(1)
+            .map_while(|line| line.trim().strip_prefix("- "))
+            .collect();
+        assert_eq!(args.first(), Some(&"backup"), "{args:?}");
+        let sidecar = backup(&args[1..]).unwrap();
+        assert_eq!(sidecar.to_dir, Some(PathBuf::from("/backups")));
+        assert_eq!(sidecar.every, Some(Duration::from_secs(3600)));
+        assert_eq!(sidecar.keep, 48);
+    }
 }
