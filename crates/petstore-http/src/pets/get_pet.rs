@@ -19,7 +19,7 @@ use super::versions::pet_etag;
 use crate::error::{ApiError, ErrorBody};
 use crate::routing::paths::PETS_PATH;
 use crate::state::{Authorized, Read};
-use crate::wire::conditional::not_modified_or;
+use crate::wire::conditional::json_or_not_modified;
 use crate::wire::query;
 
 /// RFC 9745 `Deprecation` header.
@@ -86,7 +86,8 @@ pub(crate) async fn get_pet(
     let mut response = match find_pet(caller, pet_id).await {
         Ok(pet) => {
             let etag = pet_etag(&pet);
-            not_modified_or(&req, &etag, HttpResponse::Ok().json(PetDto::from(pet)))
+            json_or_not_modified(&req, &etag, HttpResponse::Ok(), &PetDto::from(pet))
+                .unwrap_or_else(|err| err.error_response())
         }
         Err(err) => err.error_response(),
     };

@@ -4,7 +4,7 @@
 //! status listed there is one these handlers (or `Authorized` and the storage error mapping
 //! they use) can return.
 
-use actix_web::http::header::{self, ContentType};
+use actix_web::http::header;
 use actix_web::http::StatusCode;
 use actix_web::web::Payload;
 use actix_web::{HttpRequest, HttpResponse};
@@ -103,10 +103,7 @@ pub(crate) async fn list_pets(
     }
     let etag = page_etag(&page.pets);
     let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());
-    let body = serde_json::to_vec(&pets)
-        .map_err(|err| ApiError::internal("serializing a page of pets", &err))?;
-    let ok = response.content_type(ContentType::json()).body(body);
-    Ok(conditional::not_modified_or(&req, &etag, ok))
+    conditional::json_or_not_modified(&req, &etag, response, &pets)
 }
 
 /// Checks in this order: key (401), `Content-Type` (415), size (413), JSON (400

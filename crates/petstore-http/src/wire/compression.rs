@@ -126,6 +126,35 @@ pub(crate) fn worth_compressing(size: BodySize, headers: &HeaderMap) -> bool {
         && has_compressible_type(headers)
 }
 
+/// Whether `value` as JSON is a body [`compress`] encodes for a client that asks
+/// ([`worth_compressing`] of it as `application/json`), found without keeping its bytes: the
+/// serializer writes into a counter, which stops it at [`MIN_COMPRESSED_BYTES`]. For a 304,
+/// which stands for a 200 whose body is never built.
+pub(crate) fn json_worth_compressing(value: &impl serde::Serialize) -> bool {
+    let mut counter = ByteCounter(0);
+    // An error is the counter stopping the serializer, or a value that is not JSON (a 200 would
+    // have been a 500): either way the count is what decides.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0 >= MIN_COMPRESSED_BYTES
+}
+
+/// Counts the bytes written to it, and refuses more once they reach [`MIN_COMPRESSED_BYTES`].
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        if self.0 >= MIN_COMPRESSED_BYTES {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A 304 as it goes out: never encoded (it has no body), with the `Vary` and `ETag` of the 200
 /// it stands for when that 200 would have been encoded.
 fn not_modified(
@@ -368,6 +397,26 @@ mod tests {
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&best[..]), &mut decoded)
             .unwrap();
         assert_eq!(decoded, page);
+    }
+
+    #[test]
+    fn a_json_body_is_worth_compressing_from_the_threshold_on_counted_or_sent() {
+        let json = HeaderMap::from_iter([(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )]);
+        for length in MIN_COMPRESSED_BYTES - 4..MIN_COMPRESSED_BYTES + 2 {
+            let text = "x".repeat(length);
+            let sent = serde_json::to_vec(&text).unwrap();
+            assert_eq!(
+                json_worth_compressing(&text),
+                worth_compressing(BodySize::Sized(sent.len() as u64), &json),
+                "{} bytes",
+                sent.len()
+            );
+        }
+        assert!(!json_worth_compressing(&serde_json::json!([])));
+        assert!(json_worth_compressing(&vec!["y".repeat(100); 20]));
     }
 
     fn large_json_response() -> HttpResponse {

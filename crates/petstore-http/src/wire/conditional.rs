@@ -7,10 +7,11 @@
 //! ahead without it could overwrite a change the client meant to guard against, and answering
 //! 412 would tell it that its (unreadable) tag is stale.
 
-use actix_web::body::{self, BoxBody, MessageBody as _};
-use actix_web::http::header::{self, HeaderMap, HeaderName};
+use actix_web::body;
+use actix_web::http::header::{self, ContentType, HeaderMap, HeaderName};
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use serde::Serialize;
 
 use super::compression::{self, StandsForCompressible};
 use super::etag::EntityTag;
@@ -44,7 +45,8 @@ impl Precondition {
         let mut any = false;
         let mut tags = Vec::new();
         for line in lines {
-            for element in elements(line.as_bytes())? {
+            for element in Elements::of(line.as_bytes()) {
+                let element = element?;
                 if element == b"*" {
                     any = true;
                 } else {
@@ -63,15 +65,6 @@ impl Precondition {
         }
     }
 
-    /// Whether `If-None-Match` with this value names the representation tagged `current`: `*`,
-    /// or a tag weakly equal to it ([`EntityTag::weak_eq`]).
-    pub(crate) fn names(&self, current: &EntityTag) -> bool {
-        match self {
-            Self::Any => true,
-            Self::Tags(tags) => tags.iter().any(|tag| tag.weak_eq(current)),
-        }
-    }
-
     /// The opaque parts of the strong tags, gzip suffix removed: what `If-Match`'s strong
     /// comparison (RFC 9110 §8.8.3.2) can match, for a resource that compares versions rather
     /// than whole tags. A weak tag matches nothing.
@@ -86,31 +79,52 @@ impl Precondition {
     }
 }
 
-/// The elements of one list line, each trimmed, empty ones skipped. A comma inside quotes is
-/// part of a tag (`etagc` allows it), so the line is walked rather than split.
-fn elements(line: &[u8]) -> Result<Vec<&[u8]>, MalformedPrecondition> {
-    let mut elements = Vec::new();
-    let mut start = 0;
-    let mut quoted = false;
-    for (at, byte) in line.iter().enumerate() {
-        match byte {
-            b'"' => quoted = !quoted,
-            b',' if !quoted => {
-                elements.push(&line[start..at]);
-                start = at + 1;
+/// The elements of one list line, each trimmed, empty ones skipped; an error for a quote left
+/// open. A comma inside quotes is part of a tag (`etagc` allows it), so the line is walked
+/// rather than split.
+struct Elements<'a> {
+    rest: Option<&'a [u8]>,
+}
+
+impl<'a> Elements<'a> {
+    fn of(line: &'a [u8]) -> Self {
+        Self { rest: Some(line) }
+    }
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = Result<&'a [u8], MalformedPrecondition>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let rest = self.rest?;
+            let mut quoted = false;
+            let comma = rest.iter().position(|&byte| {
+                if byte == b'"' {
+                    quoted = !quoted;
+                }
+                byte == b',' && !quoted
+            });
+            let element = match comma {
+                Some(at) => {
+                    self.rest = Some(&rest[at + 1..]);
+                    &rest[..at]
+                }
+                None if quoted => {
+                    self.rest = None;
+                    return Some(Err(MalformedPrecondition("a quote is not closed")));
+                }
+                None => {
+                    self.rest = None;
+                    rest
+                }
+            };
+            let element = element.trim_ascii();
+            if !element.is_empty() {
+                return Some(Ok(element));
             }
-            _ => {}
         }
     }
-    if quoted {
-        return Err(MalformedPrecondition("a quote is not closed"));
-    }
-    elements.push(&line[start..]);
-    Ok(elements
-        .into_iter()
-        .map(|element| element.trim_ascii())
-        .filter(|element| !element.is_empty())
-        .collect())
 }
 
 /// The request's `If-Match`: `None` without one, 400 `invalid_parameter` when it is malformed.
@@ -122,50 +136,81 @@ pub(crate) fn if_match(req: &HttpRequest) -> Result<Option<Precondition>, ApiErr
     })
 }
 
-/// The request's `If-None-Match`, or `None` without one or when it is malformed.
-pub(crate) fn if_none_match(req: &HttpRequest) -> Option<Precondition> {
-    Precondition::parse(req.headers(), &header::IF_NONE_MATCH)
-        .ok()
-        .flatten()
+/// Whether the request's `If-None-Match` names the representation tagged `current`: `*`, or a
+/// tag weakly equal to it ([`EntityTag::weakly_named_by`]). False without the field and for a
+/// malformed one, which is ignored. Read in place: deciding costs no allocation.
+pub(crate) fn none_match_names(req: &HttpRequest, current: &EntityTag) -> bool {
+    let mut lines = req.headers().get_all(header::IF_NONE_MATCH);
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    // What a client with a cache sends: the one tag it holds, the response's `ETag` as it was.
+    let first = first.as_bytes();
+    if lines.next().is_none() && current.weakly_named_by(first) == Ok(true) {
+        return true;
+    }
+    let (mut any, mut tags, mut named) = (false, false, false);
+    for line in req.headers().get_all(header::IF_NONE_MATCH) {
+        for element in Elements::of(line.as_bytes()) {
+            let Ok(element) = element else {
+                return false;
+            };
+            if element == b"*" {
+                any = true;
+                continue;
+            }
+            match current.weakly_named_by(element) {
+                Ok(equal) => {
+                    tags = true;
+                    named |= equal;
+                }
+                Err(_) => return false,
+            }
+        }
+    }
+    // `*` stands alone, and a field without elements is malformed.
+    if any {
+        !tags
+    } else {
+        named
+    }
 }
 
-/// The answer to a GET: `ok` (a 200 with its body and headers) tagged with `etag`, or, when the
-/// request's `If-None-Match` names `etag`, a 304 with the same headers and no body (RFC 9110
-/// §15.4.5: `ETag`, `Vary`, `Cache-Control` and the rest as the 200 would have them). The
-/// compression middleware gives the 304 the `Vary: Accept-Encoding` and gzipped tag the 200
-/// would have had ([`StandsForCompressible`]).
-pub(crate) fn not_modified_or(
+/// The answer to a GET of `body`, a JSON representation tagged `etag`, sent with `head` (its
+/// status, 200, and the other headers the 200 carries, such as `Link`): the 200 with `body`,
+/// or, when the request's `If-None-Match` names `etag`, a 304 with the same headers and no body
+/// (RFC 9110 §15.4.5). The condition is decided before anything is serialized. A 304 standing
+/// for a 200 the compression middleware would have encoded is marked
+/// [`StandsForCompressible`], so that it gets that 200's `Vary` and gzipped tag.
+pub(crate) fn json_or_not_modified(
     req: &HttpRequest,
     etag: &EntityTag,
-    ok: HttpResponse,
-) -> HttpResponse {
-    let mut ok = ok;
-    ok.headers_mut().insert(header::ETAG, etag.header_value());
-    if !if_none_match(req).is_some_and(|condition| condition.names(etag)) {
-        return ok;
+    mut head: HttpResponseBuilder,
+    body: &impl Serialize,
+) -> Result<HttpResponse, ApiError> {
+    head.insert_header((header::ETAG, etag.header_value()));
+    if !none_match_names(req, etag) {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|err| ApiError::internal("serializing a response body", &err))?;
+        return Ok(head.content_type(ContentType::json()).body(bytes));
     }
-    let compressible = compression::worth_compressing(ok.body().size(), ok.headers());
-    let (mut not_modified, _body) = ok.into_parts();
-    *not_modified.status_mut() = StatusCode::NOT_MODIFIED;
-    let headers = not_modified.headers_mut();
-    headers.remove(header::CONTENT_TYPE);
-    headers.remove(header::CONTENT_LENGTH);
-    let mut not_modified = not_modified.set_body(BoxBody::new(body::None::new()));
-    if compressible {
-        not_modified.extensions_mut().insert(StandsForCompressible);
+    head.status(StatusCode::NOT_MODIFIED);
+    if compression::json_worth_compressing(body) {
+        head.extensions_mut().insert(StandsForCompressible);
     }
-    not_modified
+    Ok(head.body(body::None::new()))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use actix_web::body::BodySize;
+    use actix_web::body::{BodySize, MessageBody as _};
     use actix_web::http::header::HeaderValue;
     use actix_web::test::TestRequest;
 
     use super::*;
+    use crate::wire::compression::MIN_COMPRESSED_BYTES;
 
     fn parsed(
         name: HeaderName,
@@ -215,13 +260,46 @@ mod tests {
         }
     }
 
+    fn request(if_none_match: &[&str]) -> HttpRequest {
+        let mut req = TestRequest::default();
+        for line in if_none_match {
+            req = req.append_header((header::IF_NONE_MATCH, *line));
+        }
+        req.to_http_request()
+    }
+
     #[test]
     fn if_none_match_names_a_weakly_equal_tag_or_a_star() {
         let current = EntityTag::strong("abc");
-        assert!(Precondition::Any.names(&current));
-        assert!(tags(&[r#"W/"abc""#]).names(&current));
-        assert!(tags(&[r#""x""#, r#""abc-gz""#]).names(&current));
-        assert!(!tags(&[r#""abd""#]).names(&current));
+        for lines in [
+            &[r#""abc""#][..],
+            &["*"],
+            &[r#"W/"abc""#],
+            &[r#""abc-gz""#],
+            &[r#""x", "abc-gz""#],
+            &[r#""x""#, r#" W/"abc" "#],
+            &[r#""a,b", ,"abc""#],
+        ] {
+            assert!(none_match_names(&request(lines), &current), "{lines:?}");
+        }
+        for lines in [&[][..], &[r#""abd""#], &[r#""ab""#, r#""abcd""#], &["abc"]] {
+            assert!(!none_match_names(&request(lines), &current), "{lines:?}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_if_none_match_names_nothing_even_with_the_current_tag_in_it() {
+        let current = EntityTag::strong("abc");
+        for lines in [
+            &[r#""abc", abd"#][..],
+            &[r#""abc""#, "abd"],
+            &[r#"*, "abc""#],
+            &["*", r#""abc""#],
+            &[r#""abc", "ab"#],
+            &[" , "],
+        ] {
+            assert!(!none_match_names(&request(lines), &current), "{lines:?}");
+        }
     }
 
     #[test]
@@ -244,25 +322,33 @@ mod tests {
             "{}",
             refused.message()
         );
-        assert_eq!(if_none_match(&req), None);
+        assert!(!none_match_names(&req, &EntityTag::strong("17.3")));
     }
 
-    fn page(etag: &EntityTag, if_none_match: Option<&str>, body: &str) -> HttpResponse {
-        let mut req = TestRequest::default();
-        if let Some(value) = if_none_match {
-            req = req.insert_header((header::IF_NONE_MATCH, value));
-        }
-        let ok = HttpResponse::Ok()
-            .content_type("application/json")
-            .insert_header((header::LINK, "</v1/pets?cursor=x>; rel=\"next\""))
-            .body(body.to_owned());
-        not_modified_or(&req.to_http_request(), etag, ok)
+    /// A JSON array of `pets` objects: 2 bytes for none, 1,027 for 114.
+    fn body(pets: usize) -> serde_json::Value {
+        serde_json::Value::Array(vec![serde_json::json!({"id": 1}); pets])
+    }
+
+    fn page(
+        etag: &EntityTag,
+        if_none_match: Option<&str>,
+        body: &serde_json::Value,
+    ) -> HttpResponse {
+        let lines: &[&str] = match &if_none_match {
+            Some(value) => &[value],
+            None => &[],
+        };
+        let mut head = HttpResponse::Ok();
+        head.insert_header((header::LINK, "</v1/pets?cursor=x>; rel=\"next\""));
+        json_or_not_modified(&request(lines), etag, head, body).unwrap()
     }
 
     #[test]
     fn a_named_tag_answers_304_with_the_200s_headers_and_no_body() {
         let etag = EntityTag::strong("abc");
-        let large = "[".to_owned() + &"{\"id\":1},".repeat(200) + "{}]";
+        let large = body(114);
+        assert!(serde_json::to_vec(&large).unwrap().len() >= MIN_COMPRESSED_BYTES);
         let answer = page(&etag, Some(r#""zzz", "abc-gz""#), &large);
         assert_eq!(answer.status(), StatusCode::NOT_MODIFIED);
         assert_eq!(answer.body().size(), BodySize::None);
@@ -271,18 +357,23 @@ mod tests {
         assert!(!answer.headers().contains_key(header::CONTENT_TYPE));
         assert!(answer.extensions().contains::<StandsForCompressible>());
 
-        let small = page(&etag, Some("*"), "[]");
+        let small = page(&etag, Some("*"), &body(0));
         assert_eq!(small.status(), StatusCode::NOT_MODIFIED);
         assert!(!small.extensions().contains::<StandsForCompressible>());
     }
 
     #[test]
-    fn without_a_named_tag_the_200_goes_out_tagged() {
+    fn without_a_named_tag_the_200_goes_out_tagged_with_its_body() {
         let etag = EntityTag::strong("abc");
         for if_none_match in [None, Some(r#""abd""#), Some("abc")] {
-            let answer = page(&etag, if_none_match, "[]");
+            let answer = page(&etag, if_none_match, &body(0));
             assert_eq!(answer.status(), StatusCode::OK, "{if_none_match:?}");
             assert_eq!(answer.headers().get(header::ETAG).unwrap(), r#""abc""#);
+            assert_eq!(
+                answer.headers().get(header::CONTENT_TYPE).unwrap(),
+                "application/json"
+            );
+            assert!(answer.headers().contains_key(header::LINK));
             assert_eq!(answer.body().size(), BodySize::Sized(2));
         }
     }

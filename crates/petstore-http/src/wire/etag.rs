@@ -44,15 +44,7 @@ impl EntityTag {
 
     /// Parses one `entity-tag`: `"opaque"` or `W/"opaque"`, with no space around it.
     pub(crate) fn parse(text: &[u8]) -> Result<Self, MalformedTag> {
-        let (weak, quoted) = match text.strip_prefix(b"W/") {
-            Some(rest) => (true, rest),
-            None => (false, text),
-        };
-        let opaque = quoted
-            .strip_prefix(b"\"")
-            .and_then(|rest| rest.strip_suffix(b"\""))
-            .filter(|opaque| opaque.iter().copied().all(is_etagc))
-            .ok_or(MalformedTag)?;
+        let (weak, opaque) = split(text)?;
         Ok(Self {
             weak,
             // `obs-text` bytes are not UTF-8 of their own; no tag of the service has them, so a
@@ -81,17 +73,25 @@ impl EntityTag {
         }
     }
 
-    /// Weak comparison, for `If-None-Match`: the opaque parts equal, whether either tag is weak
-    /// or not, [`GZIP_SUFFIX`] aside.
-    pub(crate) fn weak_eq(&self, other: &Self) -> bool {
-        self.opaque() == other.opaque()
+    /// Weak comparison (RFC 9110 §8.8.3.2), for `If-None-Match`, with `text`, one `entity-tag`
+    /// as a client sends it: the opaque parts equal, whether either tag is weak or not,
+    /// [`GZIP_SUFFIX`] aside. `text` is read in place rather than parsed into a tag of its own:
+    /// a conditional GET compares every tag it is sent with one.
+    pub(crate) fn weakly_named_by(&self, text: &[u8]) -> Result<bool, MalformedTag> {
+        let (_weak, opaque) = split(text)?;
+        let opaque = opaque
+            .strip_suffix(GZIP_SUFFIX.as_bytes())
+            .unwrap_or(opaque);
+        // An `obs-text` byte makes the text unequal to every tag the service makes.
+        Ok(opaque == self.opaque().as_bytes())
     }
 
     /// The tag as an `ETag` header value.
     pub(crate) fn header_value(&self) -> HeaderValue {
         // Parsed tags hold `etagc` bytes (obs-text replaced by UTF-8, which header values
-        // take as opaque bytes) and made ones printable ASCII: always a valid value.
-        HeaderValue::from_str(&self.to_string()).unwrap_or(HeaderValue::from_static("\"\""))
+        // take as opaque bytes) and made ones printable ASCII: always a valid value. The
+        // formatted text becomes the value's bytes without a copy.
+        HeaderValue::try_from(self.to_string()).unwrap_or(HeaderValue::from_static("\"\""))
     }
 }
 
@@ -100,6 +100,20 @@ impl fmt::Display for EntityTag {
         let weak = if self.weak { "W/" } else { "" };
         write!(f, "{weak}\"{}\"", self.opaque)
     }
+}
+
+/// One `entity-tag`'s weakness and opaque part (between the quotes), or [`MalformedTag`].
+fn split(text: &[u8]) -> Result<(bool, &[u8]), MalformedTag> {
+    let (weak, quoted) = match text.strip_prefix(b"W/") {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let opaque = quoted
+        .strip_prefix(b"\"")
+        .and_then(|rest| rest.strip_suffix(b"\""))
+        .filter(|opaque| opaque.iter().copied().all(is_etagc))
+        .ok_or(MalformedTag)?;
+    Ok((weak, opaque))
 }
 
 /// `etagc = %x21 / %x23-7E / obs-text`: a visible character other than `"`, or a byte above
@@ -164,8 +178,21 @@ mod tests {
     fn weak_comparison_ignores_weakness_and_the_gzip_suffix() {
         let current = EntityTag::strong("abc");
         for sent in [r#""abc""#, r#"W/"abc""#, r#""abc-gz""#, r#"W/"abc-gz""#] {
-            assert!(tag(sent).weak_eq(&current), "{sent}");
+            assert_eq!(current.weakly_named_by(sent.as_bytes()), Ok(true), "{sent}");
         }
-        assert!(!tag(r#""ab""#).weak_eq(&current));
+        for sent in [r#""ab""#, r#""abc-gz-gz""#, r#""""#, "\"abc\u{e9}\""] {
+            assert_eq!(
+                current.weakly_named_by(sent.as_bytes()),
+                Ok(false),
+                "{sent}"
+            );
+        }
+        for malformed in ["abc", r#""abc"#, r#" "abc""#, "*", ""] {
+            assert_eq!(
+                current.weakly_named_by(malformed.as_bytes()),
+                Err(MalformedTag),
+                "{malformed}"
+            );
+        }
     }
 }
