@@ -208,6 +208,22 @@ async fn scheduled_backups_are_whole_and_serve_the_newest_n_stay_and_sigterm_end
         assert_eq!(got.status.as_u16(), 200, "{name}: {}", got.body);
         assert_eq!(got.json()["name"], "Kept", "{name}");
     }
+
+    // Started again, it first says which backups the directory holds: the image has no shell
+    // to list them with.
+    let log_again = app.data_dir.path().join("backups-again.log");
+    let mut again = start_schedule(
+        app.data_dir.path(),
+        &app.database_url,
+        &secret,
+        &dir,
+        "2",
+        &log_again,
+    );
+    let kept = wait_for_lines(&log_again, "backups kept", 1);
+    assert!(terminate(&mut again).success());
+    assert_eq!(kept[0]["files"], newest.join(", "), "{kept:?}");
+    assert_eq!(kept[0]["count"], 2, "{kept:?}");
 }
 
 #[test]

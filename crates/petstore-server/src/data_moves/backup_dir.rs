@@ -82,8 +82,22 @@ impl BackupDir {
         Ok(())
     }
 
-    /// Removes the backups beyond the newest `keep` and says which.
-    fn remove_beyond_keep(&self) -> Result<Vec<PathBuf>, DataMoveError> {
+    /// Logs the backups the directory holds, oldest first: where an operator whose image has
+    /// no shell to list them finds the name to restore.
+    pub(super) fn log_kept(&self) {
+        match self.backup_names() {
+            Ok(names) => tracing::info!(
+                dir = %self.dir.display(),
+                count = names.len(),
+                files = %names.join(", "),
+                "backups kept"
+            ),
+            Err(error) => tracing::warn!(%error, "cannot list the backups kept"),
+        }
+    }
+
+    /// The names of the backups in the directory, oldest first.
+    fn backup_names(&self) -> Result<Vec<String>, DataMoveError> {
         let listing_failed = |source| DataMoveError::File {
             action: "list",
             path: self.dir.clone(),
@@ -96,8 +110,14 @@ impl BackupDir {
                 names.push(name.to_owned());
             }
         }
+        names.sort_unstable();
+        Ok(names)
+    }
+
+    /// Removes the backups beyond the newest `keep` and says which.
+    fn remove_beyond_keep(&self) -> Result<Vec<PathBuf>, DataMoveError> {
         let mut removed = Vec::new();
-        for name in beyond_keep(names, self.keep) {
+        for name in beyond_keep(self.backup_names()?, self.keep) {
             let path = self.dir.join(name);
             std::fs::remove_file(&path).map_err(|source| DataMoveError::File {
                 action: "remove",

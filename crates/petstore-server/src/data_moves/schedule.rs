@@ -27,6 +27,7 @@ pub(super) fn run(backups: &BackupDir, every: Duration) -> Result<(), AppError> 
             keep = backups.keep(),
             "backing up now and then at every interval"
         );
+        backups.log_kept();
         let mut ticks = tokio::time::interval(every);
         // A backup that outlasts the interval delays the next rather than causing a burst.
         ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
