@@ -1,4 +1,5 @@
-//! Storage adapters for the ports of pets, orders, categories, keys and idempotency records.
+//! Storage adapters for the ports of pets, orders, categories, the event feed, keys and
+//! idempotency records.
 //!
 //! - [`SqlStore`]: one diesel implementation serving SQLite files and PostgreSQL servers through
 //!   an r2d2 pool, with migrations embedded from the top-level `migrations/`; its repositories
@@ -12,6 +13,7 @@
 //! [`StorageError::is_transient`] tells a start-up loop whether retrying can help.
 
 mod error;
+mod event_stamp;
 mod libpq_uri;
 mod memory;
 mod postgres_url;
@@ -22,14 +24,15 @@ mod url;
 use std::sync::Arc;
 
 use petstore_application::{
-    CategoryRepository, IdempotencyStore, InventoryRepository, KeyRegistry, OrderRepository,
-    PetRepository,
+    CategoryRepository, EventFeed, IdempotencyStore, InventoryRepository, KeyRegistry,
+    OrderRepository, PetRepository,
 };
 
 pub use error::StorageError;
 pub use memory::{
-    InMemoryCategoryRepository, InMemoryIdempotencyStore, InMemoryInventoryRepository,
-    InMemoryKeyRegistry, InMemoryOrderRepository, InMemoryPetRepository,
+    InMemoryCategoryRepository, InMemoryEventFeed, InMemoryIdempotencyStore,
+    InMemoryInventoryRepository, InMemoryKeyRegistry, InMemoryOrderRepository,
+    InMemoryPetRepository,
 };
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
@@ -39,8 +42,9 @@ pub use sql::{
     RestoreChecks, RestoreError, RestoreReport,
 };
 pub use sql::{
-    describe_metrics, DieselCategoryRepository, DieselIdempotencyStore, DieselInventoryRepository,
-    DieselKeyRegistry, DieselOrderRepository, DieselPetRepository, OrderIds, PoolMetrics, SqlStore,
+    describe_metrics, DieselCategoryRepository, DieselEventFeed, DieselIdempotencyStore,
+    DieselInventoryRepository, DieselKeyRegistry, DieselOrderRepository, DieselPetRepository,
+    OrderIds, PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 
@@ -50,6 +54,8 @@ pub struct Storage {
     pub pets: Arc<dyn PetRepository>,
     pub orders: Arc<dyn OrderRepository>,
     pub categories: Arc<dyn CategoryRepository>,
+    /// The feed of every change, written by the repositories above in their transactions.
+    pub events: Arc<dyn EventFeed>,
     /// The live pets counted by status.
     pub inventory: Arc<dyn InventoryRepository>,
     pub keys: Arc<dyn KeyRegistry>,
@@ -72,6 +78,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         return Ok(Storage {
             orders: Arc::new(InMemoryOrderRepository::new(&pets)),
             categories: Arc::new(InMemoryCategoryRepository::new(&pets)),
+            events: Arc::new(InMemoryEventFeed::new(&pets)),
             inventory: Arc::new(InMemoryInventoryRepository::new(&pets)),
             idempotency: Arc::new(InMemoryIdempotencyStore::new(&pets)),
             pets: Arc::new(pets),
@@ -84,6 +91,7 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         pets: Arc::new(store.pets()),
         orders: Arc::new(store.orders()),
         categories: Arc::new(store.categories()),
+        events: Arc::new(store.events()),
         inventory: Arc::new(store.inventory()),
         keys: Arc::new(store.keys()),
         idempotency: Arc::new(store.idempotency()),

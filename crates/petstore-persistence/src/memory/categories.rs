@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use petstore_application::{
     CategoryError, CategoryRepository, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{Category, CategoryId, CategoryName};
+use petstore_domain::{Category, CategoryId, CategoryName, EventSubject, EventType};
 
 use super::{InMemoryPetRepository, State};
 
@@ -50,23 +50,25 @@ impl Categories {
         Ok(category)
     }
 
+    /// The category renamed, and whether its name changed.
     fn rename(
         &mut self,
         id: CategoryId,
         name: Option<CategoryName>,
-    ) -> Result<Category, CategoryError> {
+    ) -> Result<(Category, bool), CategoryError> {
         let current = self
             .live
             .get(&id.get())
             .cloned()
             .ok_or(CategoryError::NotFound(id))?;
         let Some(name) = name else {
-            return Ok(current);
+            return Ok((current, false));
         };
         self.name_free(&name, Some(id))?;
+        let changed = current.name().as_str() != name.as_str();
         let renamed = current.renamed(name);
         self.live.insert(id.get(), renamed.clone());
-        Ok(renamed)
+        Ok((renamed, changed))
     }
 }
 
@@ -88,15 +90,25 @@ impl InMemoryCategoryRepository {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Carries out `write` on the categories with its record; a refusal is answered from a
-    /// live record for the plan's key when there is one, as the SQL repository does.
+    /// Carries out `write` on the categories with its record and, when it changed the
+    /// category, the event `event_type`; a refusal is answered from a live record for the
+    /// plan's key when there is one, as the SQL repository does.
     fn write(
         &self,
         plan: Option<RecordPlan<Category>>,
-        write: impl FnOnce(&mut Categories) -> Result<Category, CategoryError>,
+        event_type: EventType,
+        write: impl FnOnce(&mut Categories) -> Result<(Category, bool), CategoryError>,
     ) -> Result<Written<Category>, CategoryError> {
         let mut state = self.state();
-        state.write_recorded(plan, |state| write(&mut state.categories))
+        state.write_recorded(plan, |state| {
+            let (category, changed) = write(&mut state.categories)?;
+            if changed {
+                state
+                    .events
+                    .record(event_type, EventSubject::Category(category.clone()))?;
+            }
+            Ok(category)
+        })
     }
 }
 
@@ -107,7 +119,9 @@ impl CategoryRepository for InMemoryCategoryRepository {
         name: CategoryName,
         plan: Option<RecordPlan<Category>>,
     ) -> Result<Written<Category>, CategoryError> {
-        self.write(plan, |categories| categories.insert(name))
+        self.write(plan, EventType::CategoryCreated, |categories| {
+            categories.insert(name).map(|category| (category, true))
+        })
     }
 
     async fn rename(
@@ -116,7 +130,9 @@ impl CategoryRepository for InMemoryCategoryRepository {
         name: Option<CategoryName>,
         plan: Option<RecordPlan<Category>>,
     ) -> Result<Written<Category>, CategoryError> {
-        self.write(plan, |categories| categories.rename(id, name))
+        self.write(plan, EventType::CategoryUpdated, |categories| {
+            categories.rename(id, name)
+        })
     }
 
     async fn remove(&self, id: CategoryId, removed_at: i64) -> Result<Category, CategoryError> {
@@ -129,6 +145,10 @@ impl CategoryRepository for InMemoryCategoryRepository {
         categories
             .removed
             .insert(id.get(), (category.clone(), removed_at));
+        state.events.record(
+            EventType::CategoryRemoved,
+            EventSubject::Category(category.clone()),
+        )?;
         Ok(category)
     }
 

@@ -1,8 +1,10 @@
-//! The `memory:` store: pets, orders, keys and idempotency records kept in the process, with the same contracts as
+//! The `memory:` store: pets, orders, categories, events, keys and idempotency records kept in
+//! the process, with the same contracts as
 //! the database adapters minus durability (everything is gone on exit). Pets and orders share
 //! one state under one lock, so an order's transaction changes both at once.
 
 mod categories;
+mod events;
 mod idempotency;
 mod inventory;
 mod keys;
@@ -15,6 +17,7 @@ use petstore_application::{IdempotencyRecord, RecordPlan, Written};
 use petstore_domain::{IdempotencyKey, KeyId, Order, Pet};
 
 pub use categories::InMemoryCategoryRepository;
+pub use events::InMemoryEventFeed;
 pub use idempotency::InMemoryIdempotencyStore;
 pub use inventory::InMemoryInventoryRepository;
 pub use keys::InMemoryKeyRegistry;
@@ -32,6 +35,8 @@ struct State {
     last_id: i64,
     orders: BTreeMap<i64, Order>,
     categories: categories::Categories,
+    /// Every change's event, written under the same lock as the change.
+    events: events::EventLog,
     /// Idempotency records, stored under the same lock as the writes they answer.
     records: BTreeMap<(KeyId, IdempotencyKey), IdempotencyRecord>,
 }

@@ -9,7 +9,10 @@ use async_trait::async_trait;
 use petstore_application::{
     OrderError, OrderRepository, OrderWork, RecordPlan, RepositoryError, StoreTransaction, Written,
 };
-use petstore_domain::{KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId, VisibleOrders};
+use petstore_domain::{
+    EventSubject, EventType, KeyId, NewOrder, Order, OrderFilter, OrderId, Pet, PetId,
+    VisibleOrders,
+};
 
 use super::{InMemoryPetRepository, State};
 use crate::OrderIds;
@@ -41,6 +44,8 @@ struct StagedTransaction<'a> {
     state: &'a State,
     pets: BTreeMap<i64, Pet>,
     orders: BTreeMap<i64, Order>,
+    /// The events of what it wrote, in order.
+    events: Vec<(EventType, EventSubject)>,
     ids: &'a OrderIds,
 }
 
@@ -66,6 +71,8 @@ impl StoreTransaction for StagedTransaction<'_> {
         self.pet_for_update(pet.id())?
             .ok_or_else(|| RepositoryError::Unexpected(format!("no pet {}", pet.id()).into()))?;
         self.pets.insert(pet.id().get(), pet.clone());
+        self.events
+            .push((EventType::PetUpdated, EventSubject::Pet(pet.clone())));
         Ok(())
     }
 
@@ -96,6 +103,10 @@ impl StoreTransaction for StagedTransaction<'_> {
             }
             let order = order.into_order(OrderId::new(id), placed_by.clone());
             self.orders.insert(id, order.clone());
+            self.events.push((
+                EventType::of_order(order.status()),
+                EventSubject::Order(order.clone()),
+            ));
             return Ok(order);
         }
         Err(OrderIds::exhausted())
@@ -103,6 +114,10 @@ impl StoreTransaction for StagedTransaction<'_> {
 
     fn save_order(&mut self, order: &Order) -> Result<(), RepositoryError> {
         self.orders.insert(order.id().get(), order.clone());
+        self.events.push((
+            EventType::of_order(order.status()),
+            EventSubject::Order(order.clone()),
+        ));
         Ok(())
     }
 }
@@ -115,12 +130,21 @@ impl InMemoryOrderRepository {
             state: &*state,
             pets: BTreeMap::new(),
             orders: BTreeMap::new(),
+            events: Vec::new(),
             ids,
         };
         let order = work(&mut staged)?;
-        let StagedTransaction { pets, orders, .. } = staged;
+        let StagedTransaction {
+            pets,
+            orders,
+            events,
+            ..
+        } = staged;
         state.pets.extend(pets);
         state.orders.extend(orders);
+        for (event_type, subject) in events {
+            state.events.record(event_type, subject)?;
+        }
         Ok(order)
     }
 }

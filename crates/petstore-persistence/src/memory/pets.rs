@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use petstore_application::{
     PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{NamePosition, NewPet, Order, Pet, PetId, PetSearch, PetStatus};
+use petstore_domain::{
+    EventSubject, EventType, NamePosition, NewPet, Order, Pet, PetId, PetSearch, PetStatus,
+};
 
 use super::State;
 
@@ -54,8 +56,13 @@ impl PetRepository for InMemoryPetRepository {
         new_pet: NewPet,
         plan: Option<RecordPlan<Pet>>,
     ) -> Result<Written<Pet>, RepositoryError> {
-        self.state()
-            .write_recorded(plan, |state| Self::insert(state, new_pet))
+        self.state().write_recorded(plan, |state| {
+            let pet = Self::insert(state, new_pet)?;
+            state
+                .events
+                .record(EventType::PetCreated, EventSubject::Pet(pet.clone()))?;
+            Ok(pet)
+        })
     }
 
     async fn change(
@@ -79,11 +86,17 @@ impl PetRepository for InMemoryPetRepository {
                 PetWrite::Unchanged(pet) => Ok(pet),
                 PetWrite::Changed(pet) => {
                     state.pets.insert(id.get(), pet.clone());
+                    state
+                        .events
+                        .record(EventType::PetUpdated, EventSubject::Pet(pet.clone()))?;
                     Ok(pet)
                 }
                 PetWrite::Removed(pet, at) => {
                     state.pets.remove(&id.get());
                     state.removed_pets.insert(id.get(), (pet.clone(), at));
+                    state
+                        .events
+                        .record(EventType::PetRemoved, EventSubject::Pet(pet.clone()))?;
                     Ok(pet)
                 }
             }

@@ -14,11 +14,12 @@ use diesel::sql_types::BigInt;
 use petstore_application::{
     CategoryError, CategoryRepository, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{Category, CategoryId, CategoryName};
+use petstore_domain::{Category, CategoryId, CategoryName, EventType};
 
 use super::engine::connection::{AnyConnection, Generations};
 use super::engine::errors::ScrubbedMessage;
 use super::engine::health::StoreHealth;
+use super::engine::outbox::{self, payload, NewEvent};
 use super::engine::read::read_off_the_workers;
 use super::engine::write_transaction::lock_on_postgres;
 use super::engine::writes::Writes;
@@ -41,14 +42,28 @@ const CATEGORY_WRITES_LOCK_KEY: i64 = 0x6361_7465_676f_7279;
 
 const COLUMNS: (categories::id, categories::name) = (categories::id, categories::name);
 
-#[derive(Debug, Queryable)]
-struct CategoryRow {
+// Serde: an event's payload is the category's row as JSON (`engine/outbox.rs`).
+#[derive(Debug, Queryable, serde::Serialize, serde::Deserialize)]
+pub(crate) struct CategoryRow {
     id: i64,
     name: String,
 }
 
 impl CategoryRow {
-    fn into_category(self) -> Result<Category, RepositoryError> {
+    /// The event `event_type` of `category`, its payload the category's row.
+    fn event(event_type: EventType, category: &Category) -> QueryResult<NewEvent> {
+        let row = Self {
+            id: category.id().get(),
+            name: category.name().as_str().to_owned(),
+        };
+        Ok(NewEvent {
+            event_type,
+            order_audience: None,
+            data: payload(&row)?,
+        })
+    }
+
+    pub(crate) fn into_category(self) -> Result<Category, RepositoryError> {
         let id = self.id;
         let corrupt = |field: &str| {
             RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!(
@@ -135,8 +150,21 @@ fn insert(conn: &mut AnyConnection, name: &CategoryName) -> Result<Category, Sto
         AnyConnection::Postgresql(pg) => insert.get_result::<CategoryRow>(pg),
         AnyConnection::Sqlite(sqlite) => insert.get_result::<CategoryRow>(sqlite),
     }?;
-    row.into_category()
-        .map_err(|error| Stop::Failed(CategoryError::Repository(error)))
+    let category = row
+        .into_category()
+        .map_err(|error| Stop::Failed(CategoryError::Repository(error)))?;
+    record(conn, EventType::CategoryCreated, &category)?;
+    Ok(category)
+}
+
+/// Writes the event of `category`'s change into the open transaction.
+fn record(
+    conn: &mut AnyConnection,
+    event_type: EventType,
+    category: &Category,
+) -> Result<(), Stop<CategoryError>> {
+    outbox::append(conn, vec![CategoryRow::event(event_type, category)?])?;
+    Ok(())
 }
 
 fn rename(
@@ -155,7 +183,12 @@ fn rename(
             categories::name_folded.eq(name.folded()),
         ))
         .execute(conn)?;
-    Ok(category.renamed(name.clone()))
+    let changed = category.name().as_str() != name.as_str();
+    let renamed = category.renamed(name.clone());
+    if changed {
+        record(conn, EventType::CategoryUpdated, &renamed)?;
+    }
+    Ok(renamed)
 }
 
 fn remove(
@@ -167,6 +200,7 @@ fn remove(
     diesel::update(categories::table.find(id.get()))
         .set(categories::removed_at.eq(Some(removed_at)))
         .execute(conn)?;
+    record(conn, EventType::CategoryRemoved, &category)?;
     Ok(category)
 }
 

@@ -5,7 +5,8 @@
 //!   pools, the writer with its group commit, write transactions, reads, health and probe, the
 //!   checkpointer, migrations, errors, metrics).
 //! - `pets/`, `orders/`, `keys/`, `idempotency/`: each resource's repository, rows and
-//!   statements. `schema.rs` is the tables they share; a resource whose table no other reads
+//!   statements; `events/`, the feed of what their writes put in the outbox
+//!   (`engine/outbox.rs`). `schema.rs` is the tables they share; a resource whose table no other reads
 //!   declares it in its own file (`categories.rs`).
 //!
 //! Every query runs on [`engine::connection::AnyConnection`], either backend's connection, and
@@ -27,6 +28,7 @@
 
 mod categories;
 mod engine;
+mod events;
 mod idempotency;
 mod inventory;
 mod keys;
@@ -41,6 +43,7 @@ pub use engine::backup::{backup_sqlite, BackupError, BackupReport};
 pub use engine::backup_stamp::BackupStamp;
 pub use engine::metrics::{describe_metrics, PoolMetrics};
 pub use engine::restore::{restore_sqlite, RestoreChecks, RestoreError, RestoreReport};
+pub use events::DieselEventFeed;
 pub use idempotency::store::DieselIdempotencyStore;
 pub use inventory::repository::DieselInventoryRepository;
 pub use keys::registry::DieselKeyRegistry;

@@ -19,6 +19,7 @@ use super::engine::probe::{self, Probe};
 use super::engine::writes::Writes;
 use super::engine::Pool;
 use super::engine::{errors, migrations};
+use super::events::DieselEventFeed;
 use super::idempotency::store::DieselIdempotencyStore;
 use super::inventory::repository::DieselInventoryRepository;
 use super::keys::registry::DieselKeyRegistry;
@@ -237,6 +238,17 @@ impl SqlStore {
     /// The categories, read on this store's pool and written like its other writes.
     pub fn categories(&self) -> DieselCategoryRepository {
         DieselCategoryRepository::new(
+            self.pool.clone(),
+            self.writes(),
+            self.generations.clone(),
+            self.health.clone(),
+            self.url.clone(),
+        )
+    }
+
+    /// The event feed, read on this store's pool and purged through its writes.
+    pub fn events(&self) -> DieselEventFeed {
+        DieselEventFeed::new(
             self.pool.clone(),
             self.writes(),
             self.generations.clone(),

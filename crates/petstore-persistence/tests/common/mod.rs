@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use petstore_application::{
-    CategoryRepository, IdempotencyStore, InventoryRepository, KeyRegistry, OrderRepository,
-    PetRepository, Written,
+    CategoryRepository, EventFeed, IdempotencyStore, InventoryRepository, KeyRegistry,
+    OrderRepository, PetRepository, Written,
 };
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolMetrics, PoolSettings, Storage};
@@ -25,6 +25,7 @@ pub struct Fixture {
     categories: Arc<dyn CategoryRepository>,
     inventory: Arc<dyn InventoryRepository>,
     idempotency: Arc<dyn IdempotencyStore>,
+    events: Arc<dyn EventFeed>,
     _storage: Box<dyn Any + Send>,
 }
 
@@ -68,6 +69,11 @@ impl Fixture {
     /// The pets of the same store, counted by status.
     pub fn inventory(&self) -> &dyn InventoryRepository {
         self.inventory.as_ref()
+    }
+
+    /// The event feed of the same store.
+    pub fn events(&self) -> &dyn EventFeed {
+        self.events.as_ref()
     }
 
     /// The orders of the same store.
@@ -145,6 +151,7 @@ impl Fixture {
             categories,
             inventory,
             idempotency,
+            events,
             ..
         } = open_storage(url);
         Self {
@@ -156,6 +163,7 @@ impl Fixture {
             categories,
             inventory,
             idempotency,
+            events,
             _storage: storage,
         }
     }

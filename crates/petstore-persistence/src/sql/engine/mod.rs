@@ -16,6 +16,7 @@ pub(crate) mod in_use;
 pub(crate) mod metrics;
 pub(crate) mod migrations;
 pub(crate) mod multi_row;
+pub(crate) mod outbox;
 pub(crate) mod pool;
 pub(crate) mod presence;
 pub(crate) mod probe;

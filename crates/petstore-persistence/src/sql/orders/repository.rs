@@ -16,14 +16,15 @@ use petstore_application::{
     OrderError, OrderRepository, OrderWork, RecordPlan, RepositoryError, StoreTransaction, Written,
 };
 use petstore_domain::{
-    Currency, KeyId, NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus, Pet, PetId,
-    Price, VisibleOrders,
+    Currency, EventType, KeyId, NewOrder, Order, OrderFilter, OrderId, OrderQuantity, OrderStatus,
+    Pet, PetId, Price, VisibleOrders,
 };
 
 use super::order_ids::OrderIds;
 use crate::sql::engine::connection::{AnyConnection, Generations};
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::outbox::{self, order_audience, payload, NewEvent};
 use crate::sql::engine::read::read_off_the_workers;
 use crate::sql::engine::write_transaction::{lock_on_postgres, no_turn};
 use crate::sql::engine::writes::Writes;
@@ -78,8 +79,9 @@ const COLUMNS: (
     orders::price_currency,
 );
 
-#[derive(Debug, Queryable)]
-struct OrderRow {
+// Serde: an event's payload is the order's row as JSON (`engine/outbox.rs`).
+#[derive(Debug, Queryable, serde::Serialize, serde::Deserialize)]
+pub(crate) struct OrderRow {
     id: i64,
     pet_id: i64,
     quantity: i32,
@@ -91,7 +93,32 @@ struct OrderRow {
 }
 
 impl OrderRow {
-    fn into_order(self) -> Result<Order, RepositoryError> {
+    fn of(order: &Order) -> Self {
+        Self {
+            id: order.id().get(),
+            pet_id: order.pet_id().get(),
+            quantity: i32::from(order.quantity().get()),
+            status: order.status().as_str().to_owned(),
+            ship_date: order.ship_date(),
+            placed_by: order.placed_by().map(|key| key.as_str().to_owned()),
+            price_minor: order.price().map(|price| price.minor_units()),
+            price_currency: order
+                .price()
+                .map(|price| price.currency().code().to_owned()),
+        }
+    }
+
+    /// The event of `order` reaching its status, its payload the order's row, read by the
+    /// staff and the key that placed it.
+    fn event(order: &Order) -> QueryResult<NewEvent> {
+        Ok(NewEvent {
+            event_type: EventType::of_order(order.status()),
+            order_audience: Some(order_audience(order.placed_by())),
+            data: payload(&Self::of(order))?,
+        })
+    }
+
+    pub(crate) fn into_order(self) -> Result<Order, RepositoryError> {
         let id = self.id;
         let corrupt = |field: &str| {
             RepositoryError::Unexpected(Box::new(ScrubbedMessage(format!(
@@ -134,6 +161,14 @@ struct DieselTransaction<'a> {
     ids: &'a OrderIds,
 }
 
+impl DieselTransaction<'_> {
+    /// Writes the event of `order` reaching its status into the transaction.
+    fn record(&mut self, order: &Order) -> Result<(), RepositoryError> {
+        let event = OrderRow::event(order).map_err(query_error)?;
+        outbox::append(self.conn, vec![event]).map_err(query_error)
+    }
+}
+
 fn query_error(error: DieselError) -> RepositoryError {
     errors::from_query(error)
 }
@@ -155,7 +190,9 @@ impl StoreTransaction for DieselTransaction<'_> {
     }
 
     fn save_pet(&mut self, pet: &Pet) -> Result<(), RepositoryError> {
-        locked::save_status(self.conn, pet).map_err(query_error)
+        locked::save_status(self.conn, pet).map_err(query_error)?;
+        let event = PetRow::event(EventType::PetUpdated, pet).map_err(query_error)?;
+        outbox::append(self.conn, vec![event]).map_err(query_error)
     }
 
     fn open_orders_for_update(&mut self, placed_by: &KeyId) -> Result<u64, RepositoryError> {
@@ -207,7 +244,9 @@ impl StoreTransaction for DieselTransaction<'_> {
             .optional()
             .map_err(query_error)?;
             if let Some(row) = row {
-                return row.into_order();
+                let placed = row.into_order()?;
+                self.record(&placed)?;
+                return Ok(placed);
             }
         }
         Err(OrderIds::exhausted())
@@ -220,8 +259,8 @@ impl StoreTransaction for DieselTransaction<'_> {
                 orders::ship_date.eq(order.ship_date()),
             ))
             .execute(self.conn)
-            .map(|_| ())
-            .map_err(query_error)
+            .map_err(query_error)?;
+        self.record(order)
     }
 }
 

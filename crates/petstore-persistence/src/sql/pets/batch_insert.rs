@@ -10,7 +10,7 @@ use diesel::result::Error as DieselError;
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Nullable, Text};
 use petstore_application::{RecordPlan, RepositoryError, StoredResponse, Written};
-use petstore_domain::{fold_case, NewPet, Pet};
+use petstore_domain::{fold_case, EventType, NewPet, Pet};
 
 use super::pet_row::{DetailColumns, PetRow};
 use super::tags;
@@ -18,6 +18,7 @@ use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::group_commit::Group;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
+use crate::sql::engine::outbox;
 use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, WriteFailure};
 use crate::sql::idempotency::records::{self as records, RecordRow};
 use crate::sql::schema::pets;
@@ -171,6 +172,14 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
         }
         slots[*at] = Some(EntryOutcome::Earlier(row));
     }
+    let created = slots
+        .iter()
+        .filter_map(|slot| match slot {
+            Some(EntryOutcome::Done(pet, _)) => Some(PetRow::event(EventType::PetCreated, pet)),
+            _ => None,
+        })
+        .collect::<QueryResult<Vec<_>>>()?;
+    outbox::append(conn, created)?;
     // The responses stored go back with their pets, to be sent as they were stored.
     for ((at, _), record) in first_of_key.into_iter().zip(records) {
         if let Some(EntryOutcome::Done(_, response)) = &mut slots[at] {

@@ -3,16 +3,18 @@
 use diesel::prelude::*;
 use petstore_application::RepositoryError;
 use petstore_domain::{
-    CategoryId, Currency, NewPet, Pet, PetDescription, PetDetails, PetId, PetName, PetStatus,
-    PetVersion, PhotoUrls, Price, Tags,
+    CategoryId, Currency, EventType, NewPet, Pet, PetDescription, PetDetails, PetId, PetName,
+    PetStatus, PetVersion, PhotoUrls, Price, Tags,
 };
 
 use crate::sql::engine::errors::ScrubbedMessage;
+use crate::sql::engine::outbox::{payload, NewEvent};
 use crate::sql::schema::pets;
 
 /// A row of `pets` (a live pet's: removed ones are never read as pets), before it is checked
 /// against the domain's rules.
-#[derive(Debug, Clone, Queryable, QueryableByName)]
+// Serde: an event's payload is the pet's row as JSON (`engine/outbox.rs`).
+#[derive(Debug, Clone, Queryable, QueryableByName, serde::Serialize, serde::Deserialize)]
 #[diesel(table_name = pets)]
 pub(crate) struct PetRow {
     pub(crate) id: i64,
@@ -73,6 +75,32 @@ impl PetRow {
 
     /// A stored row that breaks a domain rule means the data was changed behind the service's
     /// back: reported as unexpected (with the id, for the logs) rather than served.
+    /// The row that stores `pet`.
+    pub(crate) fn of(pet: &Pet) -> Self {
+        let details = DetailColumns::of(pet.details());
+        Self {
+            id: pet.id().get(),
+            name: pet.name().as_str().to_owned(),
+            category_id: pet.category_id().get(),
+            status: pet.status().as_str().to_owned(),
+            version: pet.version().get(),
+            price_minor: details.price_minor,
+            price_currency: details.price_currency.map(str::to_owned),
+            description: details.description.map(str::to_owned),
+            photo_urls: details.photo_urls,
+            tags: details.tags,
+        }
+    }
+
+    /// The event `event_type` of `pet`, its payload the pet's row.
+    pub(crate) fn event(event_type: EventType, pet: &Pet) -> QueryResult<NewEvent> {
+        Ok(NewEvent {
+            event_type,
+            order_audience: None,
+            data: payload(&Self::of(pet))?,
+        })
+    }
+
     pub(crate) fn into_pet(self) -> Result<Pet, RepositoryError> {
         let id = self.id;
         let corrupt = |field: &str, reason: String| {

@@ -24,7 +24,7 @@ use diesel::prelude::*;
 use petstore_application::{
     PetRepository, PetWork, PetWrite, PetWriteError, RecordPlan, RepositoryError, Written,
 };
-use petstore_domain::{NamePosition, NewPet, OrderId, Pet, PetId, PetSearch, PetStatus};
+use petstore_domain::{EventType, NamePosition, NewPet, OrderId, Pet, PetId, PetSearch, PetStatus};
 
 use super::batch_insert::PetCreate;
 use super::group_read::{load_page, Page, ReadQueue};
@@ -36,6 +36,7 @@ use crate::sql::engine::connection::{on_connection, AnyConnection, Generations};
 use crate::sql::engine::errors;
 use crate::sql::engine::group_commit::WriteQueue;
 use crate::sql::engine::health::StoreHealth;
+use crate::sql::engine::outbox;
 use crate::sql::engine::probe::Probe;
 use crate::sql::engine::read::read_off_the_workers;
 use crate::sql::engine::write_transaction::no_turn;
@@ -250,16 +251,18 @@ fn change_on(
             .into_pet()
             .map_err(failed)?;
         let holding = locked::holding_order(conn, id.get())?.map(OrderId::new);
-        match work(pet, holding).map_err(Stop::Refused)? {
-            PetWrite::Unchanged(pet) => Ok(pet),
+        let (pet, event_type) = match work(pet, holding).map_err(Stop::Refused)? {
+            PetWrite::Unchanged(pet) => return Ok(pet),
             PetWrite::Changed(pet) => {
                 locked::save(conn, &pet)?;
-                Ok(pet)
+                (pet, EventType::PetUpdated)
             }
             PetWrite::Removed(pet, at) => {
                 locked::remove(conn, &pet, at)?;
-                Ok(pet)
+                (pet, EventType::PetRemoved)
             }
-        }
+        };
+        outbox::append(conn, vec![PetRow::event(event_type, &pet)?])?;
+        Ok(pet)
     })
 }

@@ -102,14 +102,14 @@ pub(crate) fn sequence_value(dialect: Dialect, table: &Table) -> String {
         Dialect::Postgres => format!(
             "SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('{0}', '{1}')::regclass), 0) AS n",
             table.name,
-            table.key()[0].name
+            table.sequence_column()
         ),
     }
 }
 
 /// Moves `table`'s sequence past `value` and past every id in the table.
 pub(crate) fn move_sequence(dialect: Dialect, table: &Table, value: i64) -> String {
-    let (name, key) = (table.name, table.key()[0].name);
+    let (name, key) = (table.name, table.sequence_column());
     match dialect {
         Dialect::Sqlite => format!(
             "UPDATE sqlite_sequence SET seq = MAX(seq, {value}) WHERE name = '{name}'; \

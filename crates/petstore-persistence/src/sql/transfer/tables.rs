@@ -50,13 +50,19 @@ pub(crate) struct Table {
     /// How many of the first columns are the primary key, which rows are read in order of.
     pub(crate) key_len: usize,
     /// Whether new ids come from a sequence (PostgreSQL identity, SQLite `AUTOINCREMENT`) that
-    /// an import moves past the highest id handed out. Orders draw random ids.
+    /// an import moves past the highest id handed out: the key's last column
+    /// ([`Table::sequence_column`]). Orders draw random ids.
     pub(crate) has_sequence: bool,
 }
 
 impl Table {
     pub(crate) fn key(&self) -> &[Column] {
         &self.columns[..self.key_len]
+    }
+
+    /// The column a sequence fills, when [`has_sequence`](Self::has_sequence).
+    pub(crate) fn sequence_column(&self) -> &'static str {
+        self.columns[self.key_len - 1].name
     }
 }
 
@@ -125,6 +131,31 @@ pub(crate) const TABLES: &[Table] = &[
             integer(api_keys::last_used_at::NAME),
             integer(api_keys::revision::NAME),
             bytes(api_keys::token_sha256::NAME),
+        ],
+        key_len: 1,
+        has_sequence: false,
+    },
+    // Paged by `sequence`, unique on either backend; each row keeps its feed position.
+    Table {
+        name: "events",
+        columns: &[
+            integer("sequence"),
+            integer("commit_position"),
+            text("id"),
+            text("type"),
+            integer("occurred_at"),
+            text("order_audience"),
+            text("data"),
+        ],
+        key_len: 1,
+        has_sequence: true,
+    },
+    Table {
+        name: "event_horizon",
+        columns: &[
+            integer("singleton"),
+            integer("commit_position"),
+            integer("sequence"),
         ],
         key_len: 1,
         has_sequence: false,
