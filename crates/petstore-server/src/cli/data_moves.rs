@@ -3,15 +3,16 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{ArgGroup, Args};
 use humantime::parse_duration;
 
 use super::{KeySecretArgs, StorageArgs};
 
 #[derive(Debug, Clone, Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["to", "to_dir"])))]
 pub struct BackupArgs {
     /// Where to write the backup (a SQLite file, mode 0600); replaced atomically if it exists.
-    #[arg(long, value_name = "FILE", required_unless_present = "to_dir", conflicts_with_all = ["to_dir", "every"])]
+    #[arg(long, value_name = "FILE", conflicts_with = "every")]
     pub to: Option<PathBuf>,
 
     /// Write the backup into DIR instead, named by the UTC time it was taken
