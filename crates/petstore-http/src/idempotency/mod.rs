@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 pub(crate) mod openapi;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::security::auth::KeyClaims;
@@ -152,9 +152,34 @@ pub(crate) fn json_response(
     }
 }
 
+/// The response [`sent`] makes of [`json_response`] with the same arguments, built straight into
+/// the HTTP response: for a write without a key, whose answer is not recorded.
+pub(crate) fn json_sent<const N: usize>(
+    status: StatusCode,
+    extra: [(HeaderName, String); N],
+    body: &impl serde::Serialize,
+) -> HttpResponse {
+    let mut response = HttpResponse::build(status);
+    response.insert_header((
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    ));
+    for (name, value) in extra {
+        if let Ok(value) = HeaderValue::try_from(value) {
+            response.insert_header((name, value));
+        }
+    }
+    response.body(serde_json::to_vec(body).unwrap_or_default())
+}
+
 /// An error response as it is sent, to store for the retry.
 fn stored_error(error: &ApiError) -> StoredResponse {
-    let response = error.error_response();
+    stored(error.error_response())
+}
+
+/// `response` as a record keeps it: status, the headers whose values are text, and the bytes
+/// of a body held whole.
+pub(crate) fn stored(response: HttpResponse) -> StoredResponse {
     let headers = response
         .headers()
         .iter()
@@ -182,6 +207,10 @@ pub(crate) struct Rendering<T> {
     /// The first answer, when it carries a secret that is never recorded: a replay gets
     /// `recorded`, without it.
     first: Option<Render<T>>,
+    /// `recorded`'s response built straight into the HTTP response, for a write without a key:
+    /// nothing is recorded then, and the detour through a [`StoredResponse`] would only cost
+    /// its copies and conversions.
+    unrecorded: Option<fn(T) -> HttpResponse>,
 }
 
 // Two function pointers, copied whatever `T` is (a derive would ask `T: Copy`).
@@ -199,6 +228,17 @@ impl<T> Rendering<T> {
         Self {
             recorded: render,
             first: None,
+            unrecorded: None,
+        }
+    }
+
+    /// This rendering, with `direct` answering a write without a key: the response [`sent`]
+    /// makes of what `recorded` renders (status, headers, bytes alike), made without the
+    /// [`StoredResponse`] ([`json_sent`] for [`json_response`]).
+    pub(crate) const fn sent_directly(self, direct: fn(T) -> HttpResponse) -> Self {
+        Self {
+            unrecorded: Some(direct),
+            ..self
         }
     }
 
@@ -209,6 +249,7 @@ impl<T> Rendering<T> {
         Self {
             recorded,
             first: Some(first),
+            unrecorded: None,
         }
     }
 }
@@ -251,7 +292,10 @@ fn answer_written<T>(
         Written::Done(result, recorded) => Ok(match (rendering.first, recorded) {
             (Some(first), _) => sent(first(&result)),
             (None, Some(recorded)) => sent(recorded),
-            (None, None) => sent((rendering.recorded)(&result)),
+            (None, None) => match rendering.unrecorded {
+                Some(direct) => direct(result),
+                None => sent((rendering.recorded)(&result)),
+            },
         }),
         Written::Earlier(record) => match claim {
             Some(claim) => answer(Idempotency::answer(&record, claim.fingerprint())),

@@ -92,6 +92,65 @@ fn a_write_is_answered_with_the_response_recorded_with_it() {
     assert_eq!(body_of(unkeyed), r#"{"id":4}"#);
 }
 
+/// `response` with its headers in name order: two responses alike whatever order they were
+/// inserted in.
+pub(crate) fn sorted(response: StoredResponse) -> StoredResponse {
+    let mut response = response;
+    response.headers.sort();
+    response
+}
+
+#[test]
+fn a_json_response_sent_directly_is_the_one_sent_from_its_record() {
+    let extra = [
+        (header::LOCATION, "/v1/things/3".to_owned()),
+        (header::ETAG, "\"1.1\"".to_owned()),
+        (header::WARNING, "not a\nheader value".to_owned()),
+    ];
+    let body = serde_json::json!({"id": 3, "name": "Rex"});
+    let recorded = json_response(StatusCode::CREATED, &extra, &body);
+    let from_record = stored(sent(recorded));
+    assert_eq!(
+        sorted(stored(json_sent(StatusCode::CREATED, extra, &body))),
+        sorted(from_record.clone())
+    );
+    assert_eq!(from_record.status, 201);
+    assert_eq!(from_record.headers.len(), 3, "{:?}", from_record.headers);
+    assert_eq!(from_record.body, br#"{"id":3,"name":"Rex"}"#);
+}
+
+#[test]
+fn a_write_without_a_key_is_answered_directly_when_its_rendering_says_how() {
+    fn directly(endpoint: Endpoint) -> HttpResponse {
+        json_sent(
+            StatusCode::CREATED,
+            [(header::LOCATION, format!("/v1/things/{}", endpoint.id))],
+            &serde_json::json!({"id": endpoint.id, "direct": true}),
+        )
+    }
+    let rendering = Rendering::same(without_secret).sent_directly(directly);
+    let unkeyed = answer_written(
+        rendering,
+        None,
+        Written::Done(Endpoint { id: 5, secret: "" }, None),
+    )
+    .expect("an answer");
+    assert_eq!(body_of(unkeyed), r#"{"direct":true,"id":5}"#);
+
+    let recorded = without_secret(&Endpoint { id: 5, secret: "" });
+    let keyed = answer_written(
+        rendering,
+        None,
+        Written::Done(Endpoint { id: 5, secret: "" }, Some(recorded)),
+    )
+    .expect("an answer");
+    assert_eq!(
+        body_of(keyed),
+        r#"{"id":5}"#,
+        "a keyed write sends its record"
+    );
+}
+
 #[test]
 fn only_refusals_of_the_request_itself_are_recorded() {
     let malformed = ApiError::new(ErrorCode::MalformedJson, "not JSON");

@@ -16,7 +16,7 @@ use super::dto::{NewPetDto, PetDto, PetsDto};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use super::versions::{page_etag, pet_etag};
 use crate::error::{ApiError, ErrorBody};
-use crate::idempotency::{self, json_response, Rendering};
+use crate::idempotency::{self, json_response, json_sent, Rendering};
 use crate::routing::paths::pet_path;
 use crate::state::{Authorized, HttpState, Read, Write};
 use crate::wire::body::{read_limited, require_json_content_type};
@@ -164,17 +164,60 @@ pub(crate) async fn create_pet(
         let new_pet = NewPetDto::from_json(&body)?.try_into_domain()?;
         Ok(caller.pets().create_pet(new_pet, plan).await?)
     };
-    idempotency::write(&caller, &req, &body, Rendering::same(created), creating).await
+    let rendering = Rendering::same(created).sent_directly(created_unrecorded);
+    idempotency::write(&caller, &req, &body, rendering, creating).await
 }
 
 /// createPet's 201, as sent and as stored for a retry with the same `Idempotency-Key`.
 fn created(pet: &Pet) -> StoredResponse {
     json_response(
         StatusCode::CREATED,
-        &[
-            (header::LOCATION, pet_path(pet.id())),
-            (header::ETAG, pet_etag(pet).to_string()),
-        ],
+        &created_headers(pet),
         &PetDto::from(pet.clone()),
     )
+}
+
+/// [`created`] as sent to a request without a key, which is not recorded.
+fn created_unrecorded(pet: Pet) -> HttpResponse {
+    let headers = created_headers(&pet);
+    json_sent(StatusCode::CREATED, headers, &PetDto::from(pet))
+}
+
+/// The 201's `Location` and `ETag`.
+fn created_headers(pet: &Pet) -> [(header::HeaderName, String); 2] {
+    [
+        (header::LOCATION, pet_path(pet.id())),
+        (header::ETAG, pet_etag(pet).to_string()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use petstore_domain::{
+        CategoryId, NewPet, PetDescription, PetDetails, PetId, PetName, PhotoUrls, Tags,
+    };
+
+    use super::*;
+    use crate::idempotency::stored;
+    use crate::idempotency::tests::sorted;
+
+    #[test]
+    fn a_create_without_a_key_is_sent_the_201_a_keyed_one_records() {
+        let details = PetDetails {
+            description: Some(PetDescription::parse("A \"friendly\" dog\n").unwrap()),
+            photo_urls: PhotoUrls::parse(&["https://example.com/rex.jpg"]).unwrap(),
+            tags: Tags::parse(&["dog", "Good  Boy"]).unwrap(),
+            ..PetDetails::default()
+        };
+        let pet = NewPet::new(
+            PetName::parse("Rex").unwrap(),
+            CategoryId::parse(3).unwrap(),
+            None,
+        )
+        .with_details(details)
+        .into_pet(PetId::new(42));
+        let recorded = created(&pet);
+        assert_eq!(recorded.status, 201);
+        assert_eq!(sorted(stored(created_unrecorded(pet))), sorted(recorded));
+    }
 }
