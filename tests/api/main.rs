@@ -13,6 +13,7 @@ mod cors;
 mod create_pet;
 mod data_moves;
 mod drain;
+mod events;
 mod durability;
 mod fresh_keys;
 mod get_pet;

@@ -19,7 +19,7 @@ mod storage;
 pub use categories::{CategoryError, CategoryPage, CategoryRepository, CategoryService};
 pub use clock::{Clock, SystemClock};
 pub use events::{
-    EventError, EventFeed, EventPage, EventService, FeedQuery, FeedReadError, PurgeRound,
+    EventError, EventFeed, EventPage, EventService, FeedQuery, FeedRead, FeedReadError, PurgeRound,
     DEFAULT_EVENT_RETENTION,
 };
 pub use idempotency::{

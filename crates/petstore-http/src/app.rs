@@ -16,7 +16,7 @@ use crate::server::refusal::AnswerRefused;
 use crate::service::{self, swagger_ui_files};
 use crate::state::HttpState;
 use crate::wire::compression::compress_when_asked;
-use crate::{categories, inventory, orders, pets};
+use crate::{categories, events, inventory, orders, pets};
 use request_middleware::log_and_contain_failures;
 
 mod client_limit;
@@ -37,8 +37,9 @@ pub(crate) static CROSS_ORIGIN_CONTRACT: LazyLock<CrossOriginContract> = LazyLoc
 /// - `GET /v1/openapi.json` (the OpenAPI 3.1 document), `GET /v1/openapi-3.0.json` (the same in
 ///   3.0.3), `GET /docs` (Swagger UI), and `GET /` and `GET /v1` pointing to them: no key.
 /// - The pets (`/v1/pets`, `/v1/pets/{petId}`) and, when the state has them, the orders
-///   (`/v1/store/orders...`), the inventory (`/v1/store/inventory`) and the categories
-///   (`/v1/categories...`): bearer key first (`state::Authorized`).
+///   (`/v1/store/orders...`), the inventory (`/v1/store/inventory`), the categories
+///   (`/v1/categories...`) and the event feed (`/v1/events`): bearer key first
+///   (`state::Authorized`).
 /// - Bodies of 1 KiB or more go out gzip-encoded to clients that accept it (`wire::compression`).
 /// - Another method on those paths: 405 with `Allow`; any other path: 404. Both without a key.
 pub fn app(
@@ -67,6 +68,11 @@ pub fn app(
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_files()))
+        .app_data(web::Data::new(events::Payloads {
+            pet: pets::event_payload,
+            order: orders::event_payload,
+            category: categories::event_payload,
+        }))
         .configure(|config| {
             for (routes, served) in routes {
                 if served {
@@ -89,12 +95,13 @@ pub fn app(
 /// Every resource the API's port may serve, in the order the router tries them (the API's first,
 /// so its requests are not matched against the documentation's pattern on the way), each with
 /// whether `state` serves it. Which paths need a key is read from all of them, served or not.
-fn api_routes(state: &HttpState) -> [(&'static Routes, bool); 8] {
+fn api_routes(state: &HttpState) -> [(&'static Routes, bool); 9] {
     [
         (&pets::ROUTES, true),
         (&orders::ROUTES, state.has_orders()),
         (&inventory::ROUTES, state.has_inventory()),
         (&categories::ROUTES, state.has_categories()),
+        (&events::ROUTES, state.has_events()),
         (&service::HEALTH, true),
         (&service::CONTRACT, true),
         (&service::METRICS, state.metrics().is_some()),

@@ -6,7 +6,7 @@
 //! needed.
 //!
 //! The folders show the design. Each resource owns one, with its handlers, DTOs, parameters, routes
-//! and part of the OpenAPI document: `pets`, `orders`, `inventory`, `categories`; `service` holds the endpoints
+//! and part of the OpenAPI document: `pets`, `orders`, `inventory`, `categories`, `events`; `service` holds the endpoints
 //! about the service itself (health, metrics, the documents and Swagger UI). The cross-cutting jobs
 //! have one each: `wire` (the HTTP wire formats: bodies, JSON, query strings, cursors, gzip; the
 //! JSON `Error` guard), `security` (API keys, rate limits, CORS, security headers), `observability`
@@ -17,6 +17,7 @@
 mod app;
 mod categories;
 pub mod error;
+mod events;
 mod idempotency;
 mod inventory;
 mod observability;

@@ -15,8 +15,8 @@ use std::time::Duration;
 use actix_web::web::Bytes;
 use actix_web::HttpRequest;
 use petstore_application::{
-    CategoryService, Idempotency, InventoryService, KeyDirectory, OrderService, PetService,
-    RepositoryError,
+    CategoryService, EventService, Idempotency, InventoryService, KeyDirectory, OrderService,
+    PetService, RepositoryError,
 };
 
 use crate::observability::metrics::MetricsExporter;
@@ -43,6 +43,7 @@ pub struct HttpState {
     pets: PetService,
     orders: Option<OrderService>,
     categories: Option<CategoryService>,
+    events: Option<EventService>,
     inventory: Option<InventoryService>,
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
@@ -89,6 +90,7 @@ impl HttpState {
             pets,
             orders: None,
             categories: None,
+            events: None,
             inventory: None,
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
@@ -243,6 +245,16 @@ impl HttpState {
 
     pub(crate) fn has_categories(&self) -> bool {
         self.categories.is_some()
+    }
+
+    /// Serves the event feed with `events` (without it, its path is 404).
+    pub fn with_events(mut self, events: EventService) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    pub(crate) fn has_events(&self) -> bool {
+        self.events.is_some()
     }
 
     /// Serves the inventory with `inventory` (without it, its path is 404).

@@ -228,6 +228,11 @@ pub struct ServeArgs {
     #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_retention)]
     pub idempotency_ttl: Duration,
 
+    /// How long events stay in the feed (`GET /v1/events`); older ones are purged in the
+    /// background, and a cursor from before them answers 410.
+    #[arg(long, env = "PETSTORE_EVENT_RETENTION", default_value = "30days", value_parser = parse_retention)]
+    pub event_retention: Duration,
+
     /// How many open orders (placed, not yet approved) one API key may have at once, 1 to
     /// 100000; one more is refused with 409 `too_many_open_orders` until one is approved or
     /// cancelled. Keeps one key from reserving every available pet.

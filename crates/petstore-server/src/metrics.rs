@@ -40,6 +40,7 @@ fn handle() -> &'static PrometheusHandle {
         let _ = metrics::set_global_recorder(recorder);
         petstore_http::describe_metrics();
         petstore_persistence::describe_metrics();
+        crate::events_purge::describe_metrics();
         metrics::describe_gauge!(
             "petstore_build_info",
             "Always 1; the labels name the running build (version, commit)."

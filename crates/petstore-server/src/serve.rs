@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
 use petstore_application::{
-    CategoryService, Idempotency, InventoryService, KeyDirectory, OrderService, PetService,
-    SystemClock,
+    CategoryService, EventService, Idempotency, InventoryService, KeyDirectory, OrderService,
+    PetService, SystemClock,
 };
 use petstore_domain::{IdempotencyRetention, KeyScope};
 use petstore_http::{
@@ -95,6 +95,7 @@ impl Application {
             .with_open_order_limit(args.max_open_orders_per_key);
         let categories = CategoryService::new(storage.categories, Arc::new(SystemClock));
         let inventory = InventoryService::new(storage.inventory, Arc::new(SystemClock));
+        let events = EventService::new(storage.events, Arc::new(SystemClock), args.event_retention);
         let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
@@ -130,8 +131,10 @@ impl Application {
         .with_orders(orders)
         .with_inventory(inventory)
         .with_categories(categories)
+        .with_events(events.clone())
         .with_idempotency(idempotency.clone());
         crate::idempotency_purge::spawn(idempotency);
+        crate::events_purge::spawn(events);
         let state = match args.rate_limit {
             Some(limit) => state.with_rate_limit(limit),
             None => state,

@@ -10,7 +10,7 @@ mod ports;
 
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::MockEventFeed;
-pub use ports::{EventFeed, FeedQuery, FeedReadError};
+pub use ports::{EventFeed, FeedQuery, FeedRead, FeedReadError};
 
 use crate::clock::Clock;
 use crate::storage::RepositoryError;
@@ -95,10 +95,12 @@ impl EventService {
         types: EventTypes,
         limit: PageLimit,
     ) -> Result<EventPage, EventError> {
-        let after = after.unwrap_or(FeedPosition::START);
         let limit = usize::from(limit.get());
         // One event more than the page tells whether more follow without a second query.
-        let mut events = self
+        let FeedRead {
+            entries: mut events,
+            after: started_after,
+        } = self
             .feed
             .read(FeedQuery {
                 after,
@@ -109,7 +111,7 @@ impl EventService {
             .await?;
         let more = events.len() > limit;
         events.truncate(limit);
-        let next = events.last().map_or(after, |entry| entry.position);
+        let next = events.last().map_or(started_after, |entry| entry.position);
         Ok(EventPage { events, next, more })
     }
 

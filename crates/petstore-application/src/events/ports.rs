@@ -7,14 +7,24 @@ use petstore_domain::{EventTypes, FeedEntry, FeedPosition, VisibleOrders};
 
 use crate::storage::RepositoryError;
 
-/// A read of the feed: the events after `after` of `types` that `visible` may see (every pet
-/// and category event; the order events of the orders it may see), at most `max`.
+/// A read of the feed: the events after `after` (from the oldest kept when `None`) of `types`
+/// that `visible` may see (every pet and category event; the order events of the orders it may
+/// see), at most `max`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedQuery {
-    pub after: FeedPosition,
+    pub after: Option<FeedPosition>,
     pub types: EventTypes,
     pub visible: VisibleOrders,
     pub max: usize,
+}
+
+/// What a read found: the events, and the position the read started after (the query's, or
+/// without one, where the feed's oldest kept event follows: before it, or after the last
+/// purged one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedRead {
+    pub entries: Vec<FeedEntry>,
+    pub after: FeedPosition,
 }
 
 /// Why the feed cannot be read from a position.
@@ -34,8 +44,9 @@ pub enum FeedReadError {
 pub trait EventFeed: Send + Sync + 'static {
     /// The events of `query` in ascending position. Positions only grow in the order readers
     /// see them: an event a read returns is never later preceded by one it did not return
-    /// (across instances too). `Gone` when an event after `query.after` was purged.
-    async fn read(&self, query: FeedQuery) -> Result<Vec<FeedEntry>, FeedReadError>;
+    /// (across instances too). `Gone` when an event after `query.after` was purged (never
+    /// without a position: the read starts at the oldest event kept).
+    async fn read(&self, query: FeedQuery) -> Result<FeedRead, FeedReadError>;
 
     /// Deletes at most `max` of the oldest events, those written before `before_ms`
     /// (milliseconds since the epoch); how many it deleted. Readers positioned before a

@@ -51,11 +51,16 @@ async fn a_page_reads_one_more_and_continues_after_its_last_event() {
     let mut feed = MockEventFeed::new();
     feed.expect_read()
         .withf(|query| {
-            query.after == FeedPosition::new(0, 4)
+            query.after == Some(FeedPosition::new(0, 4))
                 && query.max == 3
                 && query.visible == VisibleOrders::PlacedBy(key('a'))
         })
-        .returning(|_| Ok(vec![entry(5), entry(6), entry(7)]));
+        .returning(|_| {
+            Ok(FeedRead {
+                entries: vec![entry(5), entry(6), entry(7)],
+                after: FeedPosition::new(0, 4),
+            })
+        });
     let page = service(feed, DEFAULT_EVENT_RETENTION)
         .list_events(
             &Caller::new(key('a'), KeyScope::Read),
@@ -71,11 +76,16 @@ async fn a_page_reads_one_more_and_continues_after_its_last_event() {
 }
 
 #[tokio::test]
-async fn an_empty_page_continues_where_it_started_and_staff_see_every_order() {
+async fn an_empty_page_continues_where_the_feed_started_and_staff_see_every_order() {
     let mut feed = MockEventFeed::new();
     feed.expect_read()
-        .withf(|query| query.after == FeedPosition::START && query.visible == VisibleOrders::All)
-        .returning(|_| Ok(Vec::new()));
+        .withf(|query| query.after.is_none() && query.visible == VisibleOrders::All)
+        .returning(|_| {
+            Ok(FeedRead {
+                entries: Vec::new(),
+                after: FeedPosition::new(0, 12),
+            })
+        });
     let page = service(feed, DEFAULT_EVENT_RETENTION)
         .list_events(
             &Caller::new(key('b'), KeyScope::Store),
@@ -86,7 +96,7 @@ async fn an_empty_page_continues_where_it_started_and_staff_see_every_order() {
         .await
         .unwrap();
     assert!(page.events.is_empty());
-    assert_eq!(page.next, FeedPosition::START);
+    assert_eq!(page.next, FeedPosition::new(0, 12));
     assert!(!page.more);
 }
 

@@ -13,9 +13,10 @@ use actix_web::test::{self, TestRequest};
 use actix_web::web::Bytes;
 use petstore_application::deprecation::get_pet_sunset;
 use petstore_application::{
-    CategoryService, InventoryService, KeyChanges, KeyDirectory, MockCategoryRepository, MockClock,
-    MockInventoryRepository, MockKeyRegistry, MockOrderRepository, MockPetRepository, OrderService,
-    PetService, RepositoryError, Written,
+    CategoryService, EventService, InventoryService, KeyChanges, KeyDirectory,
+    MockCategoryRepository, MockClock, MockEventFeed, MockInventoryRepository, MockKeyRegistry,
+    MockOrderRepository, MockPetRepository, OrderService, PetService, RepositoryError, Written,
+    DEFAULT_EVENT_RETENTION,
 };
 use petstore_domain::{CategoryId, KeyScope, NewPet, Pet, PetId, PetName, PetStatus};
 use serde_json::{json, Value};
@@ -118,10 +119,16 @@ pub(super) async fn send_with_keys(
         Arc::new(MockInventoryRepository::new()),
         Arc::new(MockClock::new()),
     );
+    let events = EventService::new(
+        Arc::new(MockEventFeed::new()),
+        Arc::new(MockClock::new()),
+        DEFAULT_EVENT_RETENTION,
+    );
     let state = HttpState::new(service, key_directory, SECRET, &[])
         .with_orders(orders)
         .with_inventory(inventory)
-        .with_categories(categories);
+        .with_categories(categories)
+        .with_events(events);
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {

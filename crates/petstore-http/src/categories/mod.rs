@@ -85,6 +85,12 @@ pub(crate) static ROUTES: Routes = Routes {
     every_response_header: None,
 };
 
+/// A category as an event's `data` (`crate::events`): as the category's own operations answer it.
+pub(crate) fn event_payload(category: petstore_domain::Category) -> serde_json::Value {
+    // A DTO of strings and numbers always serializes.
+    serde_json::to_value(CategoryDto::from(category)).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

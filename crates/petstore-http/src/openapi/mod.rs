@@ -12,6 +12,7 @@ use utoipa::OpenApi;
 
 use crate::categories::CategoriesApi;
 use crate::error::ErrorBody;
+use crate::events::EventsApi;
 use crate::inventory::InventoryApi;
 use crate::orders::OrdersApi;
 use crate::pets::PetsApi;
@@ -38,6 +39,8 @@ pub use modifiers::BEARER_AUTH;
             response `X-API-Stability: experimental`; they may change within v1."),
         (name = "categories", description = "Named groups of pets: a pet's `categoryId` may \
             name one."),
+        (name = "events", description = "What changed, in the order it was committed: one \
+            event per change of a pet, an order or a category."),
     ),
     modifiers(&BearerAuth),
 )]
@@ -49,7 +52,8 @@ pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
         .merge_from(PetsApi::openapi())
         .merge_from(OrdersApi::openapi())
         .merge_from(InventoryApi::openapi())
-        .merge_from(CategoriesApi::openapi());
+        .merge_from(CategoriesApi::openapi())
+        .merge_from(EventsApi::openapi());
     document.servers = Some(servers.to_openapi());
     document
 }

@@ -90,3 +90,9 @@ pub(crate) static ROUTES: Routes = Routes {
     ],
     every_response_header: Some(STABILITY_HEADER),
 };
+
+/// A order as an event's `data` (`crate::events`): as the order's own operations answer it.
+pub(crate) fn event_payload(order: petstore_domain::Order) -> serde_json::Value {
+    // A DTO of strings and numbers always serializes.
+    serde_json::to_value(OrderDto::from(order)).unwrap_or_default()
+}

@@ -94,3 +94,9 @@ pub(crate) static ROUTES: Routes = Routes {
     ],
     every_response_header: None,
 };
+
+/// A pet as an event's `data` (`crate::events`): as the pet's own operations answer it.
+pub(crate) fn event_payload(pet: petstore_domain::Pet) -> serde_json::Value {
+    // A DTO of strings and numbers always serializes.
+    serde_json::to_value(PetDto::from(pet)).unwrap_or_default()
+}

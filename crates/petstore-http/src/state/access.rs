@@ -16,7 +16,9 @@ use actix_web::http::header;
 use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::{Either, LocalBoxFuture};
-use petstore_application::{CategoryService, InventoryService, OrderService, PetService};
+use petstore_application::{
+    CategoryService, EventService, InventoryService, OrderService, PetService,
+};
 use petstore_domain::{Caller, KeyId, KeyScope};
 
 use super::HttpState;
@@ -79,6 +81,14 @@ impl<S: Scope> Authorized<S> {
             .categories
             .as_ref()
             .expect("category routes exist only with a category service")
+    }
+
+    /// The event feed. Its route is registered only when the state has it.
+    pub(crate) fn events(&self) -> &EventService {
+        self.state
+            .events
+            .as_ref()
+            .expect("the feed's route exists only with an event service")
     }
 
     /// The inventory use case. Its route is registered only when the state has it.

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
-use petstore_application::{EventFeed, FeedQuery, FeedReadError, RepositoryError};
+use petstore_application::{EventFeed, FeedQuery, FeedRead, FeedReadError, RepositoryError};
 use petstore_domain::{
     Event, EventAudience, EventSubject, EventType, FeedEntry, FeedPosition, VisibleOrders,
 };
@@ -42,14 +42,18 @@ impl EventLog {
         Ok(())
     }
 
-    fn read(&self, query: &FeedQuery) -> Result<Vec<FeedEntry>, FeedReadError> {
-        if self.horizon.is_some_and(|horizon| query.after < horizon) {
-            return Err(FeedReadError::Gone);
-        }
-        Ok(self
+    fn read(&self, query: &FeedQuery) -> Result<FeedRead, FeedReadError> {
+        let after = match query.after {
+            Some(after) if self.horizon.is_some_and(|horizon| after < horizon) => {
+                return Err(FeedReadError::Gone)
+            }
+            Some(after) => after,
+            None => self.horizon.unwrap_or(FeedPosition::START),
+        };
+        let entries = self
             .entries
             .iter()
-            .filter(|entry| entry.position > query.after)
+            .filter(|entry| entry.position > after)
             .filter(|entry| query.types.contains(entry.event.event_type()))
             .filter(|entry| match (entry.event.audience(), &query.visible) {
                 (EventAudience::Everyone, _) | (_, VisibleOrders::All) => true,
@@ -58,7 +62,8 @@ impl EventLog {
             })
             .take(query.max)
             .cloned()
-            .collect())
+            .collect();
+        Ok(FeedRead { entries, after })
     }
 
     fn purge(&mut self, before_ms: i64, max: usize) -> u64 {
@@ -98,7 +103,7 @@ impl InMemoryEventFeed {
 
 #[async_trait]
 impl EventFeed for InMemoryEventFeed {
-    async fn read(&self, query: FeedQuery) -> Result<Vec<FeedEntry>, FeedReadError> {
+    async fn read(&self, query: FeedQuery) -> Result<FeedRead, FeedReadError> {
         self.state().events.read(&query)
     }
 

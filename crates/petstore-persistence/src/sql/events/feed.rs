@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text};
-use petstore_application::{EventFeed, FeedQuery, FeedReadError, RepositoryError};
-use petstore_domain::{EventTypes, FeedEntry, FeedPosition, VisibleOrders};
+use petstore_application::{EventFeed, FeedQuery, FeedRead, FeedReadError, RepositoryError};
+use petstore_domain::{EventTypes, FeedPosition, VisibleOrders};
 
 use super::rows::{EventRow, SELECTED};
 use crate::sql::engine::connection::{AnyConnection, Generations};
@@ -112,6 +112,8 @@ fn types_filter(types: EventTypes) -> String {
 /// The events after `after` (rows first, then the horizon: a purge between the two can only
 /// make the read look gone, never skip an event).
 fn find(conn: &mut AnyConnection, query: &FeedQuery) -> QueryResult<Found> {
+    // Without a position, from the start: nothing before the horizon is left to read.
+    let after = query.after.unwrap_or(FeedPosition::START);
     let audience = match &query.visible {
         VisibleOrders::All => EVERY_ORDER.to_owned(),
         VisibleOrders::PlacedBy(key) => key.as_str().to_owned(),
@@ -124,7 +126,7 @@ fn find(conn: &mut AnyConnection, query: &FeedQuery) -> QueryResult<Found> {
              AND (order_audience IS NULL OR ? = '{EVERY_ORDER}' OR order_audience = ?) \
              ORDER BY sequence LIMIT ?"
         ))
-        .bind::<BigInt, _>(query.after.sequence)
+        .bind::<BigInt, _>(after.sequence)
         .bind::<Text, _>(&audience)
         .bind::<Text, _>(&audience)
         .bind::<BigInt, _>(limit)
@@ -135,8 +137,8 @@ fn find(conn: &mut AnyConnection, query: &FeedQuery) -> QueryResult<Found> {
              AND (order_audience IS NULL OR $3 = '{EVERY_ORDER}' OR order_audience = $3) \
              ORDER BY commit_position, sequence LIMIT $4"
         ))
-        .bind::<BigInt, _>(query.after.commit)
-        .bind::<BigInt, _>(query.after.sequence)
+        .bind::<BigInt, _>(after.commit)
+        .bind::<BigInt, _>(after.sequence)
         .bind::<Text, _>(&audience)
         .bind::<BigInt, _>(limit)
         .load::<EventRow>(pg)?,
@@ -207,22 +209,25 @@ fn purge_on(conn: &mut AnyConnection, before_ms: i64, max: usize) -> QueryResult
 
 #[async_trait]
 impl EventFeed for DieselEventFeed {
-    async fn read(&self, query: FeedQuery) -> Result<Vec<FeedEntry>, FeedReadError> {
+    async fn read(&self, query: FeedQuery) -> Result<FeedRead, FeedReadError> {
         let sqlite = matches!(self.url, DatabaseUrl::Sqlite(_));
         // Every SQLite position has commit 0: another is from another store (a move from
         // PostgreSQL), whose positions mean nothing here.
-        if sqlite && query.after != FeedPosition::START && query.after.commit != 0 {
-            return Err(FeedReadError::Gone);
-        }
         let after = query.after;
-        let (rows, horizon) = self.read_rows(move |conn| find(conn, &query)).await?;
-        if horizon.is_some_and(|horizon| after < horizon) {
+        if sqlite && after.is_some_and(|at| at != FeedPosition::START && at.commit != 0) {
             return Err(FeedReadError::Gone);
         }
-        Ok(rows
+        let (rows, horizon) = self.read_rows(move |conn| find(conn, &query)).await?;
+        let after = match (after, horizon) {
+            (Some(after), Some(horizon)) if after < horizon => return Err(FeedReadError::Gone),
+            (Some(after), _) => after,
+            (None, horizon) => horizon.unwrap_or(FeedPosition::START),
+        };
+        let entries = rows
             .into_iter()
             .map(EventRow::into_entry)
-            .collect::<Result<_, _>>()?)
+            .collect::<Result<_, _>>()?;
+        Ok(FeedRead { entries, after })
     }
 
     async fn purge(&self, before_ms: i64, max: usize) -> Result<u64, RepositoryError> {
