@@ -8,10 +8,23 @@ use petstore_domain::{EventId, EventType};
 
 /// A new event's id, from the operating system's random source.
 pub(crate) fn new_event_id() -> Result<EventId, RepositoryError> {
-    let mut bytes = [0_u8; 16];
+    Ok(new_event_ids(1)?.remove(0))
+}
+
+/// `count` new event ids, from one read of the operating system's random source (a group of
+/// creates takes one system call, not one per event).
+pub(crate) fn new_event_ids(count: usize) -> Result<Vec<EventId>, RepositoryError> {
+    let mut bytes = vec![0_u8; 16 * count];
     getrandom::fill(&mut bytes)
         .map_err(|err| RepositoryError::Unexpected(format!("no random event id: {err}").into()))?;
-    Ok(EventId::from_random(bytes))
+    Ok(bytes
+        .chunks_exact(16)
+        .map(|chunk| {
+            let mut id = [0_u8; 16];
+            id.copy_from_slice(chunk);
+            EventId::from_random(id)
+        })
+        .collect())
 }
 
 /// Now, in milliseconds since the Unix epoch.

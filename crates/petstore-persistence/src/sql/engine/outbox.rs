@@ -14,7 +14,7 @@ use petstore_domain::{EventType, KeyId};
 use super::connection::AnyConnection;
 use super::errors::ScrubbedMessage;
 use super::multi_row::{in_parts, BindValues, MultiRow};
-use crate::event_stamp::{count_written, new_event_id, now_ms};
+use crate::event_stamp::{count_written, new_event_ids, now_ms};
 
 /// Who may read an order event besides the staff, as stored: the placing key's id, or `""`
 /// for an order placed before orders had owners (the staff only). Other events store `NULL`:
@@ -41,7 +41,7 @@ pub(crate) struct NewEvent {
 /// A [`NewEvent`] with its id and time.
 struct EventValues {
     id: String,
-    event_type: &'static str,
+    event_type: EventType,
     occurred_at: i64,
     order_audience: Option<String>,
     data: String,
@@ -53,21 +53,20 @@ pub(crate) fn append(conn: &mut AnyConnection, events: Vec<NewEvent>) -> QueryRe
         return Ok(());
     }
     let occurred_at = now_ms();
-    let rows = events
+    let ids = new_event_ids(events.len()).map_err(|error| {
+        DieselError::SerializationError(Box::new(ScrubbedMessage(error.to_string())))
+    })?;
+    let rows: Vec<EventValues> = events
         .into_iter()
-        .map(|event| {
-            let id = new_event_id().map_err(|error| {
-                DieselError::SerializationError(Box::new(ScrubbedMessage(error.to_string())))
-            })?;
-            Ok(EventValues {
-                id: id.as_str().to_owned(),
-                event_type: event.event_type.as_str(),
-                occurred_at,
-                order_audience: event.order_audience,
-                data: event.data,
-            })
+        .zip(ids)
+        .map(|(event, id)| EventValues {
+            id: id.as_str().to_owned(),
+            event_type: event.event_type,
+            occurred_at,
+            order_audience: event.order_audience,
+            data: event.data,
         })
-        .collect::<QueryResult<Vec<_>>>()?;
+        .collect();
     for part in in_parts(&rows) {
         let insert = MultiRow {
             head: "INSERT INTO events (id, type, occurred_at, order_audience, data)",
@@ -82,9 +81,7 @@ pub(crate) fn append(conn: &mut AnyConnection, events: Vec<NewEvent>) -> QueryRe
         }?;
     }
     for row in &rows {
-        if let Ok(event_type) = EventType::parse(row.event_type) {
-            count_written(event_type);
-        }
+        count_written(row.event_type);
     }
     Ok(())
 }
@@ -99,7 +96,7 @@ where
     fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_bind_param::<Text, str>(&self.id)?;
         out.push_sql(", ");
-        out.push_bind_param::<Text, str>(self.event_type)?;
+        out.push_bind_param::<Text, str>(self.event_type.as_str())?;
         out.push_sql(", ");
         out.push_bind_param::<BigInt, i64>(&self.occurred_at)?;
         out.push_sql(", ");
