@@ -125,6 +125,28 @@ async fn walk(address: &str, key: &str, first: &str) -> Vec<Value> {
     items
 }
 
+/// Every event of the feed `key` reads, following `Link` until `X-More-Events: false`; and
+/// the link to where the next read starts.
+async fn feed(address: &str, key: &str) -> (Vec<Value>, String) {
+    let mut path = "/v1/events?limit=100".to_owned();
+    let mut events = Vec::new();
+    loop {
+        let response = send(
+            client().get(format!("{address}{path}")).bearer_auth(key),
+            None,
+        )
+        .await;
+        assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
+        let link = response.header("link").expect("every page links on");
+        path = link[link.find('<').expect("a target") + 1..link.find('>').expect("a target")]
+            .to_owned();
+        events.extend(response.json().as_array().expect("an array").clone());
+        if response.header("x-more-events") == Some("false") {
+            return (events, path);
+        }
+    }
+}
+
 /// What the service answers to every read of a source's data: each listing in full, each of
 /// the named pets and orders one by one (removed ones included), as `key` and as the staff.
 async fn every_read(address: &str, key: &str, staff: &str, pets: &[i64], orders: &[i64]) -> Value {
@@ -161,6 +183,8 @@ async fn every_read(address: &str, key: &str, staff: &str, pets: &[i64], orders:
         "categories": walk(address, staff, "/v1/categories").await,
         "orders": walk(address, staff, "/v1/store/orders?limit=100").await,
         "own orders": walk(address, key, "/v1/store/orders?limit=100").await,
+        "events": feed(address, staff).await.0,
+        "own events": feed(address, key).await.0,
         "one by one": one_by_one,
     })
 }
@@ -687,6 +711,7 @@ async fn import_and_compare(source: &Source, file: &Path, url: &str) {
         &source.orders,
     )
     .await;
+    let (_, source_end) = feed(&app.address, &app.api_key).await;
     let (mut server, address) = start_server(dir.path(), url, &env(url, &secret)[1..]);
     let answered = every_read(
         &address,
@@ -701,6 +726,10 @@ async fn import_and_compare(source: &Source, file: &Path, url: &str) {
         expected["pets"].as_array().map(Vec::len)
     );
     assert_eq!(answered, expected, "{url}");
+    assert!(
+        !answered["events"].as_array().expect("events").is_empty(),
+        "the source's changes have their events, carried over and none added by the import"
+    );
     assert_eq!(
         status_with(&address, &source.revoked).await,
         401,
@@ -715,6 +744,35 @@ async fn import_and_compare(source: &Source, file: &Path, url: &str) {
     )
     .await;
     assert_eq!(created.status.as_u16(), 201, "{}", created.body);
+    // A feed cursor of the source reads on in the moved data: only what happened since
+    // (on PostgreSQL once every older transaction on the server ended: docs/api.md).
+    let read_since = async || {
+        let since = send(
+            client()
+                .get(format!("{address}{source_end}"))
+                .bearer_auth(&app.api_key),
+            None,
+        )
+        .await;
+        assert_eq!(since.status.as_u16(), 200, "{}", since.body);
+        let events = since.json();
+        match events.as_array().map(Vec::len) {
+            Some(1) => Ok(events),
+            _ => Err(events),
+        }
+    };
+    let since = if url.starts_with("postgres") {
+        eventually(
+            Duration::from_secs(10),
+            "the new event readable",
+            read_since,
+        )
+        .await
+    } else {
+        read_since().await.expect("the new event, at once")
+    };
+    assert_eq!(since[0]["type"], "pet.created");
+    assert_eq!(since[0]["data"], created.json());
     let highest = source.pets.iter().max().expect("pets");
     assert!(
         created.json()["id"].as_i64().expect("an id") > *highest,
