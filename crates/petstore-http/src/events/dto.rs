@@ -56,7 +56,7 @@ fn example(resource: &str) -> serde_json::Value {
         "order" => (
             "order.placed",
             serde_json::json!({"id": 4737615245817339_i64, "petId": 3, "quantity": 1,
-                "shipDate": null, "status": "placed"}),
+                "shipDate": null, "status": "placed", "complete": false}),
         ),
         _ => (
             "category.created",
