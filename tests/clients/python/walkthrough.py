@@ -22,15 +22,23 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from petstore_client import AuthenticatedClient, Client
+from petstore_client.api.events import list_events
 from petstore_client.api.pets import create_pet, delete_pet, get_pet, list_pets, update_pet
 from petstore_client.api.store import approve_order, deliver_order, get_order, place_order
 from petstore_client.models import (
+    Category,
+    CategoryEvent,
+    CategoryEventType,
     Error,
     NewOrder,
     NewPet,
     Order,
+    OrderEvent,
+    OrderEventType,
     OrderStatus,
     Pet,
+    PetEvent,
+    PetEventType,
     PetPatch,
     PetStatus,
 )
@@ -38,6 +46,10 @@ from petstore_client.types import Response
 
 PAGED_PETS = 45
 PAGE_LIMIT = 10
+# Events a page of listEvents holds at most in the walk-through's reads.
+EVENT_PAGE_LIMIT = 20
+
+Event = PetEvent | OrderEvent | CategoryEvent
 
 
 class Mismatch(Exception):
@@ -198,6 +210,145 @@ def change_and_remove(api: AuthenticatedClient, pet_id: int, tag: str) -> str:
         "getPet of the removed pet", get_pet.sync_detailed(pet_id, client=api), 404, "not_found"
     )
     return f"pet {pet_id} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)"
+
+
+def subject(event: Event) -> tuple[str, int]:
+    """What an event is about, by the generated model its `type` names: the type and the id of
+    its `data`, which is the model of that resource."""
+    if isinstance(event, PetEvent):
+        ensure(
+            isinstance(event.type_, PetEventType) and isinstance(event.data, Pet),
+            f"a PetEvent typed otherwise: {event!r}",
+        )
+    elif isinstance(event, OrderEvent):
+        ensure(
+            isinstance(event.type_, OrderEventType) and isinstance(event.data, Order),
+            f"an OrderEvent typed otherwise: {event!r}",
+        )
+    else:
+        ensure(
+            isinstance(event, CategoryEvent)
+            and isinstance(event.type_, CategoryEventType)
+            and isinstance(event.data, Category),
+            f"not one of the generated event models: {event!r}",
+        )
+    ensure(
+        event.id.startswith("evt_") and event.timestamp.tzinfo is not None,
+        f"an event with id {event.id!r} and timestamp {event.timestamp!r}",
+    )
+    return event.type_.value, event.data.id
+
+
+def read_events(
+    api: AuthenticatedClient, base: str, what: str, **query: Any
+) -> tuple[list[Event], str, bool]:
+    """One listEvents read: its events, the cursor of its `Link: rel="next"` (every page has one,
+    back to the feed with the same `types`) and `X-More-Events`."""
+    response = list_events.sync_detailed(client=api, **query)
+    events = expect(what, response, HTTPStatus.OK, list)
+    more = response.headers.get("x-more-events")
+    ensure(more in ("true", "false"), f"{what}: X-More-Events {more!r}")
+    target = next_link(response.headers.get("link"))
+    ensure(target is not None, f'{what}: no rel="next" in Link {response.headers.get("link")!r}')
+    url = urlsplit(urljoin(base, target))
+    ensure(url.path == "/v1/events", f"{what}: Link points at {target}")
+    linked = parse_qs(url.query)
+    ensure(
+        linked.get("types") == ([query["types"]] if "types" in query else None),
+        f"{what}: the next link lost the types: {target}",
+    )
+    ensure(len(linked.get("cursor", [])) == 1, f"{what}: no cursor in {target}")
+    return events, linked["cursor"][0], more == "true"
+
+
+def read_the_feed(
+    api: AuthenticatedClient, base: str, changes_made: list[tuple[str, int]], order_id: int
+) -> str:
+    """The feed after the walk-through's changes (`changes_made`, each a type and the id of the
+    resource changed): read page by page by `Link` until `X-More-Events` is `false`, every event
+    the generated model its `type` names; the end's cursor gives nothing more until one more
+    change, then that change alone; `types=order.*` the order's events alone, and its cursor sent
+    without those types is a typed 400."""
+    events: list[Event] = []
+    query: dict[str, Any] = {"limit": EVENT_PAGE_LIMIT}
+    pages = 0
+    while True:
+        pages += 1
+        ensure(pages <= len(changes_made), f"listEvents: still more events after {pages} pages")
+        page, end, more = read_events(api, base, f"listEvents page {pages}", **query)
+        ensure(len(page) <= EVENT_PAGE_LIMIT, f"listEvents page {pages} holds {len(page)} events")
+        events.extend(page)
+        if not more:
+            break
+        query["cursor"] = end
+    read = [subject(event) for event in events]
+    ensure(
+        read == changes_made,
+        f"listEvents by Link read (type, data.id) {read}, expected {changes_made}",
+    )
+    ensure(
+        len({event.id for event in events}) == len(events), f"listEvents: ids repeat: {events!r}"
+    )
+    # Each event carries its resource as it was right after the change.
+    removed = [
+        e.data for e in events if isinstance(e, PetEvent) and e.type_ == PetEventType.PET_REMOVED
+    ]
+    ensure(
+        [pet.name for pet in removed] == ["Tommy"],
+        f"pet.removed carries {removed!r}, expected the pet as it was when removed (Tommy)",
+    )
+    delivered = [
+        e.data
+        for e in events
+        if isinstance(e, OrderEvent) and e.type_ == OrderEventType.ORDER_DELIVERED
+    ]
+    ensure(
+        len(delivered) == 1
+        and delivered[0].status == OrderStatus.DELIVERED
+        and delivered[0].complete,
+        f"order.delivered carries {delivered!r}",
+    )
+
+    # The end's cursor: nothing since, until one more change.
+    nothing, _, more = read_events(
+        api, base, "listEvents from the end", limit=EVENT_PAGE_LIMIT, cursor=end
+    )
+    ensure(
+        nothing == [] and not more,
+        f"listEvents from the end of the feed answered {nothing!r} (X-More-Events {more})",
+    )
+    felix = expect(
+        "createPet Felix",
+        create_pet.sync_detailed(client=api, body=NewPet(name="Felix", category_id=1)),
+        HTTPStatus.CREATED,
+        Pet,
+    )
+    since, _, _ = read_events(
+        api, base, "listEvents from the end after createPet", limit=EVENT_PAGE_LIMIT, cursor=end
+    )
+    ensure(
+        [subject(event) for event in since] == [("pet.created", felix.id)],
+        f"listEvents from the end after createPet Felix ({felix.id}) answered {since!r}",
+    )
+
+    # types=order.*: the order's events alone; the cursor of that read is for those types only.
+    orders, order_cursor, more = read_events(api, base, "listEvents?types=order.*", types="order.*")
+    read = [subject(event) for event in orders]
+    expected = [(kind, order_id) for kind in ("order.placed", "order.approved", "order.delivered")]
+    ensure(
+        read == expected and not more,
+        f"listEvents?types=order.* answered {read} (X-More-Events {more}), expected {expected}",
+    )
+    expect_error(
+        "listEvents with the cursor of types=order.* without types",
+        list_events.sync_detailed(client=api, cursor=order_cursor),
+        400,
+        "invalid_parameter",
+    )
+    return (
+        f"listEvents {len(events)} events in {pages} pages by Link in order, 1 more since the end, "
+        f"{len(orders)} by types=order.*"
+    )
 
 
 def walkthrough(base: str, key: str) -> str:
@@ -372,10 +523,25 @@ def walkthrough(base: str, key: str) -> str:
     )
     errors.append(409)
 
+    # The feed: every change above, in the order it was made, and none of the refused ones (nor
+    # the replayed retry). Placing the order made Rex pending and delivering it made him sold.
+    changes_made = [("pet.created", rex.id), ("pet.created", first.id)]
+    changes_made += [("pet.created", pet_id) for pet_id in created]
+    changes_made += [
+        ("pet.updated", first.id),
+        ("pet.removed", first.id),
+        ("pet.updated", rex.id),
+        ("order.placed", order.id),
+        ("order.approved", order.id),
+        ("order.delivered", order.id),
+        ("pet.updated", rex.id),
+    ]
+    feed = read_the_feed(api, base, changes_made, order.id)
+
     return (
         f"createPet x{PAGED_PETS + 1}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, "
         f"{changes}, order {order.id} placed/approved/delivered (pet sold), {len(errors)} typed errors "
-        f"({', '.join(map(str, errors))})"
+        f"({', '.join(map(str, errors))}), {feed}"
     )
 
 

@@ -25,10 +25,16 @@ type Order = components["schemas"]["Order"];
 type OrderStatus = components["schemas"]["OrderStatus"];
 type ApiError = components["schemas"]["Error"];
 type ListPetsQuery = NonNullable<operations["listPets"]["parameters"]["query"]>;
+type Category = components["schemas"]["Category"];
+type Event = components["schemas"]["Event"];
+type EventType = Event["type"];
+type ListEventsQuery = NonNullable<operations["listEvents"]["parameters"]["query"]>;
 type Api = Client<paths>;
 
 const PAGED_PETS = 45;
 const PAGE_LIMIT = 10;
+/** Events a page of listEvents holds at most in the walk-through's reads. */
+const EVENT_PAGE_LIMIT = 20;
 
 class Mismatch extends Error {}
 
@@ -85,6 +91,41 @@ const isOrder = shaped<Order>({
   shipDate: (value) => value === undefined || value === null || isString(value),
 });
 const isApiError = shaped<ApiError>({ code: isString, message: isString, status: isInteger });
+const isCategory = shaped<Category>({ id: isInteger, name: isString });
+
+/** The `data` of an event of type `T`: the resource of the member of the `Event` union whose
+ * `type` admits `T`. */
+type DataOf<T extends EventType, E = Event> = E extends { type: infer U; data: infer D }
+  ? T extends U
+    ? D
+    : never
+  : never;
+// Each event type with the check of its `data`, the schema the document's discriminator maps it
+// to: tsc checks each against the generated union, so a type given another resource's check does
+// not compile.
+const EVENT_DATA: { [T in EventType]?: (data: unknown) => data is DataOf<T> } = {
+  "pet.created": isPet,
+  "pet.updated": isPet,
+  "pet.removed": isPet,
+  "order.placed": isOrder,
+  "order.approved": isOrder,
+  "order.delivered": isOrder,
+  "order.cancelled": isOrder,
+  "category.created": isCategory,
+  "category.updated": isCategory,
+  "category.removed": isCategory,
+};
+const isEventType = (value: unknown): value is EventType =>
+  typeof value === "string" && Object.hasOwn(EVENT_DATA, value);
+const isEventShaped = shaped<Event>({
+  id: (value) => typeof value === "string" && /^evt_[0-9a-f]{32}$/.test(value),
+  type: isEventType,
+  timestamp: (value) => typeof value === "string" && !Number.isNaN(Date.parse(value)),
+  payloadVersion: (value) => value === 1,
+});
+const isEvent = (value: unknown): value is Event =>
+  isEventShaped(value) && (EVENT_DATA[value.type]?.(value.data) ?? false);
+const isEvents = (value: unknown): value is Event[] => Array.isArray(value) && value.every(isEvent);
 
 /** What openapi-fetch answers: `data` on a success, `error` (the generated `Error`) on an error. */
 interface Answer<T> {
@@ -288,6 +329,150 @@ async function changeAndRemove(api: Api, petId: number, tag: string): Promise<st
   return `pet ${petId} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)`;
 }
 
+/** One page of listEvents: its events, the cursor of its `Link: rel="next"` (where the next read
+ * starts; every page has one) and `X-More-Events` (whether more events follow already). */
+interface EventPage {
+  events: Event[];
+  next: string;
+  more: boolean;
+}
+
+/** One listEvents read: 200, with a `Link: rel="next"` back to the feed, carrying the same
+ * `types`, and `X-More-Events`. */
+async function readEvents(
+  api: Api,
+  base: string,
+  what: string,
+  query: ListEventsQuery,
+): Promise<EventPage> {
+  const answer = await api.GET("/events", { params: { query } });
+  const events = expect(what, answer, 200, isEvents);
+  const more = answer.response.headers.get("x-more-events");
+  ensure(more === "true" || more === "false", `${what}: X-More-Events ${show(more)}`);
+  const link = answer.response.headers.get("link");
+  const target = nextLink(link);
+  ensure(target !== undefined, `${what}: no rel="next" in Link ${show(link)}`);
+  const url = new URL(target, base);
+  ensure(url.pathname === "/v1/events", `${what}: Link points at ${target}`);
+  ensure(
+    (url.searchParams.get("types") ?? undefined) === query.types,
+    `${what}: the next link lost the types: ${target}`,
+  );
+  const cursors = url.searchParams.getAll("cursor");
+  ensure(cursors.length === 1 && cursors[0] !== undefined, `${what}: no cursor in ${target}`);
+  return { events, next: cursors[0], more: more === "true" };
+}
+
+/** What an event is about: its type and the id of its `data`. */
+const subject = (event: Event): [EventType, number] => [event.type, event.data.id];
+
+/** The feed after the walk-through's changes (`changesMade`, each a type and the id of the
+ * resource changed): read page by page by `Link` until `X-More-Events` is `false`, every event
+ * shaped as the member of the generated union its `type` names; the end's cursor gives nothing
+ * more until one more change, then that change alone; `types=order.*` the order's events alone,
+ * and its cursor sent without those types is a typed 400. */
+async function readTheFeed(
+  api: Api,
+  base: string,
+  changesMade: [EventType, number][],
+  orderId: number,
+): Promise<string> {
+  const events: Event[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  let end: string;
+  while (true) {
+    pages++;
+    ensure(pages <= changesMade.length, `listEvents: still more events after ${pages} pages`);
+    const page = await readEvents(api, base, `listEvents page ${pages}`, {
+      limit: EVENT_PAGE_LIMIT,
+      cursor,
+    });
+    ensure(
+      page.events.length <= EVENT_PAGE_LIMIT,
+      `listEvents page ${pages} holds ${page.events.length} events`,
+    );
+    events.push(...page.events);
+    if (!page.more) {
+      end = page.next;
+      break;
+    }
+    cursor = page.next;
+  }
+  ensure(
+    show(events.map(subject)) === show(changesMade),
+    `listEvents by Link read (type, data.id) ${show(events.map(subject))}, ` +
+      `expected ${show(changesMade)}`,
+  );
+  ensure(
+    new Set(events.map((event) => event.id)).size === events.length,
+    `listEvents: ids repeat: ${show(events)}`,
+  );
+  // Each event carries its resource as it was right after the change: `type` narrows `data`.
+  const removed = events.flatMap((event) =>
+    event.type === "pet.removed" ? [event.data.name] : [],
+  );
+  ensure(
+    show(removed) === show(["Tommy"]),
+    `pet.removed carries ${show(removed)}, expected the pet as it was when removed (Tommy)`,
+  );
+  const delivered = events.flatMap((event) =>
+    event.type === "order.delivered" ? [event.data] : [],
+  );
+  ensure(
+    delivered.length === 1 && delivered[0]?.status === "delivered" && delivered[0].complete,
+    `order.delivered carries ${show(delivered)}`,
+  );
+
+  // The end's cursor: nothing since, until one more change.
+  const nothing = await readEvents(api, base, "listEvents from the end", {
+    limit: EVENT_PAGE_LIMIT,
+    cursor: end,
+  });
+  ensure(
+    nothing.events.length === 0 && !nothing.more,
+    `listEvents from the end of the feed answered ${show(nothing.events)} ` +
+      `(X-More-Events ${nothing.more})`,
+  );
+  const felix = expect(
+    "createPet Felix",
+    await api.POST("/pets", { body: { name: "Felix", categoryId: 1 } }),
+    201,
+    isPet,
+  );
+  const since = await readEvents(api, base, "listEvents from the end after createPet", {
+    limit: EVENT_PAGE_LIMIT,
+    cursor: end,
+  });
+  ensure(
+    show(since.events.map(subject)) === show([["pet.created", felix.id]]),
+    `listEvents from the end after createPet Felix (${felix.id}) answered ${show(since.events)}`,
+  );
+
+  // types=order.*: the order's events alone; the cursor of that read is for those types only.
+  const orders = await readEvents(api, base, "listEvents?types=order.*", { types: "order.*" });
+  const expected: [EventType, number][] = [
+    ["order.placed", orderId],
+    ["order.approved", orderId],
+    ["order.delivered", orderId],
+  ];
+  ensure(
+    show(orders.events.map(subject)) === show(expected) && !orders.more,
+    `listEvents?types=order.* answered ${show(orders.events.map(subject))} ` +
+      `(X-More-Events ${orders.more}), expected ${show(expected)}`,
+  );
+  expectError(
+    "listEvents with the cursor of types=order.* without types",
+    await api.GET("/events", { params: { query: { cursor: orders.next } } }),
+    400,
+    "invalid_parameter",
+  );
+  return (
+    `listEvents ${events.length} events in ${pages} pages by Link in order, 1 more since the ` +
+    `end, ${orders.events.length} by types=order.*`
+  );
+}
+
 async function walkthrough(base: string, key: string): Promise<string> {
   const api = client(base, key);
 
@@ -484,11 +669,27 @@ async function walkthrough(base: string, key: string): Promise<string> {
   );
   errors.push(409);
 
+  // The feed: every change above, in the order it was made, and none of the refused ones (nor the
+  // replayed retry). Placing the order made Rex pending and delivering it made him sold.
+  const changesMade: [EventType, number][] = [
+    ["pet.created", rex.id],
+    ["pet.created", first.id],
+    ...created.map((id): [EventType, number] => ["pet.created", id]),
+    ["pet.updated", first.id],
+    ["pet.removed", first.id],
+    ["pet.updated", rex.id],
+    ["order.placed", order.id],
+    ["order.approved", order.id],
+    ["order.delivered", order.id],
+    ["pet.updated", rex.id],
+  ];
+  const feed = await readTheFeed(api, base, changesMade, order.id);
+
   return (
     `createPet x${PAGED_PETS + 1}, listPets ${PAGED_PETS} pets in ${pages} pages by Link, ` +
     `getPet, ${changes}, order ${order.id} placed/approved/delivered (pet sold), ` +
     `${errors.length} typed ` +
-    `errors (${errors.join(", ")})`
+    `errors (${errors.join(", ")}), ${feed}`
   );
 }
 

@@ -363,13 +363,267 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
     )?;
     errors.push(409);
 
+    // The feed: every change above, in the order it was made, and none of the refused ones (nor
+    // the replayed retry). Placing the order made Rex pending and delivering it made him sold.
+    let mut changes_made = vec![("pet.created", rex.id), ("pet.created", first.id)];
+    changes_made.extend(created.iter().map(|id| ("pet.created", *id)));
+    changes_made.extend([
+        ("pet.updated", first.id),
+        ("pet.removed", first.id),
+        ("pet.updated", rex.id),
+        ("order.placed", order.id),
+        ("order.approved", order.id),
+        ("order.delivered", order.id),
+        ("pet.updated", rex.id),
+    ]);
+    let feed = read_the_feed(&api, &origin, &changes_made, order.id).await?;
+
     Ok(format!(
-        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, {changes}, order {} placed/approved/delivered (pet sold), {} typed errors ({})",
+        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, {changes}, order {} placed/approved/delivered (pet sold), {} typed errors ({}), {feed}",
         PAGED_PETS + 1,
         order.id,
         errors.len(),
         errors.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
     ))
+}
+
+/// Events a page of listEvents holds at most in the walk-through's reads.
+const EVENT_PAGE_LIMIT: u32 = 20;
+
+/// One page of listEvents: its events, the cursor of its `Link: rel="next"` (where the next
+/// read starts; every page has one) and `X-More-Events` (whether more events follow already).
+struct EventPage {
+    events: Vec<types::Event>,
+    next: types::ListEventsCursor,
+    more: bool,
+}
+
+/// What an event is about, by the generated type of its resource: its `type` and the id of
+/// its `data`.
+fn subject(event: &types::Event) -> (String, i64) {
+    match event {
+        types::Event::PetEvent(event) => (event.type_.to_string(), event.data.id),
+        types::Event::OrderEvent(event) => (event.type_.to_string(), event.data.id),
+        types::Event::CategoryEvent(event) => (
+            event.type_.to_string(),
+            i64::try_from(event.data.id.get()).unwrap_or(i64::MAX),
+        ),
+    }
+}
+
+/// The feed after the walk-through's changes (`changes_made`, each a type and the id of the
+/// resource changed): read page by page by `Link` until `X-More-Events` is `false`, every event
+/// parsed as the generated type its `type` names; the end's cursor gives nothing more until
+/// one more change, then that change alone; `types=order.*` the order's events alone, and its
+/// cursor sent without those types is a typed 400.
+async fn read_the_feed(
+    api: &Client,
+    origin: &Url,
+    changes_made: &[(&str, i64)],
+    order_id: i64,
+) -> Outcome<String> {
+    let limit = std::num::NonZeroU32::new(EVENT_PAGE_LIMIT);
+    let mut events = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    let end = loop {
+        pages += 1;
+        ensure!(
+            pages <= changes_made.len(),
+            "listEvents: still more events after {pages} pages"
+        );
+        let page = read_events(
+            api,
+            origin,
+            &format!("listEvents page {pages}"),
+            cursor.as_ref(),
+            limit,
+            None,
+        )
+        .await?;
+        ensure!(
+            page.events.len() <= EVENT_PAGE_LIMIT as usize,
+            "listEvents page {pages} holds {} events, over limit {EVENT_PAGE_LIMIT}",
+            page.events.len()
+        );
+        events.extend(page.events);
+        if !page.more {
+            break page.next;
+        }
+        cursor = Some(page.next);
+    };
+    let read: Vec<(String, i64)> = events.iter().map(subject).collect();
+    let expected: Vec<(String, i64)> = changes_made
+        .iter()
+        .map(|(kind, id)| ((*kind).to_owned(), *id))
+        .collect();
+    ensure!(
+        read == expected,
+        "listEvents by Link read (type, data.id) {read:?}, expected {expected:?}"
+    );
+    let mut ids: Vec<&str> = events.iter().map(event_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ensure!(
+        ids.len() == events.len(),
+        "listEvents: {} events with {} ids",
+        events.len(),
+        ids.len()
+    );
+    // Each event carries its resource as it was right after the change, typed.
+    let removed = events.iter().find_map(|event| match event {
+        types::Event::PetEvent(event) if event.type_ == types::PetEventType::PetRemoved => {
+            Some(&event.data)
+        }
+        _ => None,
+    });
+    ensure!(
+        removed.is_some_and(|pet| pet.name.as_str() == "Tommy"),
+        "pet.removed carries {removed:?}, expected the pet as it was when removed (Tommy)"
+    );
+    let delivered = events.iter().find_map(|event| match event {
+        types::Event::OrderEvent(event) if event.type_ == types::OrderEventType::OrderDelivered => {
+            Some(&event.data)
+        }
+        _ => None,
+    });
+    ensure!(
+        delivered
+            .is_some_and(|order| order.status == types::OrderStatus::Delivered && order.complete),
+        "order.delivered carries {delivered:?}"
+    );
+
+    // The end's cursor: nothing since, until one more change.
+    let nothing = read_events(
+        api,
+        origin,
+        "listEvents from the end",
+        Some(&end),
+        limit,
+        None,
+    )
+    .await?;
+    ensure!(
+        nothing.events.is_empty() && !nothing.more,
+        "listEvents from the end of the feed answered {} events (X-More-Events {}), expected none",
+        nothing.events.len(),
+        nothing.more
+    );
+    let felix = expect_status(
+        "createPet Felix",
+        api.create_pet(None, &new_pet("Felix", 1)?).await,
+        StatusCode::CREATED,
+    )?
+    .into_inner();
+    let since = read_events(
+        api,
+        origin,
+        "listEvents from the end after createPet",
+        Some(&end),
+        limit,
+        None,
+    )
+    .await?;
+    let since: Vec<(String, i64)> = since.events.iter().map(subject).collect();
+    ensure!(
+        since == [("pet.created".to_owned(), felix.id)],
+        "listEvents from the end after createPet Felix ({}) answered {since:?}",
+        felix.id
+    );
+
+    // types=order.*: the order's events alone; the cursor of that read is for those types only.
+    let order_types = types::ListEventsTypes::try_from("order.*")
+        .map_err(|e| format!("the generated types type refused order.*: {e}"))?;
+    let orders = read_events(
+        api,
+        origin,
+        "listEvents?types=order.*",
+        None,
+        limit,
+        Some(&order_types),
+    )
+    .await?;
+    let read: Vec<(String, i64)> = orders.events.iter().map(subject).collect();
+    let expected: Vec<(String, i64)> = ["order.placed", "order.approved", "order.delivered"]
+        .iter()
+        .map(|kind| ((*kind).to_owned(), order_id))
+        .collect();
+    ensure!(
+        read == expected && !orders.more,
+        "listEvents?types=order.* answered {read:?} (X-More-Events {}), expected {expected:?}",
+        orders.more
+    );
+    expect_error(
+        "listEvents with the cursor of types=order.* without types",
+        api.list_events(Some(&orders.next), None, None).await,
+        400,
+        "invalid_parameter",
+    )?;
+
+    Ok(format!(
+        "listEvents {} events in {pages} pages by Link in order, 1 more since the end, {} by types=order.*",
+        events.len(),
+        orders.events.len()
+    ))
+}
+
+fn event_id(event: &types::Event) -> &str {
+    match event {
+        types::Event::PetEvent(event) => event.id.as_str(),
+        types::Event::OrderEvent(event) => event.id.as_str(),
+        types::Event::CategoryEvent(event) => event.id.as_str(),
+    }
+}
+
+/// One listEvents read: 200, every page with a `Link: rel="next"` back to the feed, carrying
+/// the same `types`, and `X-More-Events`.
+async fn read_events(
+    api: &Client,
+    origin: &Url,
+    what: &str,
+    cursor: Option<&types::ListEventsCursor>,
+    limit: Option<std::num::NonZeroU32>,
+    event_types: Option<&types::ListEventsTypes>,
+) -> Outcome<EventPage> {
+    let response = expect_status(
+        what,
+        api.list_events(cursor, limit, event_types).await,
+        StatusCode::OK,
+    )?;
+    let link = header_str(&response, header::LINK).ok_or_else(|| format!("{what}: no Link"))?;
+    let more = header_str(&response, header::HeaderName::from_static("x-more-events"));
+    let more = match more.as_deref() {
+        Some("true") => true,
+        Some("false") => false,
+        other => return Err(format!("{what}: X-More-Events {other:?}")),
+    };
+    let next =
+        next_link(&link).ok_or_else(|| format!("{what}: no rel=\"next\" in Link {link:?}"))?;
+    let url = origin
+        .join(&next)
+        .map_err(|e| format!("{what}: Link target {next:?}: {e}"))?;
+    ensure!(url.path() == "/v1/events", "{what}: Link points at {url}");
+    let linked_types = url
+        .query_pairs()
+        .find(|(name, _)| name == "types")
+        .map(|(_, value)| value.into_owned());
+    ensure!(
+        linked_types.as_deref() == event_types.map(|types| types.as_str()),
+        "{what}: the next link lost the types: {url}"
+    );
+    let (_, next_cursor) = url
+        .query_pairs()
+        .find(|(name, _)| name == "cursor")
+        .ok_or_else(|| format!("{what}: the next link has no cursor: {url}"))?;
+    let next = next_cursor
+        .as_ref()
+        .try_into()
+        .map_err(|e| format!("{what}: the generated type refuses cursor {next_cursor:?}: {e}"))?;
+    Ok(EventPage {
+        events: response.into_inner(),
+        next,
+        more,
+    })
 }
 
 /// The staff's changes to a pet whose `ETag` (from createPet) is `tag`: updatePet with
