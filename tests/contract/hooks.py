@@ -17,7 +17,8 @@ cursor, so garbage cursors still reach the server (it must answer 4xx, never 5xx
 cursor is signed the same way and bound to its `status` and `petId` filters: a valid request
 gets a cursor the server issued for its filters, or none when no next page exists for them.
 listCategories' cursor is signed too: a valid request gets one the server issued, or none while
-there is no second page.
+there is no second page. listEvents' cursor is bound to the key and the `types` filter, and
+every page links on: a valid request gets the one the server issued for its `types`.
 
 A second rule is how integers travel in a path or a query string: as plain decimal digits
 (docs/api.md: `limit`, `petId`). JSON Schema counts `217.0` as the integer 217, and Schemathesis,
@@ -292,6 +293,30 @@ def before_call(ctx, case, **kwargs):
         _issued_cursor_for_valid_order_list(case)
     elif case.method.upper() == "GET" and case.path == "/categories":
         _issued_cursor_for_valid_category_list(case)
+    elif case.method.upper() == "GET" and case.path == "/events":
+        _issued_cursor_for_valid_event_list(case)
+
+
+_event_cursors = {}
+
+
+def _issued_event_cursor(types):
+    """The cursor the server issued, to the contract's key, for this `types` filter."""
+    with _lock:
+        if types not in _event_cursors:
+            query = "limit=1" + (f"&types={urllib.parse.quote(types)}" if types else "")
+            match = re.search(r"[?&]cursor=([^&>]+)", _request("GET", f"/events?{query}"))
+            assert match, "every page of the feed links on"
+            _event_cursors[types] = urllib.request.unquote(match.group(1))
+        return _event_cursors[types]
+
+
+def _issued_cursor_for_valid_event_list(case):
+    if not case.query or "cursor" not in case.query or not _generated_as_valid(case):
+        return
+    query = dict(case.query)
+    query["cursor"] = _issued_event_cursor(query.get("types"))
+    case.query = query
 
 
 _category_cursor = []

@@ -48,6 +48,7 @@ impl From<EventError> for ApiError {
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100,
             description = "1 to 100, default 20."),
         ("types" = Option<String>, Query, min_length = 1,
+            pattern = r"^(pet\.(\*|created|updated|removed)|order\.(\*|placed|approved|delivered|cancelled)|category\.(\*|created|updated|removed))(,(pet\.(\*|created|updated|removed)|order\.(\*|placed|approved|delivered|cancelled)|category\.(\*|created|updated|removed)))*$",
             description = "Only these types, comma-separated: `pet.created`, `pet.updated`, \
                 `pet.removed`, `order.placed`, `order.approved`, `order.delivered`, \
                 `order.cancelled`, `category.created`, `category.updated`, \

@@ -115,8 +115,53 @@ pub(crate) fn next_page_link(
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use utoipa::OpenApi as _;
+
     use super::*;
     use crate::error::ErrorCode;
+
+    /// The pattern `types` follows, made from the event types themselves.
+    fn types_pattern() -> String {
+        let resources = ["pet", "order", "category"];
+        let one = resources
+            .iter()
+            .map(|resource| {
+                let actions: Vec<&str> = EventType::ALL
+                    .into_iter()
+                    .filter(|kind| kind.resource() == *resource)
+                    .filter_map(|kind| kind.as_str().split_once('.').map(|(_, action)| action))
+                    .collect();
+                format!("{resource}\\.(\\*|{})", actions.join("|"))
+            })
+            .collect::<Vec<_>>()
+            .join("|");
+        format!("^({one})(,({one}))*$")
+    }
+
+    #[test]
+    fn the_documented_pattern_of_types_names_every_type_and_no_other() {
+        let document = serde_json::to_value(super::super::EventsApi::openapi()).unwrap();
+        let parameters = document["paths"]["/events"]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        let types = parameters
+            .iter()
+            .find(|parameter| parameter["name"] == "types")
+            .unwrap();
+        assert_eq!(types["schema"]["pattern"], types_pattern());
+        let pattern = regex::Regex::new(&types_pattern()).unwrap();
+        for accepted in [
+            "pet.*",
+            "order.delivered,category.*",
+            "pet.created,pet.created",
+        ] {
+            assert!(pattern.is_match(accepted), "{accepted}");
+            assert!(EventTypes::parse_list(accepted).is_ok(), "{accepted}");
+        }
+        for refused in ["pet.placed", "pet.*,", "", "shop.*"] {
+            assert!(!pattern.is_match(refused), "{refused}");
+        }
+    }
 
     fn codec() -> CursorCodec {
         CursorCodec::new(b"a secret long enough for the test")
