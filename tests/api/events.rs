@@ -13,9 +13,7 @@ use std::time::Duration;
 use awc::http::Method;
 use serde_json::{json, Value};
 
-use petstore_test_support::{
-    eventually, on_backends, send, Backend, TestApp, TestResponse,
-};
+use petstore_test_support::{eventually, on_backends, send, Backend, TestApp, TestResponse};
 
 on_backends!(
     [memory, sqlite, postgres]
@@ -58,7 +56,10 @@ fn next_of(response: &TestResponse) -> String {
     let link = response.header("link").expect("every page links on");
     assert!(link.ends_with(r#"rel="next""#), "not a next link: {link}");
     let target = &link[link.find('<').expect("a target") + 1..link.find('>').expect("a target")];
-    assert!(target.starts_with("/v1/events?"), "the link leaves the feed: {target}");
+    assert!(
+        target.starts_with("/v1/events?"),
+        "the link leaves the feed: {target}"
+    );
     target.to_owned()
 }
 
@@ -343,6 +344,35 @@ async fn the_feed_pages_by_link_and_filters_by_type(app: TestApp) {
     let since = read_feed(&app, &app.api_key, &later, 1).await;
     assert_eq!(types(&since), ["pet.created"]);
     assert_eq!(since[0]["data"]["name"], "Later");
+
+    // `data` is the pet exactly as createPet wrote it, member order included.
+    let created = call(
+        &app,
+        Method::POST,
+        &app.api_key,
+        "/v1/pets",
+        Some(json!({"name": "Verbatim", "categoryId": 2, "tags": ["b", "a"]})),
+    )
+    .await;
+    assert_eq!(created.status.as_u16(), 201, "{}", created.body);
+    let feed = eventually(
+        Duration::from_secs(10),
+        "the create's event readable",
+        async || {
+            let page = call(&app, Method::GET, &app.api_key, &later, None).await;
+            if page.body.contains("Verbatim") {
+                Ok(page.body)
+            } else {
+                Err(page.body)
+            }
+        },
+    )
+    .await;
+    assert!(
+        feed.contains(&format!("\"data\":{}", created.body)),
+        "{feed} does not hold {}",
+        created.body
+    );
 
     let removals = call(
         &app,

@@ -86,9 +86,11 @@ pub(crate) static ROUTES: Routes = Routes {
 };
 
 /// A category as an event's `data` (`crate::events`): as the category's own operations answer it.
-pub(crate) fn event_payload(category: petstore_domain::Category) -> serde_json::Value {
+pub(crate) fn event_payload(
+    category: petstore_domain::Category,
+) -> Box<serde_json::value::RawValue> {
     // A DTO of strings and numbers always serializes.
-    serde_json::to_value(CategoryDto::from(category)).unwrap_or_default()
+    serde_json::value::to_raw_value(&CategoryDto::from(category)).unwrap_or_default()
 }
 
 #[cfg(test)]

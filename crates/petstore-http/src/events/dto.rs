@@ -13,10 +13,10 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use super::Payloads;
+use super::{Payload, Payloads};
 
 /// One event as the feed answers it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EventDto {
     id: String,
@@ -24,7 +24,7 @@ pub(crate) struct EventDto {
     event_type: &'static str,
     timestamp: String,
     payload_version: u32,
-    data: serde_json::Value,
+    data: Payload,
 }
 
 impl EventDto {
@@ -207,9 +207,14 @@ mod tests {
 
     fn payloads() -> Payloads {
         Payloads {
-            pet: |pet| json!({"id": pet.id().get(), "name": pet.name().as_str()}),
-            order: |_| json!("an order"),
-            category: |_| json!("a category"),
+            pet: |pet| {
+                serde_json::value::to_raw_value(
+                    &json!({"id": pet.id().get(), "name": pet.name().as_str()}),
+                )
+                .unwrap()
+            },
+            order: |_| serde_json::value::to_raw_value("an order").unwrap(),
+            category: |_| serde_json::value::to_raw_value("a category").unwrap(),
         }
     }
 

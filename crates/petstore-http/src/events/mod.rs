@@ -21,12 +21,15 @@ use dto::{CategoryEventDto, EventDto, OrderEventDto, PetEventDto};
 /// listEvents.
 const EVENTS_PATH: &str = "/v1/events";
 
+/// A resource written as JSON, kept as written (its members in its own order).
+pub(crate) type Payload = Box<serde_json::value::RawValue>;
+
 /// How each resource is written in an event's `data`: as its own operations answer it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Payloads {
-    pub(crate) pet: fn(Pet) -> serde_json::Value,
-    pub(crate) order: fn(Order) -> serde_json::Value,
-    pub(crate) category: fn(Category) -> serde_json::Value,
+    pub(crate) pet: fn(Pet) -> Payload,
+    pub(crate) order: fn(Order) -> Payload,
+    pub(crate) category: fn(Category) -> Payload,
 }
 
 /// The feed's operation and schemas, with the responses all operations share.

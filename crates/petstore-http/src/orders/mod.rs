@@ -92,7 +92,7 @@ pub(crate) static ROUTES: Routes = Routes {
 };
 
 /// A order as an event's `data` (`crate::events`): as the order's own operations answer it.
-pub(crate) fn event_payload(order: petstore_domain::Order) -> serde_json::Value {
+pub(crate) fn event_payload(order: petstore_domain::Order) -> Box<serde_json::value::RawValue> {
     // A DTO of strings and numbers always serializes.
-    serde_json::to_value(OrderDto::from(order)).unwrap_or_default()
+    serde_json::value::to_raw_value(&OrderDto::from(order)).unwrap_or_default()
 }

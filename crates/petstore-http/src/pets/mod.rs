@@ -96,7 +96,7 @@ pub(crate) static ROUTES: Routes = Routes {
 };
 
 /// A pet as an event's `data` (`crate::events`): as the pet's own operations answer it.
-pub(crate) fn event_payload(pet: petstore_domain::Pet) -> serde_json::Value {
+pub(crate) fn event_payload(pet: petstore_domain::Pet) -> Box<serde_json::value::RawValue> {
     // A DTO of strings and numbers always serializes.
-    serde_json::to_value(PetDto::from(pet)).unwrap_or_default()
+    serde_json::value::to_raw_value(&PetDto::from(pet)).unwrap_or_default()
 }
