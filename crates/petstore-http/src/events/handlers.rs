@@ -43,7 +43,9 @@ impl From<EventError> for ApiError {
         orders it may see (its own; a `store` key every order's). Without `cursor` the feed \
         starts at its oldest event kept; events are kept for a retention (30 days unless the \
         service is set otherwise), and a cursor from before the oldest kept event is 410 \
-        `gone`. The cursor is signed and bound to the API key and the `types` that read it.",
+        `gone`. The cursor is signed and bound to the API key and the `types` that read it. \
+        New event types may be added within v1: name the types you handle in `types` to \
+        receive no other.",
     params(
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100,
             description = "1 to 100, default 20."),
