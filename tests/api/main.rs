@@ -15,6 +15,7 @@ mod data_moves;
 mod drain;
 mod durability;
 mod events;
+mod events_guarantees;
 mod fresh_keys;
 mod get_pet;
 mod held_connections;
