@@ -81,6 +81,7 @@ async fn the_served_document_is_the_committed_one() {
             "getOrder",
             "getPet",
             "listCategories",
+            "listEvents",
             "listOrders",
             "listPets",
             "placeOrder",
