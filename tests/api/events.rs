@@ -52,7 +52,7 @@ mod retention {
 }
 
 /// Where the `Link: <...>; rel="next"` of `response` points: the feed, always.
-fn next_of(response: &TestResponse) -> String {
+pub(crate) fn next_of(response: &TestResponse) -> String {
     let link = response.header("link").expect("every page links on");
     assert!(link.ends_with(r#"rel="next""#), "not a next link: {link}");
     let target = &link[link.find('<').expect("a target") + 1..link.find('>').expect("a target")];

@@ -359,17 +359,10 @@ struct FeedPage {
 async fn feed_page(app: &TestApp, key: &str, path: &str) -> FeedPage {
     let response = send(app.get_as(key, path), None).await;
     assert_eq!(response.status.as_u16(), 200, "{path}: {}", response.body);
-    let link = response.header("link").expect("every page links on");
-    assert!(link.ends_with(r#"rel="next""#), "not a next link: {link}");
-    let next = &link[link.find('<').expect("a target") + 1..link.find('>').expect("a target")];
-    assert!(
-        next.starts_with("/v1/events?"),
-        "the link leaves the feed: {next}"
-    );
     FeedPage {
         events: response.json().as_array().expect("an array").clone(),
         more: response.header("x-more-events") == Some("true"),
-        next: next.to_owned(),
+        next: crate::events::next_of(&response),
     }
 }
 
