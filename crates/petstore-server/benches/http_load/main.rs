@@ -2,7 +2,8 @@
 //! every backend, next to a bare actix-web ceiling measured in the same run, at 1, 8, 64 and 256
 //! connections. Prints one table (req/s, p50, p99, max, ratio to the ceiling), the server's RSS
 //! after each backend, the targets of `docs/benchmarks.md` (the keyed share of createPet from
-//! pairs of runs back to back), and draws `docs/benchmarks.svg`.
+//! pairs of runs back to back), draws `docs/benchmarks.svg`, and writes the table, the targets
+//! and the README's speed paragraph into the docs (`publish.rs`).
 //!
 //! Absolute figures on a shared machine move between runs; the ratio to the ceiling, measured
 //! minutes apart on the same machine, is what compares across runs. Two builds are
@@ -10,6 +11,7 @@
 
 mod ceiling;
 mod paired;
+mod publish;
 mod report;
 mod scenarios;
 mod wrk;
@@ -358,11 +360,12 @@ fn main() {
     let report = report::Report::new(rows, keyed_pairs, rss);
     print!("{}", report.table());
     print!("{}", report.targets());
-    print!("{}", report::flood(&alone, &beside, &flood));
-    print!("{compression}");
+    let beside = format!("{}{compression}", report::flood(&alone, &beside, &flood));
+    print!("{beside}");
     let picture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/benchmarks.svg");
     match report.draw(std::path::Path::new(picture)) {
         Ok(()) => println!("\npicture: docs/benchmarks.svg"),
         Err(error) => eprintln!("could not draw {picture}: {error}"),
     }
+    publish::publish(&report, &beside);
 }

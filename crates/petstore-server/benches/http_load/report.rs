@@ -149,7 +149,7 @@ impl Report {
         Some(pairs)
     }
 
-    fn find(&self, subject: Subject, operation: Operation, connections: usize) -> Option<&Row> {
+    pub fn find(&self, subject: Subject, operation: Operation, connections: usize) -> Option<&Row> {
         self.rows.iter().find(|row| {
             row.subject == subject && row.operation == operation && row.connections == connections
         })
