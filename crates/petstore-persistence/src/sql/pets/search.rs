@@ -1,7 +1,13 @@
 //! A page of the listing with search filters (a category, a tag, the start of a name), besides
-//! the plain pages by status that `group_read::load_page` serves: one query built from the
-//! filters given, each served by an index (`pets (category_id, id)`, `pet_tags (tag, pet_id)`,
-//! `pets (name_folded, id)`), and the pages of a search by name in name order.
+//! the plain pages by status that `group_read::load_page` serves, each served by an index
+//! (`pets (category_id, id)`, `pet_tags (tag, pet_id)`, `pets (name_folded, id)`), and the
+//! pages of a search by name in name order.
+//!
+//! The searches a shop asks most (a category, a tag, both, a name; each with or without a
+//! status) are statements of fixed types run on the concrete connection, as plain pages are:
+//! each stays prepared and is found in the statement cache by its type, where a statement built
+//! per call has its SQL written out to be found. Other combinations are built from the filters
+//! given.
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
@@ -9,17 +15,91 @@ use diesel::sql_types::{BigInt, Bool, Text};
 use petstore_domain::PetSearch;
 
 use super::pet_row::PetRow;
-use crate::sql::engine::connection::AnyConnection;
+use crate::sql::engine::connection::{on_connection, AnyConnection};
 use crate::sql::schema::{pet_tags, pets};
 
 type AnyBackend = <AnyConnection as Connection>::Backend;
 
+/// Loads the fixed statement `$query` on the concrete connection, with `pets.status = $status`
+/// when a status is given: two statements, each of its own type.
+macro_rules! load_with_status {
+    ($conn:expr, $status:expr, $query:expr) => {
+        match $status {
+            Some(status) => {
+                let query = $query.filter(pets::status.eq(status));
+                on_connection!($conn, |c| query.load::<PetRow>(c))
+            }
+            None => {
+                let query = $query;
+                on_connection!($conn, |c| query.load::<PetRow>(c))
+            }
+        }
+    };
+}
+
 /// The live pets after id `after`, with `status` when given, matching `search`, in id order, at
-/// most `limit`. Each shape starts from the index that keeps the page short: with a tag, the
-/// tag's rows of `pet_tags` (in pet id order, so the scan stops at the page's end); else the pets
-/// by `(category_id, id)` or in id order. The listing asks a search by name without a tag of
-/// [`name_page`] instead, in name order; here a name alone only narrows a scan in id order.
+/// most `limit`. A tag alone is read from the tag's rows of `pet_tags` (in pet id order, so the
+/// scan stops at the page's end); a category, with a tag or not, from `pets (category_id, id)`,
+/// each pet's tag looked up by `pet_tags`' key. The listing asks a search by name without a tag
+/// of [`name_page`] instead, in name order; here a name only narrows a scan in id order.
 pub(crate) fn search_page(
+    conn: &mut AnyConnection,
+    status: Option<&'static str>,
+    search: &PetSearch,
+    after: i64,
+    limit: i64,
+) -> QueryResult<Vec<PetRow>> {
+    if search.name.is_some() {
+        return narrowed_page(conn, status, search, after, limit);
+    }
+    match (&search.tag, search.category_id) {
+        (None, Some(category_id)) => load_with_status!(
+            conn,
+            status,
+            pets::table
+                .select(PetRow::COLUMNS)
+                .filter(pets::category_id.eq(category_id.get()))
+                .filter(pets::removed_at.is_null())
+                .filter(pets::id.gt(after))
+                .order(pets::id.asc())
+                .limit(limit)
+        ),
+        (Some(tag), None) => load_with_status!(
+            conn,
+            status,
+            pet_tags::table
+                .inner_join(pets::table.on(pets::id.eq(pet_tags::pet_id)))
+                .select(PetRow::COLUMNS)
+                .filter(pet_tags::tag.eq(tag.as_str().to_owned()))
+                .filter(pet_tags::pet_id.gt(after))
+                .filter(pets::removed_at.is_null())
+                .order(pet_tags::pet_id.asc())
+                .limit(limit)
+        ),
+        // The category's pets in id order, each kept when it has the tag: a category (with a
+        // status) narrows a page's reads far more than a tag shared across categories.
+        (Some(tag), Some(category_id)) => load_with_status!(
+            conn,
+            status,
+            pets::table
+                .inner_join(
+                    pet_tags::table.on(pet_tags::pet_id
+                        .eq(pets::id)
+                        .and(pet_tags::tag.eq(tag.as_str().to_owned()))),
+                )
+                .select(PetRow::COLUMNS)
+                .filter(pets::category_id.eq(category_id.get()))
+                .filter(pets::removed_at.is_null())
+                .filter(pets::id.gt(after))
+                .order(pets::id.asc())
+                .limit(limit)
+        ),
+        (None, None) => narrowed_page(conn, status, search, after, limit),
+    }
+}
+
+/// [`search_page`] for a search with a name: one query built from the filters given.
+fn narrowed_page(
     conn: &mut AnyConnection,
     status: Option<&'static str>,
     search: &PetSearch,
@@ -92,6 +172,22 @@ pub(crate) fn name_page(
     limit: i64,
 ) -> QueryResult<Vec<PetRow>> {
     let (prefix, end) = name_range(search).unwrap_or_default();
+    if let (None, None, Some(end)) = (status, search.category_id, &end) {
+        let range = pets::table
+            .select(PetRow::COLUMNS)
+            .filter(pets::removed_at.is_null())
+            .filter(pets::name_folded.ge(prefix.clone()))
+            .filter(pets::name_folded.lt(end.clone()))
+            .order((pets::name_folded.asc(), pets::id.asc()))
+            .limit(limit);
+        return match after {
+            Some((name, id)) => {
+                let query = range.filter(AfterNamePosition { name, id });
+                on_connection!(conn, |c| query.load::<PetRow>(c))
+            }
+            None => on_connection!(conn, |c| range.load::<PetRow>(c)),
+        };
+    }
     let mut query = pets::table
         .select(PetRow::COLUMNS)
         .filter(pets::removed_at.is_null())
@@ -124,6 +220,46 @@ pub(crate) fn name_page(
             query.filter(sql::<Bool>("(category_id + 0) = ").bind::<BigInt, _>(category_id.get()));
     }
     query.load(conn)
+}
+
+/// `(name_folded, id) > (name, id)`: a row value, which both databases read as one position in
+/// the order of `pets (name_folded, id)`. A fixed statement (unlike a literal of SQL) that stays
+/// prepared.
+#[derive(Debug, Clone, diesel::query_builder::QueryId)]
+struct AfterNamePosition {
+    name: String,
+    id: i64,
+}
+
+impl Expression for AfterNamePosition {
+    type SqlType = Bool;
+}
+
+impl AppearsOnTable<pets::table> for AfterNamePosition {}
+
+impl diesel::expression::ValidGrouping<()> for AfterNamePosition {
+    type IsAggregate = diesel::expression::is_aggregate::Never;
+}
+
+impl<DB> diesel::query_builder::QueryFragment<DB> for AfterNamePosition
+where
+    DB: diesel::backend::Backend
+        + diesel::sql_types::HasSqlType<Text>
+        + diesel::sql_types::HasSqlType<BigInt>,
+    String: diesel::serialize::ToSql<Text, DB>,
+    i64: diesel::serialize::ToSql<BigInt, DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> QueryResult<()> {
+        out.push_sql("(name_folded, id) > (");
+        out.push_bind_param::<Text, String>(&self.name)?;
+        out.push_sql(", ");
+        out.push_bind_param::<BigInt, i64>(&self.id)?;
+        out.push_sql(")");
+        Ok(())
+    }
 }
 
 /// The least string above every string that starts with `prefix` (compared by code point, as

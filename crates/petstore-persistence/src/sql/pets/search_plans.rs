@@ -81,6 +81,68 @@ fn shapes() -> Vec<Shape> {
             },
         },
         Shape {
+            what: "a category with a status",
+            sqlite: "USING INDEX pets_category_id_id",
+            postgres: "using pets_category_id_id",
+            run: |conn| {
+                let search = PetSearch {
+                    category_id: category(7),
+                    ..Default::default()
+                };
+                search_page(conn, Some("sold"), &search, 10, 21).map(|rows| rows.len())
+            },
+        },
+        Shape {
+            what: "a tag",
+            sqlite: "SEARCH pet_tags USING PRIMARY KEY",
+            postgres: "using pet_tags_pkey",
+            run: |conn| {
+                let search = PetSearch {
+                    tag: tag("dog"),
+                    ..Default::default()
+                };
+                search_page(conn, None, &search, 10, 21).map(|rows| rows.len())
+            },
+        },
+        Shape {
+            what: "a tag with a status",
+            sqlite: "SEARCH pet_tags USING PRIMARY KEY",
+            postgres: "using pet_tags_pkey",
+            run: |conn| {
+                let search = PetSearch {
+                    tag: tag("dog"),
+                    ..Default::default()
+                };
+                search_page(conn, Some("available"), &search, 10, 21).map(|rows| rows.len())
+            },
+        },
+        Shape {
+            what: "a tag with a category",
+            sqlite: "SEARCH pets USING INDEX pets_category_id_id",
+            postgres: "using pets_category_id_id",
+            run: |conn| {
+                let search = PetSearch {
+                    category_id: category(11),
+                    tag: tag("dog"),
+                    ..Default::default()
+                };
+                search_page(conn, None, &search, 10, 21).map(|rows| rows.len())
+            },
+        },
+        Shape {
+            what: "a tag with a category and a status",
+            sqlite: "SEARCH pets USING INDEX pets_category_id_id",
+            postgres: "using pets_category_id_id",
+            run: |conn| {
+                let search = PetSearch {
+                    category_id: category(11),
+                    tag: tag("dog"),
+                    ..Default::default()
+                };
+                search_page(conn, Some("available"), &search, 10, 21).map(|rows| rows.len())
+            },
+        },
+        Shape {
             what: "a tag, with a category, a name and a status",
             sqlite: "SEARCH pet_tags USING PRIMARY KEY",
             postgres: "using pet_tags_pkey",
@@ -103,6 +165,19 @@ fn shapes() -> Vec<Shape> {
                     ..Default::default()
                 };
                 name_page(conn, None, &search, None, 21).map(|rows| rows.len())
+            },
+        },
+        Shape {
+            what: "a name after a position",
+            sqlite: "INDEX pets_name_folded_live",
+            postgres: "using pets_name_folded_live",
+            run: |conn| {
+                let search = PetSearch {
+                    name: name("re"),
+                    ..Default::default()
+                };
+                let after = Some(("rex".to_owned(), 10));
+                name_page(conn, None, &search, after, 21).map(|rows| rows.len())
             },
         },
         Shape {
