@@ -1,7 +1,8 @@
 //! Every search of the listing as it runs, with the plan each database makes for it: each filter
 //! is served by its index, and no page sorts its matches; and a change of a pet finds its own tag
 //! rows by index. The statements are the ones the service sends (caught as the connection runs
-//! them), not copies of them.
+//! them), not copies of them. And each search by category, tag and status answers the pets it
+//! matches, page by page.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -340,4 +341,94 @@ fn postgres_serves_every_search_from_its_index_in_its_order() {
                 .join("\n")
         },
     );
+}
+
+/// A pet of [`seeded`]: id, category, status, tag (`None`: no tag).
+type Seeded = (i64, i64, &'static str, Option<&'static str>);
+
+/// Stores 60 pets of three categories, three statuses and two tags (or none), their tags in
+/// `pet_tags` too, and answers them.
+fn seeded(conn: &mut AnyConnection) -> Vec<Seeded> {
+    let statuses = ["available", "pending", "sold"];
+    let tags = [Some("dog"), None, Some("cat"), Some("dog"), None];
+    let pets: Vec<Seeded> = (1..=60)
+        .map(|id| {
+            (
+                id,
+                1 + id % 3,
+                statuses[(id % 7 % 3) as usize],
+                tags[(id % 5) as usize],
+            )
+        })
+        .collect();
+    for (id, category, status, tag) in &pets {
+        let tag_column = tag.map_or("NULL".to_owned(), |tag| format!("'{tag}'"));
+        let mut statements = format!(
+            "INSERT INTO pets (id, name, name_folded, category_id, status, tags) \
+             VALUES ({id}, 'Pet {id}', 'pet {id}', {category}, '{status}', {tag_column});"
+        );
+        if let Some(tag) = tag {
+            statements += &format!("INSERT INTO pet_tags (tag, pet_id) VALUES ('{tag}', {id});");
+        }
+        diesel::connection::SimpleConnection::batch_execute(conn, &statements).expect("seeded");
+    }
+    pets
+}
+
+/// Every search by category, tag and status (a fixed statement each) answers the pets it
+/// matches, in id order, page after page.
+fn every_search_finds_its_pets_page_by_page(conn: &mut AnyConnection) {
+    let pets = seeded(conn);
+    for status in [None, Some("available"), Some("sold")] {
+        for category_id in [None, Some(1), Some(2)] {
+            for tag_asked in [None, Some("dog")] {
+                if category_id.is_none() && tag_asked.is_none() {
+                    continue;
+                }
+                let search = PetSearch {
+                    category_id: category_id.and_then(category),
+                    tag: tag_asked.and_then(tag),
+                    ..Default::default()
+                };
+                let expected: Vec<i64> = pets
+                    .iter()
+                    .filter(|(_, c, s, t)| {
+                        category_id.is_none_or(|asked| *c == asked)
+                            && status.is_none_or(|asked| *s == asked)
+                            && tag_asked.is_none_or(|asked| *t == Some(asked))
+                    })
+                    .map(|(id, ..)| *id)
+                    .collect();
+                let mut found = Vec::new();
+                let mut after = i64::MIN;
+                loop {
+                    let page = search_page(conn, status, &search, after, 3).expect("a page");
+                    found.extend(page.iter().map(|row| row.id));
+                    match page.last() {
+                        Some(last) if page.len() == 3 => after = last.id,
+                        _ => break,
+                    }
+                }
+                assert_eq!(found, expected, "{search:?} with status {status:?}");
+                assert!(!expected.is_empty(), "{search:?} with status {status:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn sqlite_finds_every_search_page_by_page() {
+    let file = TestSqliteFile::new();
+    let url: DatabaseUrl = file.url().parse().expect("a database URL");
+    crate::migrate(&url, &PoolSettings::default()).expect("migrated");
+    every_search_finds_its_pets_page_by_page(&mut open(&file.url()));
+}
+
+#[test]
+fn postgres_finds_every_search_page_by_page() {
+    let database = TestDatabase::migrated(|url| {
+        let url: DatabaseUrl = url.parse().expect("a database URL");
+        crate::migrate(&url, &PoolSettings::default()).expect("migrated");
+    });
+    every_search_finds_its_pets_page_by_page(&mut open(database.url()));
 }
