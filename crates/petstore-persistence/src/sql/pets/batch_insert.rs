@@ -143,7 +143,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
     for (&at, row) in to_insert.iter().zip(assign(&new_pets, rows)) {
         let pet = row
             .ok_or_else(|| deserialization("the database returned no row for an inserted pet"))?
-            .into_pet()
+            .into_created(batch[at].new_pet)
             .map_err(|error| DieselError::DeserializationError(Box::new(error)))?;
         if let Some(plan) = batch[at].plan {
             records.push(plan.record_for(&pet));
@@ -154,7 +154,10 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
         Some(EntryOutcome::Done(pet, _)) => Some(pet),
         _ => None,
     });
-    tags::insert(conn, stored_pets)?;
+    // PostgreSQL stored them with the pets, in the same statement (`insert_all`).
+    if let AnyConnection::Sqlite(_) = conn {
+        tags::insert(conn, stored_pets)?;
+    }
     // The plans of one group were made within moments of each other: the earliest cutoff
     // replaces no record that any of them would still count as live.
     let expired_before = first_of_key
@@ -224,22 +227,33 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
 }
 
 /// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of
-/// power-of-two sizes, each kept prepared (`multi_row`).
+/// power-of-two sizes, each kept prepared (`multi_row`). On PostgreSQL the same statement
+/// stores the pets' tag rows ([`tags::INSERT_PETS_WITH_TAGS`]): no round trip of their own.
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
     let rows: Vec<PetValues<'_>> = batch.iter().map(|new_pet| PetValues::of(new_pet)).collect();
     let mut stored = Vec::with_capacity(rows.len());
     for part in in_parts(&rows) {
-        let insert = MultiRow {
-            head: "INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
-                   description, photo_urls, tags, name_folded)",
-            rows: part,
-            tail: PetRow::RETURNING,
-            tail_bind: None,
-            end: "",
-        };
         stored.extend(match conn {
-            AnyConnection::Postgresql(pg) => insert.load::<PetRow>(pg),
-            AnyConnection::Sqlite(sqlite) => insert.load::<PetRow>(sqlite),
+            AnyConnection::Postgresql(pg) => {
+                let (head, tail) = tags::INSERT_PETS_WITH_TAGS;
+                MultiRow {
+                    head,
+                    rows: part,
+                    tail,
+                    tail_bind: None,
+                    end: "",
+                }
+                .load::<PetRow>(pg)
+            }
+            AnyConnection::Sqlite(sqlite) => MultiRow {
+                head: "INSERT INTO pets (name, category_id, status, price_minor, \
+                       price_currency, description, photo_urls, tags, name_folded)",
+                rows: part,
+                tail: PetRow::RETURNING,
+                tail_bind: None,
+                end: "",
+            }
+            .load::<PetRow>(sqlite),
         }?);
     }
     Ok(stored)

@@ -73,6 +73,17 @@ impl PetRow {
             && self.tags == details.tags
     }
 
+    /// The pet this row stores, the row just inserted for `new_pet` (which it
+    /// [`holds`](Self::holds)): `new_pet`, checked already, with the row's id, rather than the
+    /// row checked again.
+    pub(crate) fn into_created(self, new_pet: &NewPet) -> Result<Pet, RepositoryError> {
+        if self.version == PetVersion::first().get() {
+            Ok(new_pet.clone().into_pet(PetId::new(self.id)))
+        } else {
+            self.into_pet()
+        }
+    }
+
     /// A stored row that breaks a domain rule means the data was changed behind the service's
     /// back: reported as unexpected (with the id, for the logs) rather than served.
     /// The row that stores `pet`.

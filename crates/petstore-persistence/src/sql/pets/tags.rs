@@ -1,35 +1,75 @@
 //! `pet_tags`: each pet's tags again, one row per tag, keyed by tag, so the listing's `tag`
 //! filter reads one range of the key in id order. Written with the pet, in its transaction.
+//!
+//! On PostgreSQL, where each statement is a round trip, a create writes its tag rows in the
+//! statement that inserts the pets ([`INSERT_PETS_WITH_TAGS`]), and a change in one statement
+//! whatever the number of tags. SQLite, in process, takes them in multi-row inserts
+//! (`engine/multi_row.rs`).
 
-use diesel::backend::Backend;
+use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::AstPass;
-use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, HasSqlType, Text};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::{Array, BigInt, Text};
+use diesel::sqlite::Sqlite;
 use petstore_domain::Pet;
 
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
 use crate::sql::schema::pet_tags;
 
-/// One row of `pet_tags`.
+/// PostgreSQL: the `pets` insert's `RETURNING` list, then the tag rows of the pets it inserted
+/// (each pet's `tags` column split at its line breaks), then the inserted rows as the statement's
+/// result. Put around a multi-row `INSERT INTO pets ... VALUES ...` by `batch_insert.rs`.
+pub(crate) const INSERT_PETS_WITH_TAGS: (&str, &str) = (
+    "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
+     description, photo_urls, tags, name_folded)",
+    "RETURNING id, name, category_id, status, version, price_minor, price_currency, \
+     description, photo_urls, tags), \
+     tagged AS (INSERT INTO pet_tags (tag, pet_id) \
+     SELECT tag, inserted.id FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag) \
+     SELECT id, name, category_id, status, version, price_minor, price_currency, description, \
+     photo_urls, tags FROM inserted",
+);
+
+/// One row of `pet_tags`, for SQLite's multi-row insert.
 struct TagRow<'a> {
     tag: &'a str,
     pet_id: i64,
 }
 
-impl<DB> BindValues<DB> for TagRow<'_>
-where
-    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
-    str: ToSql<Text, DB>,
-    i64: ToSql<BigInt, DB>,
-{
-    fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
+impl BindValues<Sqlite> for TagRow<'_> {
+    fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, Sqlite>) -> QueryResult<()> {
         out.push_bind_param::<Text, str>(self.tag)?;
         out.push_sql(", ");
         out.push_bind_param::<BigInt, i64>(&self.pet_id)
     }
 }
+
+/// PostgreSQL: `INSERT INTO pet_tags (tag, pet_id)` of any number of rows in one statement of
+/// fixed text, the rows bound as two arrays: one round trip, and a statement that stays
+/// prepared and is found by its type.
+struct TagArrays<'a> {
+    tags: Vec<&'a str>,
+    pet_ids: Vec<i64>,
+}
+
+impl QueryFragment<Pg> for TagArrays<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("INSERT INTO pet_tags (tag, pet_id) SELECT * FROM unnest(");
+        out.push_bind_param::<Array<Text>, Vec<&str>>(&self.tags)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<BigInt>, Vec<i64>>(&self.pet_ids)?;
+        out.push_sql("::bigint[])");
+        Ok(())
+    }
+}
+
+impl QueryId for TagArrays<'_> {
+    type QueryId = TagArrays<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl<Conn> RunQueryDsl<Conn> for TagArrays<'_> {}
 
 /// Stores the tags of `pets`, just stored.
 pub(crate) fn insert<'a>(
@@ -45,20 +85,30 @@ pub(crate) fn insert<'a>(
             })
         })
         .collect();
-    for part in in_parts(&rows) {
-        let insert = MultiRow {
-            head: "INSERT INTO pet_tags (tag, pet_id)",
-            rows: part,
-            tail: "",
-            tail_bind: None,
-            end: "",
-        };
-        match conn {
-            AnyConnection::Postgresql(pg) => insert.execute(pg),
-            AnyConnection::Sqlite(sqlite) => insert.execute(sqlite),
-        }?;
+    if rows.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    match conn {
+        AnyConnection::Postgresql(pg) => TagArrays {
+            tags: rows.iter().map(|row| row.tag).collect(),
+            pet_ids: rows.iter().map(|row| row.pet_id).collect(),
+        }
+        .execute(pg)
+        .map(drop),
+        AnyConnection::Sqlite(sqlite) => {
+            for part in in_parts(&rows) {
+                MultiRow {
+                    head: "INSERT INTO pet_tags (tag, pet_id)",
+                    rows: part,
+                    tail: "",
+                    tail_bind: None,
+                    end: "",
+                }
+                .execute(sqlite)?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Removes every tag row of pet `pet_id`.
