@@ -316,7 +316,11 @@ async fn a_retry_while_the_first_is_in_flight_is_409() {
         eventually(
             Duration::from_secs(10),
             "the create's insert running in the database",
-            async || match app.postgres().sessions_running("insert into").0 {
+            async || match app
+                .postgres()
+                .sessions_running("with inserted as (insert into pets")
+                .0
+            {
                 0 => Err("no insert running"),
                 _ => Ok(()),
             },

@@ -26,7 +26,11 @@ async fn a_request_finding_every_connection_busy_gets_503_after_the_pool_timeout
         eventually(
             Duration::from_secs(10),
             "the create's insert running in the database",
-            async || match app.postgres().sessions_running("insert into").0 {
+            async || match app
+                .postgres()
+                .sessions_running("with inserted as (insert into pets")
+                .0
+            {
                 0 => Err("no insert running"),
                 _ => Ok(()),
             },
