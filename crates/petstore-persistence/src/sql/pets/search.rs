@@ -3,8 +3,8 @@
 //! (`pets (category_id, id)`, `pet_tags (tag, pet_id)`, `pets (name_folded, id)`), and the
 //! pages of a search by name in name order.
 //!
-//! The searches a shop asks most (a category, a tag, both, a name; each with or without a
-//! status) are statements of fixed types run on the concrete connection, as plain pages are:
+//! The searches a shop asks most (a category, a tag, both, each with or without a status; a
+//! name alone) are statements of fixed types run on the concrete connection, as plain pages are:
 //! each stays prepared and is found in the statement cache by its type, where a statement built
 //! per call has its SQL written out to be found. Other combinations are built from the filters
 //! given.
