@@ -6,25 +6,41 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use petstore_application::RepositoryError;
 use petstore_domain::{EventId, EventType};
 
+/// Random bytes drawn from the operating system per refill of a thread's pool: ids for 256
+/// events per system call.
+const POOL_BYTES: usize = 16 * 256;
+
+thread_local! {
+    /// This thread's unused random bytes, and where the unused ones start.
+    static POOL: std::cell::RefCell<(Vec<u8>, usize)> =
+        const { std::cell::RefCell::new((Vec::new(), POOL_BYTES)) };
+}
+
 /// A new event's id, from the operating system's random source.
 pub(crate) fn new_event_id() -> Result<EventId, RepositoryError> {
     Ok(new_event_ids(1)?.remove(0))
 }
 
-/// `count` new event ids, from one read of the operating system's random source (a group of
-/// creates takes one system call, not one per event).
+/// `count` new event ids, each 16 bytes of the operating system's random source, read ahead in
+/// a pool per thread so that a system call serves many events (the bytes are used once each).
 pub(crate) fn new_event_ids(count: usize) -> Result<Vec<EventId>, RepositoryError> {
-    let mut bytes = vec![0_u8; 16 * count];
-    getrandom::fill(&mut bytes)
-        .map_err(|err| RepositoryError::Unexpected(format!("no random event id: {err}").into()))?;
-    Ok(bytes
-        .chunks_exact(16)
-        .map(|chunk| {
+    POOL.with_borrow_mut(|(bytes, next)| {
+        let mut ids = Vec::with_capacity(count);
+        for _ in 0..count {
+            if *next + 16 > bytes.len() {
+                bytes.resize(POOL_BYTES, 0);
+                getrandom::fill(bytes).map_err(|err| {
+                    RepositoryError::Unexpected(format!("no random event id: {err}").into())
+                })?;
+                *next = 0;
+            }
             let mut id = [0_u8; 16];
-            id.copy_from_slice(chunk);
-            EventId::from_random(id)
-        })
-        .collect())
+            id.copy_from_slice(&bytes[*next..*next + 16]);
+            *next += 16;
+            ids.push(EventId::from_random(id));
+        }
+        Ok(ids)
+    })
 }
 
 /// Now, in milliseconds since the Unix epoch.

@@ -11,11 +11,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::{done, new_pet, Fixture};
 use futures_util::future::join_all;
-use petstore_application::{FeedQuery, FeedReadError, OrderService, PetService, SystemClock};
+use petstore_application::{
+    FeedQuery, FeedReadError, Fingerprint, OrderService, PetService, RecordPlan, StoredResponse,
+    SystemClock, Written,
+};
 use petstore_domain::{
-    Caller, CategoryName, EventSubject, EventType, EventTypes, FeedEntry, FeedPosition, KeyId,
-    KeyScope, NewOrder, OrderAction, OrderQuantity, Patch, PetChange, PetChangeFields, PetName,
-    VisibleOrders,
+    Caller, CategoryName, EventSubject, EventType, EventTypes, FeedEntry, FeedPosition,
+    IdempotencyKey, KeyId, KeyScope, NewOrder, OrderAction, OrderQuantity, Patch, PetChange,
+    PetChangeFields, PetName, VisibleOrders,
 };
 use petstore_test_database::eventually;
 
@@ -28,6 +31,7 @@ petstore_test_database::on_backends!(
     pages_continue_after_their_last_position_and_filter_by_type,
     concurrent_creates_each_have_exactly_one_event_in_position_order,
     the_purge_deletes_the_oldest_and_a_position_before_them_is_gone,
+    a_create_answered_from_its_record_writes_no_second_event,
 );
 
 fn key(digit: char) -> KeyId {
@@ -433,4 +437,37 @@ async fn the_purge_deletes_the_oldest_and_a_position_before_them_is_gone(fixture
         .await
         .expect("reads on");
     assert_eq!(types(&after_all.entries), ["pet.created"]);
+}
+
+async fn a_create_answered_from_its_record_writes_no_second_event(fixture: Fixture) {
+    let plan = || RecordPlan {
+        owner: key('7'),
+        key: IdempotencyKey::parse("create-once").expect("a key"),
+        fingerprint: Fingerprint([7; 32]),
+        stored_at: now_ms() / 1_000,
+        expired_before: now_ms() / 1_000 - 86_400,
+        render: |_| StoredResponse {
+            status: 201,
+            headers: Vec::new(),
+            body: b"{}".to_vec(),
+        },
+    };
+    let first = fixture
+        .repo()
+        .create(new_pet("Once", 1, None), Some(plan()))
+        .await
+        .expect("create");
+    assert!(matches!(first, Written::Done(..)));
+    let again = fixture
+        .repo()
+        .create(new_pet("Once", 1, None), Some(plan()))
+        .await
+        .expect("the retry");
+    assert!(matches!(again, Written::Earlier(_)), "{}", fixture.name());
+    assert_eq!(
+        types(&all_events(&fixture).await),
+        ["pet.created"],
+        "{}",
+        fixture.name()
+    );
 }

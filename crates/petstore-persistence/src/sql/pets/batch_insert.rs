@@ -14,6 +14,7 @@ use petstore_domain::{fold_case, EventType, NewPet, Pet};
 
 use super::pet_row::{DetailColumns, PetRow};
 use super::tags;
+use crate::event_stamp::{count_written, now_ms};
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::group_commit::Group;
@@ -172,17 +173,28 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
         if let Some(EntryOutcome::Done(pet, _)) = &slots[*at] {
             tags::delete_of(conn, pet.id().get())?;
             diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
+            if let AnyConnection::Postgresql(pg) = conn {
+                diesel::sql_query(PG_DELETE_CREATED_EVENT)
+                    .bind::<BigInt, _>(pet.id().get())
+                    .execute(pg)?;
+            }
         }
         slots[*at] = Some(EntryOutcome::Earlier(row));
     }
-    let created = slots
-        .iter()
-        .filter_map(|slot| match slot {
-            Some(EntryOutcome::Done(pet, _)) => Some(PetRow::event(EventType::PetCreated, pet)),
-            _ => None,
-        })
-        .collect::<QueryResult<Vec<_>>>()?;
-    outbox::append(conn, created)?;
+    let created = slots.iter().filter_map(|slot| match slot {
+        Some(EntryOutcome::Done(pet, _)) => Some(pet),
+        _ => None,
+    });
+    match conn {
+        // Written by the insert itself (`PG_INSERT`).
+        AnyConnection::Postgresql(_) => created.for_each(|_| count_written(EventType::PetCreated)),
+        AnyConnection::Sqlite(_) => {
+            let events = created
+                .map(|pet| PetRow::event(EventType::PetCreated, pet))
+                .collect::<QueryResult<Vec<_>>>()?;
+            outbox::append(conn, events)?;
+        }
+    }
     // The responses stored go back with their pets, to be sent as they were stored.
     for ((at, _), record) in first_of_key.into_iter().zip(records) {
         if let Some(EntryOutcome::Done(_, response)) = &mut slots[at] {
@@ -226,22 +238,51 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
     done
 }
 
+/// PostgreSQL's insert of a part of a group, in one statement (each statement is a round trip,
+/// and the insert turn is held until the commit): the pets, their tag rows (each pet's `tags`
+/// split at its line breaks) and their `pet.created` events (the payload the pet's row as JSON,
+/// as [`PetRow::event`] writes it; the id `evt_` and the 122 random bits of a version 4 UUID in
+/// hex), then the inserted rows as the result. The events' time is bound between `tail` and
+/// `end`.
+const PG_INSERT: (&str, &str, &str) = (
+    "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
+     description, photo_urls, tags, name_folded)",
+    "RETURNING id, name, category_id, status, version, price_minor, price_currency, \
+     description, photo_urls, tags), \
+     tagged AS (INSERT INTO pet_tags (tag, pet_id) \
+     SELECT tag, inserted.id FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag), \
+     created AS (INSERT INTO events (id, type, occurred_at, order_audience, data) \
+     SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), 'pet.created',",
+    ", NULL, json_build_object('id', id, 'name', name, 'category_id', category_id, \
+     'status', status, 'version', version, 'price_minor', price_minor, \
+     'price_currency', price_currency, 'description', description, 'photo_urls', photo_urls, \
+     'tags', tags)::text FROM inserted ORDER BY id) \
+     SELECT id, name, category_id, status, version, price_minor, price_currency, description, \
+     photo_urls, tags FROM inserted",
+);
+
+/// Deletes, in PostgreSQL's open transaction, the `pet.created` event it wrote for the pet `id`
+/// (a create answered from an earlier record stores nothing).
+const PG_DELETE_CREATED_EVENT: &str = "DELETE FROM events \
+    WHERE commit_position = pg_current_xact_id()::text::bigint AND type = 'pet.created' \
+    AND (data::json ->> 'id')::bigint = $1";
+
 /// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of
 /// power-of-two sizes, each kept prepared (`multi_row`). On PostgreSQL the same statement
-/// stores the pets' tag rows ([`tags::INSERT_PETS_WITH_TAGS`]): no round trip of their own.
+/// stores the pets' tag rows and events ([`PG_INSERT`]): no round trips of their own.
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
     let rows: Vec<PetValues<'_>> = batch.iter().map(|new_pet| PetValues::of(new_pet)).collect();
     let mut stored = Vec::with_capacity(rows.len());
     for part in in_parts(&rows) {
         stored.extend(match conn {
             AnyConnection::Postgresql(pg) => {
-                let (head, tail) = tags::INSERT_PETS_WITH_TAGS;
+                let (head, tail, end) = PG_INSERT;
                 MultiRow {
                     head,
                     rows: part,
                     tail,
-                    tail_bind: None,
-                    end: "",
+                    tail_bind: Some(now_ms()),
+                    end,
                 }
                 .load::<PetRow>(pg)
             }

@@ -2,7 +2,7 @@
 //! filter reads one range of the key in id order. Written with the pet, in its transaction.
 //!
 //! On PostgreSQL, where each statement is a round trip, a create writes its tag rows in the
-//! statement that inserts the pets ([`INSERT_PETS_WITH_TAGS`]), and a change in one statement
+//! statement that inserts the pets (`batch_insert.rs`), and a change in one statement
 //! whatever the number of tags. SQLite, in process, takes them in multi-row inserts
 //! (`engine/multi_row.rs`).
 
@@ -16,20 +16,6 @@ use petstore_domain::Pet;
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
 use crate::sql::schema::pet_tags;
-
-/// PostgreSQL: the `pets` insert's `RETURNING` list, then the tag rows of the pets it inserted
-/// (each pet's `tags` column split at its line breaks), then the inserted rows as the statement's
-/// result. Put around a multi-row `INSERT INTO pets ... VALUES ...` by `batch_insert.rs`.
-pub(crate) const INSERT_PETS_WITH_TAGS: (&str, &str) = (
-    "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
-     description, photo_urls, tags, name_folded)",
-    "RETURNING id, name, category_id, status, version, price_minor, price_currency, \
-     description, photo_urls, tags), \
-     tagged AS (INSERT INTO pet_tags (tag, pet_id) \
-     SELECT tag, inserted.id FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag) \
-     SELECT id, name, category_id, status, version, price_minor, price_currency, description, \
-     photo_urls, tags FROM inserted",
-);
 
 /// One row of `pet_tags`, for SQLite's multi-row insert.
 struct TagRow<'a> {
