@@ -331,6 +331,13 @@ fn main() {
     } else {
         eprintln!("TEST_DATABASE_URL unset: skipping PostgreSQL (run `make bench` to include it)");
     }
+    // `BENCH_BACKENDS=postgres` (or `memory,sqlite`, ...): only these backends.
+    if let Ok(only) = std::env::var("BENCH_BACKENDS") {
+        backends.retain(|backend| {
+            only.split(',')
+                .any(|name| name.trim().eq_ignore_ascii_case(&format!("{backend:?}")))
+        });
+    }
     let duration = seconds_per_run();
     if let Some(builds) = paired::Builds::from_env() {
         actix_web::rt::System::new().block_on(paired::run(&builds, &backends, duration));
