@@ -1,6 +1,6 @@
 //! The pet store's domain: the values a pet is made of, the rules that keep them valid, the
 //! status life cycle, the orders that move pets through it, the API keys that give access to
-//! them, the events that record every change, the idempotency keys that make retried writes safe, and the one rule every
+//! them, the events that record every change and the webhooks that deliver them, the idempotency keys that make retried writes safe, and the one rule every
 //! human-entered name (a pet's, a key holder's) follows. Nothing here knows about HTTP,
 //! SQL or async runtimes; adapters turn their own representations into these types with each
 //! type's `parse`/`new` and get a typed error back.
@@ -15,6 +15,7 @@ mod inventory;
 mod order;
 mod page_limit;
 mod pet;
+mod webhook;
 
 pub use api_key::{
     ApiKey, KeyId, KeyIdError, KeyName, KeyNameError, KeyScope, KeyScopeError, KeyState,
@@ -32,6 +33,12 @@ pub use order::{
     Caller, NewOrder, OpenOrderLimit, OpenOrderLimitError, Order, OrderAction, OrderConflict,
     OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderQuantityError, OrderStatus,
     OrderStatusError, TooManyOpenOrders, VisibleOrders,
+};
+pub use webhook::{
+    AddressPolicy, AddressRefusal, Attempt, AttemptError, Delivery, DeliveryFailure, DeliveryId,
+    DeliveryIdError, DeliveryStatus, DisabledReason, EndpointId, EndpointIdError, RetrySchedule,
+    RetryScheduleError, SigningSecret, WebhookEndpoint, WebhookUrl, WebhookUrlError,
+    MAX_WEBHOOK_ENDPOINTS, PING_EVENT_TYPE,
 };
 pub use page_limit::{PageLimit, PageLimitError};
 // The catalogue's values: price, description, photos, tags, and the case fold of name search.

@@ -138,6 +138,13 @@ impl EventTypes {
     pub fn bits(self) -> u16 {
         self.0
     }
+
+    /// The set stored as [`bits`](Self::bits); bits of types this build does not know are
+    /// dropped, and a set left empty is `None`.
+    pub fn from_bits(bits: u16) -> Option<Self> {
+        let known = bits & Self::EVERY.0;
+        (known != 0).then_some(Self(known))
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +190,14 @@ mod tests {
         assert!(!types.is_every());
         let all = EventTypes::parse_list("pet.*,order.*,category.*").unwrap();
         assert!(all.is_every());
+    }
+
+    #[test]
+    fn a_set_is_stored_as_bits() {
+        let types = EventTypes::parse_list("pet.*,category.removed").unwrap();
+        assert_eq!(EventTypes::from_bits(types.bits()), Some(types));
+        assert_eq!(EventTypes::from_bits(0), None);
+        assert_eq!(EventTypes::from_bits(u16::MAX), Some(EventTypes::EVERY));
     }
 
     #[test]
