@@ -25,3 +25,10 @@ pub(crate) fn unix_seconds(time: SystemTime) -> i64 {
         i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
     })
 }
+
+/// `time` in whole milliseconds since the Unix epoch (0 before the epoch).
+pub(crate) fn unix_millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+        i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+    })
+}

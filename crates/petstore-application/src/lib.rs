@@ -15,6 +15,7 @@ pub mod orders;
 mod paging;
 pub mod pets;
 mod storage;
+pub mod webhooks;
 
 pub use categories::{CategoryError, CategoryPage, CategoryRepository, CategoryService};
 pub use clock::{Clock, SystemClock};
@@ -36,6 +37,10 @@ pub use pets::{
     VersionCondition,
 };
 pub use storage::{BoxError, RepositoryError, StorageFault};
+pub use webhooks::{
+    DeliveryQueue, DeliveryService, DeliverySettings, EventBody, SecretVault, WebhookError,
+    WebhookRepository, WebhookSender, WebhookService,
+};
 
 #[cfg(any(test, feature = "mocks"))]
 pub use categories::MockCategoryRepository;
