@@ -24,15 +24,15 @@ mod url;
 use std::sync::Arc;
 
 use petstore_application::{
-    CategoryRepository, EventFeed, IdempotencyStore, InventoryRepository, KeyRegistry,
-    OrderRepository, PetRepository,
+    CategoryRepository, DeliveryQueue, EventFeed, IdempotencyStore, InventoryRepository,
+    KeyRegistry, OrderRepository, PetRepository, WebhookRepository,
 };
 
 pub use error::StorageError;
 pub use memory::{
     InMemoryCategoryRepository, InMemoryEventFeed, InMemoryIdempotencyStore,
     InMemoryInventoryRepository, InMemoryKeyRegistry, InMemoryOrderRepository,
-    InMemoryPetRepository,
+    InMemoryPetRepository, InMemoryWebhooks,
 };
 pub use postgres_url::PostgresUrl;
 pub use settings::PoolSettings;
@@ -42,9 +42,9 @@ pub use sql::{
     RestoreChecks, RestoreError, RestoreReport,
 };
 pub use sql::{
-    describe_metrics, DieselCategoryRepository, DieselEventFeed, DieselIdempotencyStore,
-    DieselInventoryRepository, DieselKeyRegistry, DieselOrderRepository, DieselPetRepository,
-    OrderIds, PoolMetrics, SqlStore,
+    describe_metrics, DieselCategoryRepository, DieselDeliveryQueue, DieselEventFeed,
+    DieselIdempotencyStore, DieselInventoryRepository, DieselKeyRegistry, DieselOrderRepository,
+    DieselPetRepository, DieselWebhookRepository, OrderIds, PoolMetrics, SqlStore,
 };
 pub use url::DatabaseUrl;
 
@@ -60,6 +60,10 @@ pub struct Storage {
     pub inventory: Arc<dyn InventoryRepository>,
     pub keys: Arc<dyn KeyRegistry>,
     pub idempotency: Arc<dyn IdempotencyStore>,
+    /// Webhook endpoints and their deliveries, as the API manages them.
+    pub webhooks: Arc<dyn WebhookRepository>,
+    /// The webhook deliveries the delivery worker takes its work from.
+    pub deliveries: Arc<dyn DeliveryQueue>,
     /// The connection pool's gauges (none for `memory:`).
     pub pool_metrics: Option<PoolMetrics>,
 }
@@ -75,6 +79,7 @@ impl std::fmt::Debug for Storage {
 pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, StorageError> {
     if let DatabaseUrl::Memory = url {
         let pets = InMemoryPetRepository::new();
+        let webhooks = InMemoryWebhooks::new(&pets);
         return Ok(Storage {
             orders: Arc::new(InMemoryOrderRepository::new(&pets)),
             categories: Arc::new(InMemoryCategoryRepository::new(&pets)),
@@ -83,6 +88,8 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
             idempotency: Arc::new(InMemoryIdempotencyStore::new(&pets)),
             pets: Arc::new(pets),
             keys: Arc::new(InMemoryKeyRegistry::new()),
+            deliveries: Arc::new(webhooks.clone()),
+            webhooks: Arc::new(webhooks),
             pool_metrics: None,
         });
     }
@@ -95,6 +102,8 @@ pub fn open(url: &DatabaseUrl, settings: &PoolSettings) -> Result<Storage, Stora
         inventory: Arc::new(store.inventory()),
         keys: Arc::new(store.keys()),
         idempotency: Arc::new(store.idempotency()),
+        webhooks: Arc::new(store.webhooks()),
+        deliveries: Arc::new(store.deliveries()),
         pool_metrics: Some(store.pool_metrics()),
     })
 }

@@ -57,4 +57,8 @@ pub trait EventFeed: Send + Sync + 'static {
     /// epoch): what the feed lags behind the writes. `None` when every stored event can be
     /// read.
     async fn held_back_since(&self) -> Result<Option<i64>, RepositoryError>;
+
+    /// The position of the newest event a read can return now (once every event was purged,
+    /// the last purged one's); `None` when none.
+    async fn head(&self) -> Result<Option<FeedPosition>, RepositoryError>;
 }

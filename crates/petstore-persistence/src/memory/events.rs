@@ -66,6 +66,13 @@ impl EventLog {
         Ok(FeedRead { entries, after })
     }
 
+    fn head(&self) -> Option<FeedPosition> {
+        self.entries
+            .back()
+            .map(|newest| newest.position)
+            .or(self.horizon)
+    }
+
     fn purge(&mut self, before_ms: i64, max: usize) -> u64 {
         let mut deleted = 0;
         while deleted < max {
@@ -113,5 +120,9 @@ impl EventFeed for InMemoryEventFeed {
 
     async fn held_back_since(&self) -> Result<Option<i64>, RepositoryError> {
         Ok(None)
+    }
+
+    async fn head(&self) -> Result<Option<FeedPosition>, RepositoryError> {
+        Ok(self.state().events.head())
     }
 }

@@ -1,4 +1,5 @@
-//! The `memory:` store: pets, orders, categories, events, keys and idempotency records kept in
+//! The `memory:` store: pets, orders, categories, events, keys, idempotency records and webhooks
+//! kept in
 //! the process, with the same contracts as
 //! the database adapters minus durability (everything is gone on exit). Pets and orders share
 //! one state under one lock, so an order's transaction changes both at once.
@@ -10,6 +11,7 @@ mod inventory;
 mod keys;
 mod orders;
 mod pets;
+mod webhooks;
 
 use std::collections::BTreeMap;
 
@@ -23,6 +25,7 @@ pub use inventory::InMemoryInventoryRepository;
 pub use keys::InMemoryKeyRegistry;
 pub use orders::InMemoryOrderRepository;
 pub use pets::InMemoryPetRepository;
+pub use webhooks::InMemoryWebhooks;
 
 /// What one in-memory store holds: pets and orders in `BTreeMap`s keyed by id, so listing in id
 /// order is a range scan, and the last pet id handed out (order ids are random).
@@ -39,6 +42,8 @@ struct State {
     events: events::EventLog,
     /// Idempotency records, stored under the same lock as the writes they answer.
     records: BTreeMap<(KeyId, IdempotencyKey), IdempotencyRecord>,
+    /// Webhook endpoints, their deliveries and the fan-out position.
+    webhooks: webhooks::Webhooks,
 }
 
 impl State {

@@ -4,8 +4,8 @@
 //! - `engine/`: the machinery every resource shares and that knows no resource (connections and
 //!   pools, the writer with its group commit, write transactions, reads, health and probe, the
 //!   checkpointer, migrations, errors, metrics).
-//! - `pets/`, `orders/`, `keys/`, `idempotency/`: each resource's repository, rows and
-//!   statements; `events/`, the feed of what their writes put in the outbox
+//! - `pets/`, `orders/`, `keys/`, `idempotency/`, `webhooks/`: each resource's repository, rows
+//!   and statements; `events/`, the feed of what their writes put in the outbox
 //!   (`engine/outbox.rs`). `schema.rs` is the tables they share; a resource whose table no other reads
 //!   declares it in its own file (`categories.rs`).
 //!
@@ -37,6 +37,7 @@ mod pets;
 mod schema;
 mod store;
 mod transfer;
+mod webhooks;
 
 pub use categories::DieselCategoryRepository;
 pub use engine::backup::{backup_sqlite, BackupError, BackupReport};
@@ -55,3 +56,4 @@ pub use transfer::{
     export, import, ExportError, ExportHeader, ExportSummary, ImportError, ImportOptions,
     ImportSummary,
 };
+pub use webhooks::{DieselDeliveryQueue, DieselWebhookRepository};

@@ -28,6 +28,7 @@ use super::pets::batch_insert::PetCreate;
 use super::pets::group_read::ReadQueue;
 use super::pets::name_backfill::fill_name_folded;
 use super::pets::repository::{DieselPetRepository, Reads};
+use super::webhooks::{DieselDeliveryQueue, DieselWebhookRepository, WebhookStore};
 use crate::{DatabaseUrl, PoolSettings, StorageError};
 
 /// One SQL database and everything that serves it: the pool, the store's health and the writer
@@ -284,6 +285,27 @@ impl SqlStore {
         DieselKeyRegistry::new(
             self.pool.clone(),
             self.writes(),
+            self.health.clone(),
+            self.url.clone(),
+        )
+    }
+
+    /// The webhook endpoints and their deliveries, read on this store's pool and written like
+    /// its other writes.
+    pub fn webhooks(&self) -> DieselWebhookRepository {
+        DieselWebhookRepository::new(self.webhook_store())
+    }
+
+    /// The queue of webhook deliveries the delivery worker takes its work from.
+    pub fn deliveries(&self) -> DieselDeliveryQueue {
+        DieselDeliveryQueue::new(self.webhook_store())
+    }
+
+    fn webhook_store(&self) -> WebhookStore {
+        WebhookStore::new(
+            self.pool.clone(),
+            self.writes(),
+            self.generations.clone(),
             self.health.clone(),
             self.url.clone(),
         )

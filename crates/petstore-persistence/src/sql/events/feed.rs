@@ -150,6 +150,30 @@ fn find(conn: &mut AnyConnection, query: &FeedQuery) -> QueryResult<Found> {
     Ok((rows, horizon))
 }
 
+/// The newest readable event's position, else the horizon's (every event purged).
+fn head_on(conn: &mut AnyConnection) -> QueryResult<Option<FeedPosition>> {
+    let newest = match conn {
+        AnyConnection::Sqlite(sqlite) => diesel::sql_query(
+            "SELECT commit_position, sequence FROM events ORDER BY sequence DESC LIMIT 1",
+        )
+        .load::<Position>(sqlite)?,
+        // Only below the oldest open transaction, as reads: nothing can still commit before it.
+        AnyConnection::Postgresql(pg) => diesel::sql_query(
+            "SELECT commit_position, sequence FROM events \
+             WHERE commit_position < pg_snapshot_xmin(pg_current_snapshot())::text::bigint \
+             ORDER BY commit_position DESC, sequence DESC LIMIT 1",
+        )
+        .load::<Position>(pg)?,
+    };
+    let at = match newest.into_iter().next() {
+        Some(at) => Some(at),
+        None => diesel::sql_query("SELECT commit_position, sequence FROM event_horizon")
+            .load::<Position>(conn)?
+            .pop(),
+    };
+    Ok(at.map(|at| FeedPosition::new(at.commit_position, at.sequence)))
+}
+
 /// One purge round inside a write transaction: the first `max` readable events, of which the
 /// leading ones written before `before_ms` are deleted, and the horizon moved to the last of
 /// them. Deleting a leading run only keeps the feed's start contiguous.
@@ -255,5 +279,9 @@ impl EventFeed for DieselEventFeed {
             })
             .await?;
         Ok(oldest.into_iter().next().and_then(|row| row.occurred_at))
+    }
+
+    async fn head(&self) -> Result<Option<FeedPosition>, RepositoryError> {
+        self.read_rows(head_on).await
     }
 }

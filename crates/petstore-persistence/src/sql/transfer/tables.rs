@@ -160,17 +160,47 @@ pub(crate) const TABLES: &[Table] = &[
         key_len: 1,
         has_sequence: false,
     },
+    // With their sealed secrets: the target must be given the same key secrets to open them.
+    Table {
+        name: "webhook_endpoints",
+        columns: &[
+            integer("id"),
+            text("url"),
+            integer("event_types"),
+            text("disabled_reason"),
+            text("secret_sealed"),
+            text("previous_secret_sealed"),
+            integer("previous_secret_expires_ms"),
+            integer("failing_since_ms"),
+            integer("created_at_ms"),
+            integer("updated_at_ms"),
+        ],
+        key_len: 1,
+        has_sequence: true,
+    },
 ];
 
 /// Tables an import empties (with `--force`) before those it fills, children first: the retry
-/// records, which an export does not carry, and the tables naming pets.
-pub(crate) const EMPTIED_FIRST: &[&str] = &["idempotency_records", "orders", "pet_tags"];
+/// records and the webhooks' deliveries and fan-out position, which an export does not carry,
+/// and the tables naming pets.
+pub(crate) const EMPTIED_FIRST: &[&str] = &[
+    "idempotency_records",
+    "webhook_attempts",
+    "webhook_deliveries",
+    "webhook_fanout",
+    "orders",
+    "pet_tags",
+];
 
 /// The tables an export leaves out: the retry records (a retry across a move creates again),
-/// and the databases' own bookkeeping.
+/// the webhooks' deliveries and fan-out position (they belong to the source's feed), and the
+/// databases' own bookkeeping.
 #[cfg(test)]
 pub(crate) const NOT_CARRIED: &[&str] = &[
     "idempotency_records",
+    "webhook_attempts",
+    "webhook_deliveries",
+    "webhook_fanout",
     "__diesel_schema_migrations",
     "sqlite_sequence",
 ];
