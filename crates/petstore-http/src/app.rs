@@ -16,7 +16,7 @@ use crate::server::refusal::AnswerRefused;
 use crate::service::{self, swagger_ui_files};
 use crate::state::HttpState;
 use crate::wire::compression::compress_when_asked;
-use crate::{categories, events, inventory, orders, pets};
+use crate::{categories, events, inventory, orders, pets, webhooks};
 use request_middleware::log_and_contain_failures;
 
 mod client_limit;
@@ -68,11 +68,7 @@ pub fn app(
     App::new()
         .app_data(web::Data::new(state))
         .app_data(web::Data::from(swagger_ui_files()))
-        .app_data(web::Data::new(events::Payloads {
-            pet: pets::event_payload,
-            order: orders::event_payload,
-            category: categories::event_payload,
-        }))
+        .app_data(web::Data::new(PAYLOADS))
         .configure(|config| {
             for (routes, served) in routes {
                 if served {
@@ -92,16 +88,30 @@ pub fn app(
         .wrap(middleware::from_fn(log_and_contain_failures))
 }
 
+/// How each resource is written in an event's `data`: as its own operations answer it.
+pub(crate) const PAYLOADS: events::Payloads = events::Payloads {
+    pet: pets::event_payload,
+    order: orders::event_payload,
+    category: categories::event_payload,
+};
+
+/// The bodies webhooks post (the application's `EventBody` port): each event as the feed
+/// answers it.
+pub fn webhook_bodies() -> std::sync::Arc<dyn petstore_application::EventBody> {
+    std::sync::Arc::new(events::JsonEventBodies { payloads: PAYLOADS })
+}
+
 /// Every resource the API's port may serve, in the order the router tries them (the API's first,
 /// so its requests are not matched against the documentation's pattern on the way), each with
 /// whether `state` serves it. Which paths need a key is read from all of them, served or not.
-fn api_routes(state: &HttpState) -> [(&'static Routes, bool); 9] {
+fn api_routes(state: &HttpState) -> [(&'static Routes, bool); 10] {
     [
         (&pets::ROUTES, true),
         (&orders::ROUTES, state.has_orders()),
         (&inventory::ROUTES, state.has_inventory()),
         (&categories::ROUTES, state.has_categories()),
         (&events::ROUTES, state.has_events()),
+        (&webhooks::ROUTES, state.has_webhooks()),
         (&service::HEALTH, true),
         (&service::CONTRACT, true),
         (&service::METRICS, state.metrics().is_some()),

@@ -6,7 +6,7 @@
 //! needed.
 //!
 //! The folders show the design. Each resource owns one, with its handlers, DTOs, parameters, routes
-//! and part of the OpenAPI document: `pets`, `orders`, `inventory`, `categories`, `events`; `service` holds the endpoints
+//! and part of the OpenAPI document: `pets`, `orders`, `inventory`, `categories`, `events`, `webhooks`; `service` holds the endpoints
 //! about the service itself (health, metrics, the documents and Swagger UI). The cross-cutting jobs
 //! have one each: `wire` (the HTTP wire formats: bodies, JSON, query strings, cursors, gzip; the
 //! JSON `Error` guard), `security` (API keys, rate limits, CORS, security headers), `observability`
@@ -29,9 +29,10 @@ pub mod security;
 mod server;
 mod service;
 mod state;
+mod webhooks;
 mod wire;
 
-pub use app::{app, metrics_app};
+pub use app::{app, metrics_app, webhook_bodies};
 pub use error::{ApiError, ErrorCode};
 pub use observability::metrics::{describe_metrics, record_in_flight, MetricsExporter};
 pub use routing::paths::{

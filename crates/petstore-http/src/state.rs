@@ -16,8 +16,9 @@ use actix_web::web::Bytes;
 use actix_web::HttpRequest;
 use petstore_application::{
     CategoryService, EventService, Idempotency, InventoryService, KeyDirectory, OrderService,
-    PetService, RepositoryError,
+    PetService, RepositoryError, WebhookService,
 };
+use petstore_domain::AddressPolicy;
 
 use crate::observability::metrics::MetricsExporter;
 use crate::routing::servers::ApiServers;
@@ -45,6 +46,7 @@ pub struct HttpState {
     categories: Option<CategoryService>,
     events: Option<EventService>,
     inventory: Option<InventoryService>,
+    webhooks: Option<(WebhookService, AddressPolicy)>,
     key_directory: KeyDirectory,
     keys: Arc<ApiKeys>,
     cursors: Arc<CursorCodec>,
@@ -92,6 +94,7 @@ impl HttpState {
             categories: None,
             events: None,
             inventory: None,
+            webhooks: None,
             key_directory,
             keys: Arc::new(ApiKeys::new(key_secret, previous_secrets)),
             cursors: Arc::new(CursorCodec::new(key_secret).with_previous_secrets(previous_secrets)),
@@ -255,6 +258,17 @@ impl HttpState {
 
     pub(crate) fn has_events(&self) -> bool {
         self.events.is_some()
+    }
+
+    /// Serves the webhook endpoints with `webhooks`, their URLs checked by `urls` (without it,
+    /// their paths are 404).
+    pub fn with_webhooks(mut self, webhooks: WebhookService, urls: AddressPolicy) -> Self {
+        self.webhooks = Some((webhooks, urls));
+        self
+    }
+
+    pub(crate) fn has_webhooks(&self) -> bool {
+        self.webhooks.is_some()
     }
 
     /// Serves the inventory with `inventory` (without it, its path is 404).

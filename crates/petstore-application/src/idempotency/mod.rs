@@ -169,6 +169,16 @@ impl Idempotency {
         }
     }
 
+    /// How the claimed request is answered from a record stored earlier for its key, if one is
+    /// within its retention: for an action whose record is stored after it rather than in its
+    /// transaction ([`record_refusal`](Self::record_refusal) stores it then).
+    pub async fn earlier(&self, claim: &Claim) -> Result<Option<Answer>, RepositoryError> {
+        let record = self.store.find(&claim.key.0, &claim.key.1).await?;
+        Ok(record
+            .filter(|record| record.stored_at >= claim.expired_before)
+            .map(|record| Self::answer(&record, claim.fingerprint)))
+    }
+
     /// Stores the refusal of a claimed request that depends on the request alone (malformed,
     /// invalid): its retry gets the same answer. When a record for the key was stored first (an
     /// earlier request, or another instance meanwhile), how to answer from it instead.

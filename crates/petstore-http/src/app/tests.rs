@@ -124,11 +124,18 @@ pub(super) async fn send_with_keys(
         Arc::new(MockClock::new()),
         DEFAULT_EVENT_RETENTION,
     );
+    let webhooks = petstore_application::WebhookService::new(
+        Arc::new(petstore_application::webhooks::MockWebhookRepository::new()),
+        Arc::new(petstore_application::webhooks::MockSecretVault::new()),
+        crate::app::webhook_bodies(),
+        Arc::new(MockClock::new()),
+    );
     let state = HttpState::new(service, key_directory, SECRET, &[])
         .with_orders(orders)
         .with_inventory(inventory)
         .with_categories(categories)
-        .with_events(events);
+        .with_events(events)
+        .with_webhooks(webhooks, petstore_domain::AddressPolicy::default());
     let app = test::init_service(app(state)).await;
     // An `Err` is what the server would render with `error_response`; do the same.
     let response = match test::try_call_service(&app, req.to_request()).await {

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use petstore_domain::{EventSubject, EventType, FeedEntry, EVENT_PAYLOAD_VERSION};
+use petstore_domain::{Event, EventSubject, EventType, FeedEntry, EVENT_PAYLOAD_VERSION};
 use serde::Serialize;
 use utoipa::openapi::schema::{
     Discriminator, KnownFormat, ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, Type,
@@ -29,7 +29,11 @@ pub(crate) struct EventDto {
 
 impl EventDto {
     pub(crate) fn of(entry: FeedEntry, payloads: &Payloads) -> Self {
-        let event = entry.event;
+        Self::of_event(entry.event, payloads)
+    }
+
+    /// The event as the feed answers it, and as a webhook delivers it.
+    pub(crate) fn of_event(event: Event, payloads: &Payloads) -> Self {
         let at =
             UNIX_EPOCH + Duration::from_millis(u64::try_from(event.occurred_at_ms()).unwrap_or(0));
         Self {

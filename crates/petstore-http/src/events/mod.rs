@@ -6,6 +6,7 @@
 //! representations belong to their resources, which this one does not import: the app hands
 //! them in as [`Payloads`].
 
+mod body;
 mod dto;
 mod handlers;
 mod params;
@@ -16,6 +17,7 @@ use utoipa::OpenApi;
 
 use crate::routing::common_responses::CommonResponses;
 use crate::routing::table::{Access, Operation, Routes};
+pub(crate) use body::JsonEventBodies;
 use dto::{CategoryEventDto, EventDto, OrderEventDto, PetEventDto};
 
 /// listEvents.

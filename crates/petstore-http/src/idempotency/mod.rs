@@ -244,7 +244,6 @@ impl<T> Rendering<T> {
 
     /// A first answer with a secret (`first`), and the response recorded for replays
     /// (`recorded`), which leaves it out.
-    #[allow(dead_code)] // for resources whose creation answers a secret once
     pub(crate) const fn secret_once(first: Render<T>, recorded: Render<T>) -> Self {
         Self {
             recorded,
@@ -278,6 +277,46 @@ where
             record_refusal(state, claim, error).await
         }
         (Err(error), _) => Err(error),
+    }
+}
+
+/// Carries out an action that takes an `Idempotency-Key` but whose storage keeps no record in
+/// its transaction (it adds work that is delivered at least once anyway: a ping, a retried
+/// delivery): a key answered before is answered from its record; otherwise the action runs and
+/// its response is recorded after it. A crash between the two lets a retry act again, which
+/// such an action tolerates.
+pub(crate) async fn act<T, A, F>(
+    state: &HttpState,
+    req: &HttpRequest,
+    body: &[u8],
+    render: Render<T>,
+    action: A,
+) -> Result<HttpResponse, ApiError>
+where
+    A: FnOnce() -> F,
+    F: Future<Output = Result<T, ApiError>>,
+{
+    let claim = admit(state, req, body)?;
+    let (Some(claim), Some(idempotency)) = (claim, state.idempotency()) else {
+        return Ok(sent(render(&action().await?)));
+    };
+    if let Some(earlier) = idempotency.earlier(&claim).await? {
+        return answer(earlier);
+    }
+    let response = match action().await {
+        Ok(result) => render(&result),
+        Err(error) if depends_on_request_alone(&error) => {
+            return record_refusal(state, claim, error).await
+        }
+        Err(error) => return Err(error),
+    };
+    match idempotency.record_refusal(claim, response.clone()).await {
+        Ok(Some(earlier)) => answer(earlier),
+        Ok(None) => Ok(sent(response)),
+        Err(storage) => {
+            tracing::warn!(error = %storage, "an action's idempotency record was not stored");
+            Ok(sent(response))
+        }
     }
 }
 

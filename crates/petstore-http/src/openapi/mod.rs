@@ -17,6 +17,7 @@ use crate::inventory::InventoryApi;
 use crate::orders::OrdersApi;
 use crate::pets::PetsApi;
 use crate::routing::servers::ApiServers;
+use crate::webhooks::WebhooksApi;
 use info::DESCRIPTION;
 use modifiers::BearerAuth;
 
@@ -41,6 +42,9 @@ pub use modifiers::BEARER_AUTH;
             name one."),
         (name = "events", description = "What changed, in the order it was committed: one \
             event per change of a pet, an order or a category."),
+        (name = "webhooks", description = "Endpoints the store posts its events to, signed \
+            per Standard Webhooks 1.0, retried on a schedule; and each delivery's attempts. \
+            The store's staff's: every operation needs a `store` key."),
     ),
     modifiers(&BearerAuth),
 )]
@@ -53,7 +57,8 @@ pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
         .merge_from(OrdersApi::openapi())
         .merge_from(InventoryApi::openapi())
         .merge_from(CategoriesApi::openapi())
-        .merge_from(EventsApi::openapi());
+        .merge_from(EventsApi::openapi())
+        .merge_from(WebhooksApi::openapi());
     document.servers = Some(servers.to_openapi());
     document
 }

@@ -91,6 +91,24 @@ impl<S: Scope> Authorized<S> {
             .expect("the feed's route exists only with an event service")
     }
 
+    /// The webhook use cases. Their routes are registered only when the state has them.
+    pub(crate) fn webhooks(&self) -> &petstore_application::WebhookService {
+        &self
+            .state
+            .webhooks
+            .as_ref()
+            .expect("webhook routes exist only with a webhook service")
+            .0
+    }
+
+    /// The rule a webhook endpoint's URL follows.
+    pub(crate) fn webhook_urls(&self) -> petstore_domain::AddressPolicy {
+        self.state
+            .webhooks
+            .as_ref()
+            .map_or_else(petstore_domain::AddressPolicy::default, |(_, urls)| *urls)
+    }
+
     /// The inventory use case. Its route is registered only when the state has it.
     pub(crate) fn inventory(&self) -> &InventoryService {
         self.state
