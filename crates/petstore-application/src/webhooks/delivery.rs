@@ -193,10 +193,26 @@ impl DeliveryService {
         let outcomes: Vec<Vec<Result<AttemptReport, DeliveryId>>> = stream::iter(by_endpoint)
             .map(|group| async move {
                 let mut reports = Vec::with_capacity(group.len());
-                for delivery in group {
-                    match self.attempt(delivery).await {
-                        Some(report) => reports.push(report),
-                        None => break,
+                // The claim's view of the endpoint's failing is stale once an attempt of the
+                // round has answered for it.
+                let mut failing_since = None;
+                for mut delivery in group {
+                    if let Some(since) = failing_since {
+                        delivery.failing_since_ms = since;
+                    }
+                    let Some(report) = self.attempt(delivery).await else {
+                        break;
+                    };
+                    let health = report.as_ref().ok().map(|attempted| attempted.health);
+                    reports.push(report);
+                    match health {
+                        Some(EndpointHealth::Answering) => failing_since = Some(None),
+                        Some(EndpointHealth::Failing { since_ms }) => {
+                            failing_since = Some(Some(since_ms));
+                        }
+                        // A disabled endpoint is sent nothing more.
+                        Some(EndpointHealth::Disable) => break,
+                        None => {}
                     }
                 }
                 reports

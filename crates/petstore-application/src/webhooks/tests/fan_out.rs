@@ -1,0 +1,225 @@
+//! `DeliveryService::fan_out_round`: which events it reads, how it renders them and what it
+//! hands the queue.
+
+use petstore_domain::{
+    Category, CategoryId, CategoryName, Event, EventSubject, EventType, FeedEntry, FeedPosition,
+    VisibleOrders,
+};
+
+use super::deliver::settings;
+use super::*;
+use crate::events::{FeedRead, FeedReadError, MockEventFeed};
+use crate::RepositoryError;
+
+fn entry(sequence: i64, event_type: EventType) -> FeedEntry {
+    let category = Category::new(
+        CategoryId::parse(sequence).unwrap(),
+        CategoryName::parse("Dogs").unwrap(),
+    );
+    FeedEntry {
+        position: FeedPosition::new(3, sequence),
+        event: Event::new(
+            event_id(u8::try_from(sequence).unwrap()),
+            event_type,
+            NOW_MS - 1_000 + sequence,
+            EventSubject::Category(category),
+        )
+        .unwrap(),
+    }
+}
+
+/// The body the mocked renderer makes of an event: its sequence, so that each event's body is
+/// its own.
+fn body_of(event: &Event) -> Vec<u8> {
+    format!("{{\"at\":{}}}", event.occurred_at_ms()).into_bytes()
+}
+
+fn fanned(entry: &FeedEntry) -> FannedEvent {
+    FannedEvent {
+        position: entry.position,
+        event_id: entry.event.id().clone(),
+        event_type: entry.event.event_type(),
+        occurred_at_ms: entry.event.occurred_at_ms(),
+        body: body_of(&entry.event),
+    }
+}
+
+fn rendering_each_once(times: usize) -> MockEventBody {
+    let mut bodies = MockEventBody::new();
+    bodies.expect_event().times(times).returning(body_of);
+    bodies
+}
+
+fn service(
+    feed: MockEventFeed,
+    queue: MockDeliveryQueue,
+    bodies: MockEventBody,
+) -> DeliveryService {
+    DeliveryService::new(
+        Arc::new(feed),
+        Arc::new(queue),
+        Arc::new(MockSecretVault::new()),
+        Arc::new(bodies),
+        Arc::new(MockWebhookSender::new()),
+        clock(),
+        settings(),
+    )
+}
+
+fn stored_at(position: Option<FeedPosition>) -> MockDeliveryQueue {
+    let mut queue = MockDeliveryQueue::new();
+    queue
+        .expect_fanned_out_to()
+        .times(1)
+        .returning(move || Ok(position));
+    queue
+}
+
+#[tokio::test]
+async fn a_round_reads_every_event_after_the_position_and_fans_each_out_rendered_once() {
+    let read = vec![
+        entry(5, EventType::CategoryCreated),
+        entry(6, EventType::CategoryUpdated),
+        entry(7, EventType::CategoryRemoved),
+    ];
+    let expected: Vec<FannedEvent> = read.iter().map(fanned).collect();
+    let mut feed = MockEventFeed::new();
+    feed.expect_read()
+        .withf(|query| {
+            query.after == Some(FeedPosition::new(3, 4))
+                && query.types == EventTypes::EVERY
+                && query.visible == VisibleOrders::All
+                && query.max == settings().fan_out_batch
+        })
+        .times(1)
+        .return_once(move |_| {
+            Ok(FeedRead {
+                entries: read,
+                after: FeedPosition::new(3, 4),
+            })
+        });
+    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    queue
+        .expect_fan_out()
+        .withf(move |from, to, events, now_ms| {
+            *from == Some(FeedPosition::new(3, 4))
+                && *to == FeedPosition::new(3, 7)
+                && *events == expected
+                && *now_ms == NOW_MS
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+
+    let count = service(feed, queue, rendering_each_once(3))
+        .fan_out_round()
+        .await
+        .unwrap();
+    assert_eq!(count, 3);
+}
+
+#[tokio::test]
+async fn a_first_round_reads_from_the_oldest_event_kept() {
+    let read = vec![entry(1, EventType::CategoryCreated)];
+    let expected = vec![fanned(&read[0])];
+    let mut feed = MockEventFeed::new();
+    feed.expect_read()
+        .withf(|query| query.after.is_none())
+        .times(1)
+        .return_once(move |_| {
+            Ok(FeedRead {
+                entries: read,
+                after: FeedPosition::START,
+            })
+        });
+    let mut queue = stored_at(None);
+    queue
+        .expect_fan_out()
+        .withf(move |from, to, events, _| {
+            from.is_none() && *to == FeedPosition::new(3, 1) && *events == expected
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+
+    let count = service(feed, queue, rendering_each_once(1))
+        .fan_out_round()
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+#[tokio::test]
+async fn an_empty_read_fans_nothing_out() {
+    let mut feed = MockEventFeed::new();
+    feed.expect_read().times(1).returning(|_| {
+        Ok(FeedRead {
+            entries: Vec::new(),
+            after: FeedPosition::new(3, 4),
+        })
+    });
+    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    queue.expect_fan_out().never();
+
+    let count = service(feed, queue, rendering_each_once(0))
+        .fan_out_round()
+        .await
+        .unwrap();
+    assert_eq!(count, 0);
+}
+
+#[tokio::test]
+async fn a_purged_position_restarts_from_the_oldest_event_kept() {
+    let read = vec![
+        entry(9, EventType::CategoryCreated),
+        entry(10, EventType::CategoryRemoved),
+    ];
+    let expected: Vec<FannedEvent> = read.iter().map(fanned).collect();
+    let mut feed = MockEventFeed::new();
+    feed.expect_read()
+        .withf(|query| query.after == Some(FeedPosition::new(3, 4)))
+        .times(1)
+        .returning(|_| Err(FeedReadError::Gone));
+    feed.expect_read()
+        .withf(|query| query.after.is_none() && query.visible == VisibleOrders::All)
+        .times(1)
+        .return_once(move |_| {
+            Ok(FeedRead {
+                entries: read,
+                after: FeedPosition::new(3, 8),
+            })
+        });
+    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    // The position moves from where it was stored: another instance may have moved it first.
+    queue
+        .expect_fan_out()
+        .withf(move |from, to, events, _| {
+            *from == Some(FeedPosition::new(3, 4))
+                && *to == FeedPosition::new(3, 10)
+                && *events == expected
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+
+    let count = service(feed, queue, rendering_each_once(2))
+        .fan_out_round()
+        .await
+        .unwrap();
+    assert_eq!(count, 2);
+}
+
+#[tokio::test]
+async fn a_feed_failure_fans_nothing_out_and_is_passed_on() {
+    let mut feed = MockEventFeed::new();
+    feed.expect_read().times(1).returning(|_| {
+        Err(FeedReadError::Repository(RepositoryError::Unavailable(
+            "pool timed out".into(),
+        )))
+    });
+    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    queue.expect_fan_out().never();
+
+    let err = service(feed, queue, rendering_each_once(0))
+        .fan_out_round()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RepositoryError::Unavailable(_)), "{err}");
+}
