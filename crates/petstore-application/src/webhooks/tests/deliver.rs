@@ -280,6 +280,24 @@ async fn the_last_scheduled_attempt_failing_fails_the_delivery_as_exhausted() {
 }
 
 #[tokio::test]
+async fn a_manual_retry_of_an_exhausted_delivery_makes_one_attempt_more() {
+    let delivery = ClaimedDelivery {
+        attempts_made: 3,
+        failing_since_ms: Some(NOW_MS - HOUR),
+        ..claimed(4, 1)
+    };
+    let settlement = settle_one(delivery.clone(), answered(500)).await;
+    assert_eq!(settlement.attempt.number, 4);
+    assert_eq!(
+        settlement.next,
+        NextStep::Failed(DeliveryFailure::Exhausted)
+    );
+
+    let settlement = settle_one(delivery, answered(200)).await;
+    assert_eq!(settlement.next, NextStep::Succeeded);
+}
+
+#[tokio::test]
 async fn an_endpoint_failing_longer_than_disable_after_is_disabled() {
     let failing_since = |since_ms| ClaimedDelivery {
         attempts_made: 1,
