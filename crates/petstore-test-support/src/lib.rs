@@ -33,6 +33,7 @@ mod startup_line;
 pub mod stop_under_load;
 pub mod timed_creates;
 mod walk_through;
+pub mod webhook_receiver;
 
 pub use app::builder::TestAppBuilder;
 pub use app::TestApp;

@@ -93,7 +93,7 @@ mod tests {
     fn a_secret_whose_key_does_not_decode_signs_nothing() {
         let broken = secret("whsec_not base64!");
         assert_eq!(
-            signature_header(&[broken.clone()], ID, TIMESTAMP_S, BODY),
+            signature_header(std::slice::from_ref(&broken), ID, TIMESTAMP_S, BODY),
             None
         );
         assert_eq!(
