@@ -283,6 +283,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub servers: ApiServerArgs,
+
+    #[command(flatten)]
+    pub webhooks: crate::webhooks::WebhookArgs,
 }
 
 impl ServeArgs {

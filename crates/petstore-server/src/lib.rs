@@ -22,6 +22,7 @@ mod process_metrics;
 mod random;
 pub mod serve;
 mod storage;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 

@@ -41,6 +41,7 @@ fn handle() -> &'static PrometheusHandle {
         petstore_http::describe_metrics();
         petstore_persistence::describe_metrics();
         crate::events_purge::describe_metrics();
+        crate::webhooks::worker::describe_metrics();
         metrics::describe_gauge!(
             "petstore_build_info",
             "Always 1; the labels name the running build (version, commit)."

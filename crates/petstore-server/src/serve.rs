@@ -49,6 +49,7 @@ pub struct Application {
     key_issuer: KeyIssuer,
     startup_key: Option<IssuedKey>,
     refresher: Refresher,
+    delivery_worker: Option<crate::webhooks::worker::DeliveryWorker>,
 }
 
 impl std::fmt::Debug for Application {
@@ -95,7 +96,11 @@ impl Application {
             .with_open_order_limit(args.max_open_orders_per_key);
         let categories = CategoryService::new(storage.categories, Arc::new(SystemClock));
         let inventory = InventoryService::new(storage.inventory, Arc::new(SystemClock));
-        let events = EventService::new(storage.events, Arc::new(SystemClock), args.event_retention);
+        let events = EventService::new(
+            Arc::clone(&storage.events),
+            Arc::new(SystemClock),
+            args.event_retention,
+        );
         let exporter = crate::metrics::exporter(storage.pool_metrics);
 
         let bind_error = |source| AppError::Bind {
@@ -118,6 +123,17 @@ impl Application {
             .iter()
             .map(|secret| secret.expose_secret())
             .collect();
+        let webhooks = crate::webhooks::start(
+            &args.webhooks,
+            args.keys.environment,
+            crate::webhooks::WebhookStorage {
+                endpoints: storage.webhooks,
+                deliveries: storage.deliveries,
+                feed: storage.events,
+            },
+            secrets.current.expose_secret(),
+            &previous,
+        )?;
         let state = HttpState::new(
             service,
             directory.clone(),
@@ -132,6 +148,7 @@ impl Application {
         .with_inventory(inventory)
         .with_categories(categories)
         .with_events(events.clone())
+        .with_webhooks(webhooks.service, args.webhooks.address_policy())
         .with_idempotency(idempotency.clone());
         crate::idempotency_purge::spawn(idempotency);
         crate::events_purge::spawn(events);
@@ -224,6 +241,7 @@ impl Application {
             key_issuer,
             startup_key,
             refresher,
+            delivery_worker: webhooks.worker,
         })
     }
 
@@ -301,6 +319,9 @@ impl Application {
         let served = self.server.await.map_err(AppError::Serve);
         // Stops refreshing keys (writing their last uses) only once no request can need them.
         drop(self.refresher);
+        // Attempts in flight finish (each within its deadline); undelivered ones wait in
+        // storage for the next start or another instance.
+        drop(self.delivery_worker);
         tracing::info!("stopped");
         served
     }
