@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use petstore_application::{
-    CategoryRepository, EventFeed, IdempotencyStore, InventoryRepository, KeyRegistry,
-    OrderRepository, PetRepository, Written,
+    CategoryRepository, DeliveryQueue, EventFeed, IdempotencyStore, InventoryRepository,
+    KeyRegistry, OrderRepository, PetRepository, WebhookRepository, Written,
 };
 use petstore_domain::{CategoryId, NewPet, PetName, PetStatus};
 use petstore_persistence::{DatabaseUrl, PoolMetrics, PoolSettings, Storage};
@@ -26,6 +26,8 @@ pub struct Fixture {
     inventory: Arc<dyn InventoryRepository>,
     idempotency: Arc<dyn IdempotencyStore>,
     events: Arc<dyn EventFeed>,
+    webhooks: Arc<dyn WebhookRepository>,
+    deliveries: Arc<dyn DeliveryQueue>,
     _storage: Box<dyn Any + Send>,
 }
 
@@ -79,6 +81,16 @@ impl Fixture {
     /// The orders of the same store.
     pub fn orders_arc(&self) -> Arc<dyn OrderRepository> {
         Arc::clone(&self.orders)
+    }
+
+    /// The webhook endpoints and deliveries of the same store.
+    pub fn webhooks_arc(&self) -> Arc<dyn WebhookRepository> {
+        Arc::clone(&self.webhooks)
+    }
+
+    /// The webhook delivery queue of the same store.
+    pub fn deliveries_arc(&self) -> Arc<dyn DeliveryQueue> {
+        Arc::clone(&self.deliveries)
     }
 }
 
@@ -152,6 +164,8 @@ impl Fixture {
             inventory,
             idempotency,
             events,
+            webhooks,
+            deliveries,
             ..
         } = open_storage(url);
         Self {
@@ -164,6 +178,8 @@ impl Fixture {
             inventory,
             idempotency,
             events,
+            webhooks,
+            deliveries,
             _storage: storage,
         }
     }
