@@ -122,9 +122,20 @@ impl DeliveryService {
     /// Reads the next events of the feed after the position deliveries were made up to and
     /// adds their deliveries, moving the position; how many events it read (as many as a round
     /// reads: more may follow). Events purged before they were fanned out are skipped: the
-    /// round starts again at the oldest event kept.
+    /// round starts again at the oldest event kept. The first round on a database only sets
+    /// the position, to the feed's head.
     pub async fn fan_out_round(&self) -> Result<usize, RepositoryError> {
-        let from = self.queue.fanned_out_to().await?;
+        let Some(from) = self.queue.fanned_out_to().await? else {
+            // The first round on a database starts at the feed's head: endpoints receive the
+            // events written after they were created, and a database filled by an import or
+            // with history is not delivered again.
+            let head = self.feed.head().await?.unwrap_or(FeedPosition::START);
+            self.queue
+                .fan_out(None, head, Vec::new(), self.now_ms())
+                .await?;
+            return Ok(0);
+        };
+        let from = Some(from);
         let query = |after| FeedQuery {
             after,
             types: EventTypes::EVERY,

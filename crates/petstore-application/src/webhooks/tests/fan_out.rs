@@ -118,33 +118,45 @@ async fn a_round_reads_every_event_after_the_position_and_fans_each_out_rendered
 }
 
 #[tokio::test]
-async fn a_first_round_reads_from_the_oldest_event_kept() {
-    let read = vec![entry(1, EventType::CategoryCreated)];
-    let expected = vec![fanned(&read[0])];
+async fn a_first_round_starts_at_the_feeds_head_and_delivers_no_history() {
     let mut feed = MockEventFeed::new();
-    feed.expect_read()
-        .withf(|query| query.after.is_none())
+    feed.expect_head()
         .times(1)
-        .return_once(move |_| {
-            Ok(FeedRead {
-                entries: read,
-                after: FeedPosition::START,
-            })
-        });
+        .returning(|| Ok(Some(FeedPosition::new(3, 9))));
+    feed.expect_read().never();
     let mut queue = stored_at(None);
     queue
         .expect_fan_out()
-        .withf(move |from, to, events, _| {
-            from.is_none() && *to == FeedPosition::new(3, 1) && *events == expected
+        .withf(|from, to, events, _| {
+            from.is_none() && *to == FeedPosition::new(3, 9) && events.is_empty()
         })
         .times(1)
         .returning(|_, _, _, _| Ok(true));
 
-    let count = service(feed, queue, rendering_each_once(1))
+    let count = service(feed, queue, rendering_each_once(0))
         .fan_out_round()
         .await
         .unwrap();
-    assert_eq!(count, 1);
+    assert_eq!(count, 0);
+}
+
+#[tokio::test]
+async fn a_first_round_on_an_empty_feed_starts_before_every_event() {
+    let mut feed = MockEventFeed::new();
+    feed.expect_head().times(1).returning(|| Ok(None));
+    let mut queue = stored_at(None);
+    queue
+        .expect_fan_out()
+        .withf(|from, to, events, _| {
+            from.is_none() && *to == FeedPosition::START && events.is_empty()
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+
+    service(feed, queue, rendering_each_once(0))
+        .fan_out_round()
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
