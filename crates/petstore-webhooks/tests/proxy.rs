@@ -4,10 +4,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use petstore_application::webhooks::{Outgoing, WebhookSender};
-use petstore_domain::{AddressPolicy, EventId, SigningSecret, WebhookUrl};
+mod support;
+
+use petstore_application::webhooks::WebhookSender;
 use petstore_test_support::webhook_receiver::WebhookReceiver;
 use petstore_webhooks::{HttpsSender, SenderSettings};
+use support::outgoing;
 
 #[tokio::test]
 async fn a_proxy_in_the_environment_is_not_used() {
@@ -31,21 +33,7 @@ async fn a_proxy_in_the_environment_is_not_used() {
         ..SenderSettings::default()
     })
     .unwrap();
-    let outcome = sender
-        .send(Outgoing {
-            url: WebhookUrl::parse(
-                &endpoint.url("/hooks"),
-                AddressPolicy {
-                    allow_loopback: true,
-                },
-            )
-            .unwrap(),
-            webhook_id: EventId::from_random([3; 16]),
-            timestamp_s: 1_700_000_000,
-            secrets: vec![SigningSecret::new("whsec_c2VjcmV0".to_owned()).unwrap()],
-            body: b"{}".to_vec(),
-        })
-        .await;
+    let outcome = sender.send(outgoing(&endpoint.url("/hooks"))).await;
 
     assert_eq!(outcome.error, None, "{outcome:?}");
     assert_eq!(endpoint.requests().len(), 1);

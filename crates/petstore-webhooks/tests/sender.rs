@@ -6,13 +6,14 @@
 
 use std::time::{Duration, Instant};
 
-use petstore_application::webhooks::{Outgoing, SendOutcome, WebhookSender};
-use petstore_domain::{AddressPolicy, AttemptError, EventId, SigningSecret, WebhookUrl};
+mod support;
+
+use petstore_application::webhooks::{SendOutcome, WebhookSender};
+use petstore_domain::{AttemptError, EventId};
 use petstore_test_support::webhook_receiver::{Reply, WebhookReceiver};
 use petstore_webhooks::{HttpsSender, SenderSettings};
+use support::{outgoing, BODY};
 
-const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-const BODY: &[u8] = br#"{"id":"evt_0","type":"pet.created"}"#;
 const WAIT: Duration = Duration::from_secs(10);
 
 fn settings(receiver: &WebhookReceiver) -> SenderSettings {
@@ -25,22 +26,6 @@ fn settings(receiver: &WebhookReceiver) -> SenderSettings {
 
 fn sender(settings: &SenderSettings) -> HttpsSender {
     HttpsSender::new(settings).unwrap()
-}
-
-fn outgoing(url: &str) -> Outgoing {
-    Outgoing {
-        url: WebhookUrl::parse(
-            url,
-            AddressPolicy {
-                allow_loopback: true,
-            },
-        )
-        .unwrap(),
-        webhook_id: EventId::from_random([9; 16]),
-        timestamp_s: 1_700_000_000,
-        secrets: vec![SigningSecret::new(SECRET.to_owned()).unwrap()],
-        body: BODY.to_vec(),
-    }
 }
 
 fn succeeded(outcome: &SendOutcome, status: u16) {

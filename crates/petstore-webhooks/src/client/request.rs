@@ -77,25 +77,8 @@ fn retry_after_seconds(headers: &HeaderMap) -> Option<u64> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use petstore_domain::{AddressPolicy, EventId, SigningSecret};
-
     use super::*;
-
-    fn outgoing(url: &str) -> Outgoing {
-        Outgoing {
-            url: WebhookUrl::parse(
-                url,
-                AddressPolicy {
-                    allow_loopback: true,
-                },
-            )
-            .unwrap(),
-            webhook_id: EventId::from_random([7; 16]),
-            timestamp_s: 1_700_000_000,
-            secrets: vec![SigningSecret::new("whsec_c2VjcmV0".to_owned()).unwrap()],
-            body: br#"{"id":"evt"}"#.to_vec(),
-        }
-    }
+    use crate::client::tests::outgoing;
 
     fn response(status: u16, retry_after: Option<&str>) -> Response<()> {
         let mut builder = Response::builder().status(status);
@@ -107,7 +90,9 @@ mod tests {
 
     #[test]
     fn the_request_carries_the_signed_headers_and_nothing_else() {
-        let request = post(outgoing("https://hooks.example.com/in?shop=1")).unwrap();
+        let attempt = outgoing("https://hooks.example.com/in?shop=1");
+        let webhook_id = attempt.webhook_id.clone();
+        let request = post(attempt).unwrap();
         assert_eq!(request.method(), "POST");
         assert_eq!(request.uri(), "/in?shop=1");
         let headers: Vec<(&str, &str)> = request
@@ -122,7 +107,7 @@ mod tests {
                 ("host", "hooks.example.com"),
                 ("content-type", "application/json"),
                 ("user-agent", USER_AGENT_VALUE),
-                ("webhook-id", EventId::from_random([7; 16]).as_str()),
+                ("webhook-id", webhook_id.as_str()),
                 ("webhook-timestamp", "1700000000"),
                 ("webhook-signature", signature),
             ]

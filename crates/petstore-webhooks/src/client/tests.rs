@@ -85,7 +85,8 @@ fn fixture(answers: Vec<io::Result<Vec<IpAddr>>>, allow_loopback: bool) -> Fixtu
     }
 }
 
-fn outgoing(url: &str) -> Outgoing {
+/// An attempt to `url` (loopback allowed in its parsing), signed with one secret.
+pub(super) fn outgoing(url: &str) -> Outgoing {
     Outgoing {
         url: WebhookUrl::parse(
             url,
