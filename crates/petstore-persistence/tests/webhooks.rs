@@ -389,8 +389,8 @@ async fn racing_fan_outs_add_each_delivery_once(fixture: Fixture) {
 
 async fn concurrent_claimers_never_share_a_delivery(fixture: Fixture) {
     let (repo, queue) = (fixture.webhooks_arc(), fixture.deliveries_arc());
-    let a = create(repo.as_ref(), "a.example.com", "pet.*", true, T).await;
-    let b = create(repo.as_ref(), "b.example.com", "pet.*", true, T).await;
+    create(repo.as_ref(), "a.example.com", "pet.*", true, T).await;
+    create(repo.as_ref(), "b.example.com", "pet.*", true, T).await;
     let events: Vec<FannedEvent> = (1..=60)
         .map(|n| event(n, EventType::PetCreated, T))
         .collect();
@@ -415,7 +415,6 @@ async fn concurrent_claimers_never_share_a_delivery(fixture: Fixture) {
     assert_eq!(claimed.len(), 120, "every delivery is claimed by someone");
     assert!(claims.iter().all(|batch| batch.len() <= 8));
     assert!(claim(queue.as_ref(), T + 2, 100).await.is_empty());
-    let _ = (a, b);
 }
 
 async fn a_claim_takes_due_deliveries_of_enabled_endpoints_oldest_due_first(fixture: Fixture) {
@@ -510,7 +509,7 @@ async fn an_expired_lease_is_taken_over_and_the_stale_settlement_records_nothing
     let settled = delivery(repo.as_ref(), endpoint.id, added.id).await;
     assert_eq!(settled.status, DeliveryStatus::Succeeded);
     assert_eq!(settled.next_attempt_ms, None);
-    assert_eq!(settled.attempts, [current.attempt.clone()]);
+    assert_eq!(settled.attempts, std::slice::from_ref(&current.attempt));
     assert!(
         !queue.settle(current).await.expect("answered"),
         "a settled lease is over"
