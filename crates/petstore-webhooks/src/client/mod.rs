@@ -125,6 +125,11 @@ impl HttpsSender {
         request: hyper::Request<http_body_util::Full<bytes::Bytes>>,
         deadline: Instant,
     ) -> Result<Answer, AttemptError> {
+        // A stored `http` URL outlives the setting it was registered under: without it, nothing
+        // is sent in plain text.
+        if !url.is_https() && !self.policy.allow_loopback {
+            return Err(AttemptError::Tls);
+        }
         let addresses = self.checked_addresses(url).await?;
         let stream = self.connect(&addresses, deadline).await?;
         let stream: Box<dyn Io> = if url.is_https() {

@@ -198,6 +198,18 @@ async fn allowing_loopback_permits_loopback_and_nothing_more() {
 }
 
 #[tokio::test]
+async fn without_loopback_allowed_an_http_url_is_not_even_resolved() {
+    let fixture = fixture(vec![ips(&["93.184.215.14"])], false);
+    let outcome = fixture
+        .sender
+        .send(outgoing("http://hooks.example.com/"))
+        .await;
+    assert_eq!(outcome.error, Some(AttemptError::Tls));
+    assert!(fixture.resolved.lock().unwrap().is_empty());
+    assert!(fixture.dialled.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn at_most_two_addresses_are_tried_in_their_order() {
     let fixture = fixture(
         vec![ips(&["93.184.215.14", "2606:4700::6810:84e5", "1.1.1.1"])],
