@@ -40,3 +40,4 @@ mod side_by_side;
 mod slow_clients;
 mod startup;
 mod token_binding;
+mod webhooks;
