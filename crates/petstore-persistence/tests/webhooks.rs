@@ -47,6 +47,63 @@ petstore_test_database::on_backends!(
     the_feed_head_is_the_newest_readable_event,
 );
 
+/// An export carries the endpoints with their sealed secrets, not their deliveries nor the
+/// fan-out position (they belong to the source's feed); a forced import replaces them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_carries_the_endpoints_and_a_forced_import_drops_the_deliveries() {
+    let source = common::sqlite();
+    let (repo, queue) = (source.webhooks_arc(), source.deliveries_arc());
+    let endpoint = create(repo.as_ref(), "a.example.com", "pet.*", true, T).await;
+    let events = vec![event(1, EventType::PetCreated, T)];
+    assert!(queue.fan_out(None, at(1), events, T).await.expect("ok"));
+    let settings = petstore_persistence::PoolSettings::default();
+    let source_url = common::parse(source.url());
+    let exported = tokio::task::spawn_blocking(move || {
+        let mut out = Vec::new();
+        petstore_persistence::export(&source_url, &settings, "kid", &mut out).expect("exported");
+        out
+    })
+    .await
+    .expect("joined");
+
+    let target = common::sqlite();
+    let (target_repo, target_queue) = (target.webhooks_arc(), target.deliveries_arc());
+    let other = create(target_repo.as_ref(), "other.example.com", "pet.*", true, T).await;
+    ping(target_repo.as_ref(), other.id, 7, T).await;
+    assert!(target_queue
+        .fan_out(None, at(9), Vec::new(), T)
+        .await
+        .expect("ok"));
+    let target_url = common::parse(target.url());
+    tokio::task::spawn_blocking(move || {
+        let options = petstore_persistence::ImportOptions {
+            key_id: "kid",
+            accept_other_key_id: false,
+            force: true,
+        };
+        petstore_persistence::import(&target_url, &settings, &options, &mut exported.as_slice())
+            .expect("imported");
+    })
+    .await
+    .expect("joined");
+
+    assert_eq!(
+        target_repo.list(None, 10).await.expect("listed"),
+        [endpoint.clone()]
+    );
+    assert!(deliveries_of(target_repo.as_ref(), endpoint.id)
+        .await
+        .is_empty());
+    assert_eq!(target_queue.fanned_out_to().await.expect("read"), None);
+    ping(target_repo.as_ref(), endpoint.id, 2, T).await;
+    let claimed = claim(target_queue.as_ref(), T, 10).await;
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        claimed[0].secret,
+        SealedSecret("sealed:a.example.com".to_owned())
+    );
+}
+
 /// A time all the tests' times are after (milliseconds since the epoch).
 const T: i64 = 1_800_000_000_000;
 const LEASE_MS: i64 = 60_000;
