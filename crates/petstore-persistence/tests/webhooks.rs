@@ -89,7 +89,7 @@ async fn an_export_carries_the_endpoints_and_a_forced_import_drops_the_deliverie
 
     assert_eq!(
         target_repo.list(None, 10).await.expect("listed"),
-        [endpoint.clone()]
+        std::slice::from_ref(&endpoint)
     );
     assert!(deliveries_of(target_repo.as_ref(), endpoint.id)
         .await
