@@ -182,7 +182,7 @@ async fn a_subscribed_change_is_posted_signed_as_the_feed_has_it(backend: &str) 
     );
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
+        .expect("after 1970")
         .as_secs();
     let sent_at: u64 = timestamp.parse().expect("seconds");
     assert!(now.abs_diff(sent_at) < 60, "{sent_at} is not now ({now})");
@@ -196,7 +196,7 @@ async fn a_subscribed_change_is_posted_signed_as_the_feed_has_it(backend: &str) 
         None,
     )
     .await;
-    let feed: Vec<Value> = serde_json::from_value(feed.json()).unwrap();
+    let feed: Vec<Value> = serde_json::from_value(feed.json()).expect("an array");
     assert_eq!(feed.len(), 1);
     assert_eq!(posted, feed[0]);
     assert_eq!(posted["id"], id);
@@ -205,7 +205,7 @@ async fn a_subscribed_change_is_posted_signed_as_the_feed_has_it(backend: &str) 
     let deliveries = deliveries_when(
         &app,
         &staff,
-        endpoint["id"].as_i64().unwrap(),
+        endpoint["id"].as_i64().expect("an id"),
         "a success",
         |deliveries| {
             deliveries
@@ -236,7 +236,7 @@ async fn a_failed_attempt_is_retried_with_the_same_id_and_a_fresh_signature(back
     .await;
     let staff = app.staff_key().await;
     let endpoint = register(&app, &staff, json!({"url": receiver.url("/in")})).await;
-    let secret = endpoint["secret"].as_str().unwrap().to_owned();
+    let secret = endpoint["secret"].as_str().expect("a string").to_owned();
     let category = call(
         &app,
         Method::POST,
@@ -256,16 +256,16 @@ async fn a_failed_attempt_is_retried_with_the_same_id_and_a_fresh_signature(back
     for request in &requests {
         assert!(signed_with(
             &secret,
-            request.header("webhook-id").unwrap(),
-            request.header("webhook-timestamp").unwrap(),
+            request.header("webhook-id").expect("the header"),
+            request.header("webhook-timestamp").expect("the header"),
             &request.body,
-            request.header("webhook-signature").unwrap(),
+            request.header("webhook-signature").expect("the header"),
         ));
     }
     let deliveries = deliveries_when(
         &app,
         &staff,
-        endpoint["id"].as_i64().unwrap(),
+        endpoint["id"].as_i64().expect("an id"),
         "a success after a retry",
         |deliveries| {
             deliveries
@@ -274,7 +274,7 @@ async fn a_failed_attempt_is_retried_with_the_same_id_and_a_fresh_signature(back
         },
     )
     .await;
-    let attempts = deliveries[0]["attempts"].as_array().unwrap();
+    let attempts = deliveries[0]["attempts"].as_array().expect("an array");
     assert_eq!(attempts.len(), 2, "{attempts:?}");
     assert_eq!(attempts[0]["statusCode"], 503);
     assert_eq!(attempts[0]["error"], "status");
@@ -289,7 +289,7 @@ async fn a_rotated_secret_signs_beside_the_previous_one(backend: &str) {
     let app = spawn_for(backend, &receiver, &[]).await;
     let staff = app.staff_key().await;
     let endpoint = register(&app, &staff, json!({"url": receiver.url("/in")})).await;
-    let old = endpoint["secret"].as_str().unwrap().to_owned();
+    let old = endpoint["secret"].as_str().expect("a string").to_owned();
     let rotate = format!("/v1/webhook-endpoints/{}/rotate-secret", endpoint["id"]);
     let keyed = |key: &'static str| {
         app.client
@@ -325,15 +325,15 @@ async fn a_rotated_secret_signs_beside_the_previous_one(backend: &str) {
     assert_eq!(ping.status, 202, "{}", ping.body);
     let requests = receiver.wait_for_requests(1, DELIVERED_WITHIN).await;
     let request = &requests[0];
-    let signature = request.header("webhook-signature").unwrap();
+    let signature = request.header("webhook-signature").expect("the header");
     assert_eq!(signature.split(' ').count(), 2, "{signature}");
     let (id, timestamp) = (
-        request.header("webhook-id").unwrap(),
-        request.header("webhook-timestamp").unwrap(),
+        request.header("webhook-id").expect("the header"),
+        request.header("webhook-timestamp").expect("the header"),
     );
     assert!(signed_with(&new, id, timestamp, &request.body, signature));
     assert!(signed_with(&old, id, timestamp, &request.body, signature));
-    let body: Value = serde_json::from_slice(&request.body).unwrap();
+    let body: Value = serde_json::from_slice(&request.body).expect("JSON");
     assert_eq!(body["type"], "webhook.ping");
     assert_eq!(body["data"]["endpointId"], endpoint["id"]);
     assert_eq!(ping.json()["eventId"], id);
@@ -438,7 +438,7 @@ async fn a_redirect_fails_the_attempt_and_is_never_followed(backend: &str) {
     let deliveries = deliveries_when(
         &app,
         &staff,
-        endpoint["id"].as_i64().unwrap(),
+        endpoint["id"].as_i64().expect("an id"),
         "a failure",
         |deliveries| {
             deliveries
@@ -478,7 +478,7 @@ async fn an_endpoint_failing_too_long_is_disabled_and_can_be_enabled_again(backe
     let deliveries = deliveries_when(
         &app,
         &staff,
-        endpoint["id"].as_i64().unwrap(),
+        endpoint["id"].as_i64().expect("an id"),
         "a disabling",
         |deliveries| {
             deliveries
@@ -545,7 +545,7 @@ async fn a_slow_endpoint_times_out_and_a_long_answer_is_not_read(backend: &str) 
     let deliveries = deliveries_when(
         &app,
         &staff,
-        endpoint["id"].as_i64().unwrap(),
+        endpoint["id"].as_i64().expect("an id"),
         "two attempts",
         |deliveries| {
             deliveries
@@ -554,11 +554,11 @@ async fn a_slow_endpoint_times_out_and_a_long_answer_is_not_read(backend: &str) 
         },
     )
     .await;
-    let attempts = deliveries[0]["attempts"].as_array().unwrap();
+    let attempts = deliveries[0]["attempts"].as_array().expect("an array");
     assert_eq!(attempts[0]["error"], "timeout");
     assert_eq!(attempts[0]["statusCode"], Value::Null);
     assert!(
-        attempts[0]["latencyMs"].as_u64().unwrap() < 2_500,
+        attempts[0]["latencyMs"].as_u64().expect("a number") < 2_500,
         "{attempts:?}"
     );
     assert_eq!(attempts[1]["statusCode"], 200);
@@ -576,7 +576,7 @@ async fn a_name_resolving_to_an_internal_address_is_never_connected_to(backend: 
         .setting("PETSTORE_WEBHOOK_HOSTS", "hooks.rebind.test=127.0.0.1")
         .setting(
             "PETSTORE_WEBHOOK_CA_FILE",
-            receiver.ca_pem_path().to_str().unwrap(),
+            receiver.ca_pem_path().to_str().expect("a UTF-8 path"),
         )
         .setting("PETSTORE_WEBHOOK_RETRY_SCHEDULE", "0s")
         .spawn()
@@ -599,7 +599,7 @@ async fn a_name_resolving_to_an_internal_address_is_never_connected_to(backend: 
     let deliveries = deliveries_when(
         &app,
         &staff,
-        endpoint["id"].as_i64().unwrap(),
+        endpoint["id"].as_i64().expect("an id"),
         "a refusal",
         |deliveries| {
             deliveries

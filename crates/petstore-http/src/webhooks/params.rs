@@ -43,10 +43,10 @@ fn bad_cursor() -> ApiError {
 }
 
 /// Reads `limit`, `cursor` and the `extra` parameter names a listing takes, each at most once.
-fn read_pairs<'a, const N: usize>(
+fn read_pairs<const N: usize>(
     query_string: &str,
     operation: &str,
-    names: [&'a str; N],
+    names: [&str; N],
 ) -> Result<[Option<String>; N], ApiError> {
     let mut values: [Option<String>; N] = std::array::from_fn(|_| None);
     for (name, value) in query::pairs(query_string)? {
