@@ -1,5 +1,5 @@
-//! Storage adapters for the ports of pets, orders, categories, the event feed, keys and
-//! idempotency records.
+//! Storage adapters for the ports of pets, orders, categories, the event feed, keys,
+//! idempotency records and webhooks (their endpoints and the delivery queue).
 //!
 //! - [`SqlStore`]: one diesel implementation serving SQLite files and PostgreSQL servers through
 //!   an r2d2 pool, with migrations embedded from the top-level `migrations/`; its repositories
