@@ -13,11 +13,15 @@ use std::time::Duration;
 
 use common::{done, new_pet, Fixture};
 use futures_util::future::join_all;
+use petstore_application::webhooks::CreatedEndpoint;
 use petstore_application::webhooks::{
     ClaimedDelivery, DeliveryQuery, EndpointChange, EndpointHealth, FannedEvent, NewDelivery,
     NewEndpoint, NextStep, SealedSecret, SecretRotation, Settlement,
 };
-use petstore_application::{DeliveryQueue, FeedQuery, WebhookError, WebhookRepository};
+use petstore_application::{
+    DeliveryQueue, FeedQuery, Fingerprint, RecordPlan, StoredResponse, WebhookError,
+    WebhookRepository, Written,
+};
 use petstore_domain::{
     AddressPolicy, Attempt, AttemptError, Delivery, DeliveryFailure, DeliveryId, DeliveryStatus,
     DisabledReason, EndpointId, EventId, EventType, EventTypes, FeedEntry, FeedPosition,
@@ -45,6 +49,8 @@ petstore_test_database::on_backends!(
     deleting_an_endpoint_deletes_its_deliveries,
     the_purge_deletes_only_old_finished_deliveries_and_is_bounded,
     the_feed_head_is_the_newest_readable_event,
+    an_attempt_settled_after_its_endpoint_was_disabled_leaves_the_delivery_failed,
+    a_keyed_create_is_answered_from_its_record_also_in_place_of_too_many,
 );
 
 /// An export carries the endpoints with their sealed secrets, not their deliveries nor the
@@ -1091,4 +1097,99 @@ async fn readable_events(fixture: &Fixture) -> Vec<FeedEntry> {
         .await
         .expect("the feed reads")
         .entries
+}
+
+async fn an_attempt_settled_after_its_endpoint_was_disabled_leaves_the_delivery_failed(
+    fixture: Fixture,
+) {
+    let (repo, queue) = (fixture.webhooks_arc(), fixture.deliveries_arc());
+    let endpoint = create(repo.as_ref(), "a.example.com", "pet.*", true, T).await;
+    let added = ping(repo.as_ref(), endpoint.id, 1, T).await;
+    let claimed = claim(queue.as_ref(), T, 10).await.pop().expect("claimed");
+    let off = EndpointChange {
+        enabled: Some(false),
+        ..EndpointChange::default()
+    };
+    done(
+        repo.update(endpoint.id, off, T + 1, None)
+            .await
+            .expect("disabled"),
+    );
+    let failing = settlement(
+        &claimed,
+        T + 2,
+        Some(AttemptError::Status),
+        NextStep::RetryAt(T + 10),
+        EndpointHealth::Failing { since_ms: T + 2 },
+    );
+    assert!(queue.settle(failing.clone()).await.expect("settled"));
+    let settled = delivery(repo.as_ref(), endpoint.id, added.id).await;
+    assert_eq!(
+        (settled.status, settled.failure, settled.next_attempt_ms),
+        (
+            DeliveryStatus::Failed,
+            Some(DeliveryFailure::EndpointDisabled),
+            None
+        ),
+        "not scheduled again for a disabled endpoint"
+    );
+    assert_eq!(settled.attempts, std::slice::from_ref(&failing.attempt));
+}
+
+fn plan(key: &str) -> RecordPlan<CreatedEndpoint> {
+    RecordPlan {
+        owner: petstore_domain::KeyId::parse(&"6".repeat(32)).expect("a key id"),
+        key: petstore_domain::IdempotencyKey::parse(key).expect("a key"),
+        fingerprint: Fingerprint([5; 32]),
+        stored_at: 1_900_000_000,
+        expired_before: 1_900_000_000 - 86_400,
+        render: |created: &CreatedEndpoint| StoredResponse {
+            status: 201,
+            headers: Vec::new(),
+            body: format!("{{\"id\":{}}}", created.endpoint.id).into_bytes(),
+        },
+    }
+}
+
+async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_too_many(fixture: Fixture) {
+    let repo = fixture.webhooks_arc();
+    let Written::Done(first, Some(response)) = repo
+        .create(
+            new_endpoint("a.example.com", "pet.*", true, T),
+            Some(plan("create-a")),
+        )
+        .await
+        .expect("storage answers")
+    else {
+        panic!("the first keyed create is carried out and recorded");
+    };
+    assert_eq!(
+        response.body,
+        format!("{{\"id\":{}}}", first.endpoint.id).into_bytes()
+    );
+    for n in 1..MAX_WEBHOOK_ENDPOINTS {
+        create(
+            repo.as_ref(),
+            &format!("h{n}.example.com"),
+            "pet.*",
+            true,
+            T,
+        )
+        .await;
+    }
+    let again = repo
+        .create(
+            new_endpoint("a.example.com", "pet.*", true, T),
+            Some(plan("create-a")),
+        )
+        .await
+        .expect("answered from the record, not refused as too many");
+    let Written::Earlier(record) = again else {
+        panic!("the retry is answered from the record");
+    };
+    assert_eq!(record.response, response);
+    assert_eq!(
+        repo.list(None, 1_000).await.expect("listed").len(),
+        MAX_WEBHOOK_ENDPOINTS
+    );
 }
