@@ -73,20 +73,30 @@ async fn the_served_document_is_the_committed_one() {
             "cancelOrder",
             "createCategory",
             "createPet",
+            "createWebhookEndpoint",
             "deleteCategory",
             "deletePet",
+            "deleteWebhookEndpoint",
             "deliverOrder",
             "getCategory",
             "getInventory",
             "getOrder",
             "getPet",
+            "getWebhookDelivery",
+            "getWebhookEndpoint",
             "listCategories",
             "listEvents",
             "listOrders",
             "listPets",
+            "listWebhookDeliveries",
+            "listWebhookEndpoints",
+            "pingWebhookEndpoint",
             "placeOrder",
+            "retryWebhookDelivery",
+            "rotateWebhookSecret",
             "updateCategory",
-            "updatePet"
+            "updatePet",
+            "updateWebhookEndpoint"
         ]
     );
     for schema in ["Pet", "NewPet", "PetStatus", "Pets", "Error"] {
@@ -157,13 +167,50 @@ async fn the_served_3_0_document_is_the_committed_one_and_plain_3_0() {
     );
 }
 
+/// For a webhook operation's `path`, an endpoint of its own and, when the path names one, a
+/// delivery of it whose first attempt was made (so no attempt is in flight): their ids.
+async fn webhook_of(app: &TestApp, staff: &str, path: &str) -> (String, String) {
+    if !path.contains("{endpointId}") {
+        return (String::new(), String::new());
+    }
+    let created = send(
+        app.post_json_as(staff, "/v1/webhook-endpoints"),
+        Some(r#"{"url":"https://hooks.openapi.invalid/in"}"#.to_owned()),
+    )
+    .await;
+    let endpoint = created.json()["id"].to_string();
+    if !path.contains("{deliveryId}") {
+        return (endpoint, String::new());
+    }
+    let ping = format!("/v1/webhook-endpoints/{endpoint}/ping");
+    let delivery = send(app.post_json_as(staff, &ping), None).await.json()["id"].to_string();
+    let one = format!("/v1/webhook-endpoints/{endpoint}/deliveries/{delivery}");
+    petstore_test_support::eventually(
+        std::time::Duration::from_secs(15),
+        "a first attempt",
+        async || {
+            let got = send(app.get_as(staff, &one), None).await.json();
+            match got["attempts"].as_array().map(Vec::len) {
+                Some(1) => Ok(()),
+                _ => Err(got.to_string()),
+            }
+        },
+    )
+    .await;
+    (endpoint, delivery)
+}
+
 /// Without `--public-url` the production server is the address served, so a tool that joins
 /// `servers[0].url` and a path (Swagger UI, schemathesis) reaches the real route.
 #[actix_web::test]
 async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
     // An order for each operation: more than a key's default bound of open orders.
+    // Webhook attempts fail at once (an address never connected to) and wait a day to be
+    // retried, so a delivery stays still once attempted.
     let app = TestApp::builder(Backend::Memory)
         .setting("PETSTORE_MAX_OPEN_ORDERS_PER_KEY", "100")
+        .setting("PETSTORE_WEBHOOK_HOSTS", "hooks.openapi.invalid=10.0.0.1")
+        .setting("PETSTORE_WEBHOOK_RETRY_SCHEDULE", "0s,24h")
         .spawn()
         .await;
     let doc: Value = serde_json::from_str(&served_document(&app).await).expect("JSON");
@@ -211,11 +258,14 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
                 let approve = format!("/v1/store/orders/{order_id}/approve");
                 send(app.post_json_as(&staff, &approve), None).await;
             }
+            let (endpoint, delivery) = webhook_of(&app, &staff, path).await;
             let url = format!(
                 "{base}{}",
                 path.replace("{petId}", &id)
                     .replace("{orderId}", &order_id)
                     .replace("{categoryId}", &category)
+                    .replace("{endpointId}", &endpoint)
+                    .replace("{deliveryId}", &delivery)
             );
             let request = app
                 .client
@@ -234,6 +284,12 @@ async fn joining_the_default_server_url_and_each_path_reaches_the_operation() {
                 ("post", "/categories") => Some(r#"{"name":"Birds"}"#.to_owned()),
                 ("patch", "/categories/{categoryId}") => Some(r#"{"name":"Fish"}"#.to_owned()),
                 ("patch", "/pets/{petId}") => Some(r#"{"name":"Max"}"#.to_owned()),
+                ("post", "/webhook-endpoints") => {
+                    Some(r#"{"url":"https://hooks.openapi.invalid/in"}"#.to_owned())
+                }
+                ("patch", "/webhook-endpoints/{endpointId}") => {
+                    Some(r#"{"enabled":false}"#.to_owned())
+                }
                 _ => None,
             };
             let response = send(request, body).await;

@@ -59,6 +59,7 @@ pub fn document(servers: &ApiServers) -> utoipa::openapi::OpenApi {
         .merge_from(CategoriesApi::openapi())
         .merge_from(EventsApi::openapi())
         .merge_from(WebhooksApi::openapi());
+    document.webhooks = Some(crate::webhooks::posted_section());
     document.servers = Some(servers.to_openapi());
     document
 }

@@ -17,6 +17,11 @@ pub const VERSION: &str = "3.0.3";
 pub fn downgrade(mut document: Value) -> Value {
     if let Some(root) = document.as_object_mut() {
         root.insert("openapi".to_owned(), json!(VERSION));
+        // 3.0 has no `webhooks`: the section moves to `x-webhooks`, the extension Redoc reads
+        // for it, so the bodies' schemas stay in use.
+        if let Some(webhooks) = root.remove("webhooks") {
+            root.insert("x-webhooks".to_owned(), webhooks);
+        }
         if let Some(license) = root
             .get_mut("info")
             .and_then(|info| info.get_mut("license"))

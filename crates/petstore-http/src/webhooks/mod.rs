@@ -7,6 +7,7 @@
 mod dto;
 mod handlers;
 mod params;
+mod posted;
 
 use actix_web::http::Method;
 use petstore_domain::{DeliveryId, EndpointId, KeyScope};
@@ -19,6 +20,8 @@ use dto::{
     AttemptDto, DeliveryDto, EndpointDto, EndpointPatchDto, EndpointWithSecretDto,
     NewEndpointDto, RotatedSecretDto,
 };
+pub(crate) use posted::section as posted_section;
+use posted::PingEventDto;
 
 /// listWebhookEndpoints and createWebhookEndpoint.
 const ENDPOINTS_PATH: &str = "/v1/webhook-endpoints";
@@ -64,6 +67,7 @@ fn delivery_path(endpoint: EndpointId, id: DeliveryId) -> String {
         RotatedSecretDto,
         DeliveryDto,
         AttemptDto,
+        PingEventDto,
     )),
     modifiers(&IdempotentPosts, &CommonResponses),
 )]
