@@ -133,6 +133,7 @@ mod on_memory {
         an_endpoint_failing_too_long_is_disabled_and_can_be_enabled_again,
         a_slow_endpoint_times_out_and_a_long_answer_is_not_read,
         a_name_resolving_to_an_internal_address_is_never_connected_to,
+        finished_deliveries_are_kept_as_long_as_events,
     );
 }
 
@@ -611,4 +612,30 @@ async fn a_name_resolving_to_an_internal_address_is_never_connected_to(backend: 
     assert_eq!(deliveries[0]["attempts"][0]["error"], "blocked_address");
     assert!(receiver.requests().is_empty());
     assert_eq!(receiver.connections_closed(), 0, "a connection was made");
+}
+
+/// A delivery that succeeded is purged once it is older than the event retention; its
+/// endpoint stays.
+async fn finished_deliveries_are_kept_as_long_as_events(backend: &str) {
+    let receiver = WebhookReceiver::start();
+    let app = spawn_for(backend, &receiver, &[("PETSTORE_EVENT_RETENTION", "1s")]).await;
+    let staff = app.staff_key().await;
+    let endpoint = register(&app, &staff, json!({"url": receiver.url("/in")})).await;
+    let id = endpoint["id"].as_i64().expect("an id");
+    let ping = format!("/v1/webhook-endpoints/{id}/ping");
+    assert_eq!(
+        call(&app, Method::POST, &staff, &ping, None).await.status,
+        202
+    );
+    receiver.wait_for_requests(1, DELIVERED_WITHIN).await;
+    deliveries_when(&app, &staff, id, "the delivery purged", <[Value]>::is_empty).await;
+    let kept = call(
+        &app,
+        Method::GET,
+        &staff,
+        &format!("/v1/webhook-endpoints/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(kept.status, 200);
 }

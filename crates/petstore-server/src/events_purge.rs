@@ -1,5 +1,6 @@
 //! The event feed's upkeep: a task on the server's runtime that purges events past the
-//! retention in bounded rounds, and measures how far the feed lags behind the writes.
+//! retention in bounded rounds, with the webhook deliveries finished as long ago, and measures
+//! how far the feed lags behind the writes.
 //!
 //! A round deletes at most [`BATCH`] events; while rounds come back full, the next follows at
 //! once, so a backlog drains without any one statement deleting more than a batch. Rounds run
@@ -8,7 +9,7 @@
 
 use std::time::Duration;
 
-use petstore_application::EventService;
+use petstore_application::{DeliveryService, EventService};
 
 /// Most often and least often the purge runs.
 const INTERVAL_MAX: Duration = Duration::from_secs(60);
@@ -43,7 +44,7 @@ pub(crate) fn describe_metrics() {
 }
 
 /// Starts the upkeep on the current actix runtime; it ends with the runtime.
-pub(crate) fn spawn(events: EventService) {
+pub(crate) fn spawn(events: EventService, deliveries: Option<DeliveryService>) {
     let every = interval(events.retention());
     // Both series exist from the start, so a scrape before the first round finds them.
     metrics::gauge!("petstore_event_feed_lag_seconds").set(0.0);
@@ -54,6 +55,9 @@ pub(crate) fn spawn(events: EventService) {
         loop {
             ticks.tick().await;
             purge(&events).await;
+            if let Some(deliveries) = &deliveries {
+                purge_deliveries(deliveries, events.retention()).await;
+            }
             match events.lag().await {
                 Ok(lag) => {
                     metrics::gauge!("petstore_event_feed_lag_seconds").set(lag.as_secs_f64())
@@ -88,6 +92,25 @@ async fn purge(events: &EventService) {
             // (events past the retention are only kept longer).
             Err(error) => {
                 tracing::warn!(%error, "purging events past the retention failed");
+                return;
+            }
+        }
+    }
+}
+
+/// Deletes the webhook deliveries finished before the retention, a batch at a time.
+async fn purge_deliveries(deliveries: &DeliveryService, retention: Duration) {
+    loop {
+        match deliveries.purge_finished(retention, BATCH).await {
+            Ok(deleted) if deleted > 0 => {
+                tracing::info!(deleted, "purged webhook deliveries past the retention");
+                if deleted < BATCH as u64 {
+                    return;
+                }
+            }
+            Ok(_) => return,
+            Err(error) => {
+                tracing::warn!(%error, "purging webhook deliveries past the retention failed");
                 return;
             }
         }

@@ -151,7 +151,7 @@ impl Application {
         .with_webhooks(webhooks.service, args.webhooks.address_policy())
         .with_idempotency(idempotency.clone());
         crate::idempotency_purge::spawn(idempotency);
-        crate::events_purge::spawn(events);
+        crate::events_purge::spawn(events, webhooks.deliveries);
         let state = match args.rate_limit {
             Some(limit) => state.with_rate_limit(limit),
             None => state,

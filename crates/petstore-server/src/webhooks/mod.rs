@@ -27,6 +27,8 @@ pub(crate) struct Webhooks {
     pub(crate) service: WebhookService,
     /// `None` when no delivery can be made (no trusted certificate outside production).
     pub(crate) worker: Option<DeliveryWorker>,
+    /// The delivery use cases, for the purge of finished deliveries.
+    pub(crate) deliveries: Option<DeliveryService>,
 }
 
 /// The storage ports webhooks use.
@@ -75,6 +77,7 @@ pub(crate) fn start(
             return Ok(Webhooks {
                 service,
                 worker: None,
+                deliveries: None,
             });
         }
     };
@@ -97,10 +100,11 @@ pub(crate) fn start(
         Arc::new(SystemClock),
         settings,
     );
-    let worker = worker::spawn(deliveries).map_err(AppError::Thread)?;
+    let worker = worker::spawn(deliveries.clone()).map_err(AppError::Thread)?;
     Ok(Webhooks {
         service,
         worker: Some(worker),
+        deliveries: Some(deliveries),
     })
 }
 
