@@ -39,7 +39,7 @@ pub(crate) async fn two_instances() -> (TestApp, Sibling) {
 }
 
 /// [`two_instances`], both also configured with `settings`.
-async fn two_instances_with(settings: &[(&str, &str)]) -> (TestApp, Sibling) {
+pub(crate) async fn two_instances_with(settings: &[(&str, &str)]) -> (TestApp, Sibling) {
     let mut env = vec![("PETSTORE_KEY_SECRET", SHARED_SECRET)];
     env.extend_from_slice(settings);
     let mut builder = TestApp::builder(Backend::Postgres).in_a_process();

@@ -41,3 +41,4 @@ mod slow_clients;
 mod startup;
 mod token_binding;
 mod webhooks;
+mod webhooks_guarantees;
