@@ -9,7 +9,8 @@ use petstore_application::webhooks::{
     CreatedEndpoint, EndpointChange, EndpointRequest, RotatedSecret,
 };
 use petstore_domain::{
-    AddressPolicy, Attempt, Delivery, EventType, EventTypes, WebhookEndpoint, WebhookUrl,
+    AddressPolicy, Attempt, Delivery, DeliveryStatus, EventType, EventTypes, WebhookEndpoint,
+    WebhookUrl,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -79,7 +80,8 @@ pub(crate) struct EndpointWithSecretDto {
     /// `whsec_` and the base64 of 32 random bytes: verify each delivery's `webhook-signature`
     /// with it. Answered this once: a retry with the same `Idempotency-Key` gets the endpoint
     /// without it. Lost? Rotate it.
-    #[schema(pattern = "^whsec_[A-Za-z0-9+/]{43}=$")]
+    // Not required in the schema: the replay's 201 is documented by this schema too.
+    #[schema(pattern = "^whsec_[A-Za-z0-9+/]{43}=$", required = false)]
     secret: String,
 }
 
@@ -173,8 +175,7 @@ pub(crate) struct DeliveryDto {
     event_id: String,
     /// The event's type, or `webhook.ping`.
     event_type: String,
-    /// `pending`, `succeeded` or `failed`.
-    #[schema(value_type = String)]
+    #[schema(value_type = DeliveryStatusDto)]
     status: &'static str,
     /// Why it failed: `exhausted` (its last attempt failed) or `endpoint_disabled`.
     #[schema(value_type = Option<String>, nullable = true)]
@@ -198,9 +199,63 @@ impl From<Delivery> for DeliveryDto {
             failure: delivery.failure.map(|failure| failure.as_str()),
             created_at: timestamp(delivery.created_at_ms),
             next_attempt_at: delivery.next_attempt_ms.map(timestamp),
-            attempts: delivery.attempts.into_iter().map(AttemptDto::from).collect(),
+            attempts: delivery
+                .attempts
+                .into_iter()
+                .map(AttemptDto::from)
+                .collect(),
         }
     }
+}
+
+/// The delivery statuses, in the order of their life.
+const DELIVERY_STATUSES: [DeliveryStatus; 3] = [
+    DeliveryStatus::Pending,
+    DeliveryStatus::Succeeded,
+    DeliveryStatus::Failed,
+];
+
+/// The schema of a delivery's `status`, answered and taken by listWebhookDeliveries' filter.
+pub(crate) struct DeliveryStatusDto;
+
+impl utoipa::PartialSchema for DeliveryStatusDto {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(
+                "Where a delivery stands: `pending` (an attempt is due), `succeeded` (an attempt \
+                 was answered with a 2xx) or `failed` (given up on).",
+            ))
+            .enum_values(Some(DELIVERY_STATUSES.map(DeliveryStatus::as_str)))
+            .examples([serde_json::json!("pending")])
+            .into()
+    }
+}
+
+impl ToSchema for DeliveryStatusDto {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WebhookDeliveryStatus")
+    }
+}
+
+/// What an `eventTypes` item may be, made from the event types themselves: a type, or `.*`
+/// after a resource that has types.
+fn event_type_pattern() -> String {
+    let mut resources = EventType::ALL.map(EventType::resource).to_vec();
+    resources.dedup();
+    let one = resources
+        .iter()
+        .map(|resource| {
+            let actions: Vec<&str> = EventType::ALL
+                .into_iter()
+                .filter(|kind| kind.resource() == *resource)
+                .filter_map(|kind| kind.as_str().split_once('.').map(|(_, action)| action))
+                .collect();
+            format!("{resource}\\.(\\*|{})", actions.join("|"))
+        })
+        .collect::<Vec<_>>()
+        .join("|");
+    format!("^({one})$")
 }
 
 const URL_RULE: &str = "Where events are posted: an absolute `https` URL with a host, at most \
@@ -217,7 +272,7 @@ fn types_schema() -> ArrayBuilder {
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .pattern(Some(r"^(pet|order|category)\.([a-z]+|\*)$")),
+                .pattern(Some(event_type_pattern())),
         )
         .min_items(Some(1))
         .description(Some(TYPES_RULE))
@@ -249,8 +304,10 @@ impl utoipa::PartialSchema for NewEndpointDto {
                     .description(Some("`false` adds it disabled. Default `true`.")),
             )
             .additional_properties(Some(AdditionalProperties::FreeForm(false)))
-            .examples([serde_json::json!({"url": "https://hooks.example.com/petstore",
-                "eventTypes": ["pet.*", "order.placed"]})])
+            .examples([
+                serde_json::json!({"url": "https://hooks.example.com/petstore",
+                "eventTypes": ["pet.*", "order.placed"]}),
+            ])
             .into()
     }
 }
@@ -308,7 +365,10 @@ struct Members {
 
 fn read_members(fields: &Map<String, Value>, policy: AddressPolicy) -> Members {
     let mut members = Members::default();
-    for name in fields.keys().filter(|name| !FIELDS.contains(&name.as_str())) {
+    for name in fields
+        .keys()
+        .filter(|name| !FIELDS.contains(&name.as_str()))
+    {
         members.problems.push(format!(
             "unknown field `{name}`; the fields are `url`, `eventTypes` and `enabled`"
         ));
@@ -414,6 +474,41 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_event_type_pattern_matches_exactly_the_types_a_create_takes() {
+        let pattern = regex::Regex::new(&event_type_pattern()).unwrap();
+        let wildcards = ["pet.*", "order.*", "category.*"];
+        for name in EventType::ALL
+            .map(EventType::as_str)
+            .iter()
+            .chain(&wildcards)
+        {
+            assert!(pattern.is_match(name), "{name}");
+            assert!(EventTypes::parse_list(name).is_ok(), "{name}");
+        }
+        for name in [
+            "pet.sold",
+            "pet.a",
+            "user.*",
+            "pet.created,pet.removed",
+            "pet.*x",
+        ] {
+            assert!(!pattern.is_match(name), "{name}");
+            assert!(refusal(NewEndpointDto::parse(
+                &object(json!({"url": "https://e.com/", "eventTypes": [name]})),
+                STRICT
+            ))
+            .contains("`eventTypes`"));
+        }
+    }
+
+    #[test]
+    fn the_documented_delivery_statuses_are_the_ones_the_filter_takes() {
+        for status in DELIVERY_STATUSES {
+            assert_eq!(DeliveryStatus::parse(status.as_str()), Some(status));
+        }
+    }
+
+    #[test]
     fn a_new_endpoint_takes_every_type_and_is_enabled_by_default() {
         let request =
             NewEndpointDto::parse(&object(json!({"url": "https://example.com/h"})), STRICT)
@@ -422,8 +517,10 @@ mod tests {
         assert!(request.event_types.is_every());
         assert!(request.enabled);
         let picky = NewEndpointDto::parse(
-            &object(json!({"url": "https://example.com/h", "eventTypes": ["order.*",
-                "pet.created"], "enabled": false})),
+            &object(
+                json!({"url": "https://example.com/h", "eventTypes": ["order.*",
+                "pet.created"], "enabled": false}),
+            ),
             STRICT,
         )
         .unwrap();
@@ -437,14 +534,22 @@ mod tests {
     #[test]
     fn every_bad_member_is_named() {
         let message = refusal(NewEndpointDto::parse(
-            &object(json!({"url": "http://example.com", "eventTypes": ["pet.sold"],
-                "enabled": "yes", "secret": "x"})),
+            &object(
+                json!({"url": "http://example.com", "eventTypes": ["pet.sold"],
+                "enabled": "yes", "secret": "x"}),
+            ),
             STRICT,
         ));
         assert!(message.contains("unknown field `secret`"), "{message}");
         assert!(message.contains("`url` must be an https URL"), "{message}");
-        assert!(message.contains("`eventTypes` must be event types"), "{message}");
-        assert!(message.contains("`enabled` must be true or false"), "{message}");
+        assert!(
+            message.contains("`eventTypes` must be event types"),
+            "{message}"
+        );
+        assert!(
+            message.contains("`enabled` must be true or false"),
+            "{message}"
+        );
         assert!(refusal(NewEndpointDto::parse(&object(json!({})), STRICT))
             .contains("`url` is required"));
         assert!(refusal(NewEndpointDto::parse(
@@ -478,9 +583,10 @@ mod tests {
             EndpointPatchDto::parse(&object(json!({})), STRICT).unwrap(),
             EndpointChange::default()
         );
-        assert!(
-            refusal(EndpointPatchDto::parse(&object(json!({"url": null})), STRICT))
-                .contains("`url` must be a string")
-        );
+        assert!(refusal(EndpointPatchDto::parse(
+            &object(json!({"url": null})),
+            STRICT
+        ))
+        .contains("`url` must be a string"));
     }
 }

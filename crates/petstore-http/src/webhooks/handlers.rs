@@ -9,8 +9,8 @@ use petstore_application::StoredResponse;
 use petstore_domain::{Delivery, WebhookEndpoint};
 
 use super::dto::{
-    DeliveryDto, EndpointDto, EndpointPatchDto, EndpointWithSecretDto, NewEndpointDto,
-    RotatedSecretDto,
+    DeliveryDto, DeliveryStatusDto, EndpointDto, EndpointPatchDto, EndpointWithSecretDto,
+    NewEndpointDto, RotatedSecretDto,
 };
 use super::params::{
     delivery_id, delivery_list_link, endpoint_id, endpoint_list_link, parse_delivery_list,
@@ -80,7 +80,10 @@ pub(crate) async fn list_endpoints(
         .await?;
     let mut response = HttpResponse::Ok();
     if let Some(last) = page.next_after {
-        response.insert_header((header::LINK, endpoint_list_link(&query, last, caller.cursors())));
+        response.insert_header((
+            header::LINK,
+            endpoint_list_link(&query, last, caller.cursors()),
+        ));
     }
     let endpoints: Vec<EndpointDto> = page.endpoints.into_iter().map(EndpointDto::from).collect();
     Ok(response.json(endpoints))
@@ -354,7 +357,8 @@ fn accepted(delivery: &Delivery) -> StoredResponse {
         more follow. `status` filters. Finished deliveries are kept as long as events are.",
     params(
         ("endpointId" = i64, Path, minimum = 1, description = "The endpoint's `id`."),
-        ("status" = Option<String>, Query, description = "`pending`, `succeeded` or `failed`."),
+        ("status" = Option<DeliveryStatusDto>, Query,
+            description = "Only the deliveries with this status."),
         ("limit" = Option<u32>, Query, minimum = 1, maximum = 100,
             description = "1 to 100, default 20."),
         ("cursor" = Option<String>, Query, min_length = 1,
@@ -384,7 +388,10 @@ pub(crate) async fn list_deliveries(
         .await?;
     let mut response = HttpResponse::Ok();
     if let Some(last) = page.next_before {
-        response.insert_header((header::LINK, delivery_list_link(&query, last, caller.cursors())));
+        response.insert_header((
+            header::LINK,
+            delivery_list_link(&query, last, caller.cursors()),
+        ));
     }
     let deliveries: Vec<DeliveryDto> = page.deliveries.into_iter().map(DeliveryDto::from).collect();
     Ok(response.json(deliveries))

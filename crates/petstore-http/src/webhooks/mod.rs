@@ -17,8 +17,8 @@ use crate::idempotency::openapi::IdempotentPosts;
 use crate::routing::common_responses::CommonResponses;
 use crate::routing::table::{Access, Operation, Routes};
 use dto::{
-    AttemptDto, DeliveryDto, EndpointDto, EndpointPatchDto, EndpointWithSecretDto,
-    NewEndpointDto, RotatedSecretDto,
+    AttemptDto, DeliveryDto, DeliveryStatusDto, EndpointDto, EndpointPatchDto,
+    EndpointWithSecretDto, NewEndpointDto, RotatedSecretDto,
 };
 pub(crate) use posted::section as posted_section;
 use posted::PingEventDto;
@@ -66,6 +66,7 @@ fn delivery_path(endpoint: EndpointId, id: DeliveryId) -> String {
         EndpointPatchDto,
         RotatedSecretDto,
         DeliveryDto,
+        DeliveryStatusDto,
         AttemptDto,
         PingEventDto,
     )),
@@ -92,30 +93,45 @@ const fn store(
 /// them from here.
 pub(crate) static ROUTES: Routes = Routes {
     operations: &[
-        store("listWebhookEndpoints", Method::GET, ENDPOINTS_PATH, |route| {
-            route.to(handlers::list_endpoints)
-        }),
-        store("createWebhookEndpoint", Method::POST, ENDPOINTS_PATH, |route| {
-            route.to(handlers::create_endpoint)
-        }),
+        store(
+            "listWebhookEndpoints",
+            Method::GET,
+            ENDPOINTS_PATH,
+            |route| route.to(handlers::list_endpoints),
+        ),
+        store(
+            "createWebhookEndpoint",
+            Method::POST,
+            ENDPOINTS_PATH,
+            |route| route.to(handlers::create_endpoint),
+        ),
         store("getWebhookEndpoint", Method::GET, ENDPOINT_PATH, |route| {
             route.to(handlers::get_endpoint)
         }),
-        store("updateWebhookEndpoint", Method::PATCH, ENDPOINT_PATH, |route| {
-            route.to(handlers::update_endpoint)
-        }),
-        store("deleteWebhookEndpoint", Method::DELETE, ENDPOINT_PATH, |route| {
-            route.to(handlers::delete_endpoint)
-        }),
+        store(
+            "updateWebhookEndpoint",
+            Method::PATCH,
+            ENDPOINT_PATH,
+            |route| route.to(handlers::update_endpoint),
+        ),
+        store(
+            "deleteWebhookEndpoint",
+            Method::DELETE,
+            ENDPOINT_PATH,
+            |route| route.to(handlers::delete_endpoint),
+        ),
         store("rotateWebhookSecret", Method::POST, ROTATE_PATH, |route| {
             route.to(handlers::rotate_secret)
         }),
         store("pingWebhookEndpoint", Method::POST, PING_PATH, |route| {
             route.to(handlers::ping)
         }),
-        store("listWebhookDeliveries", Method::GET, DELIVERIES_PATH, |route| {
-            route.to(handlers::list_deliveries)
-        }),
+        store(
+            "listWebhookDeliveries",
+            Method::GET,
+            DELIVERIES_PATH,
+            |route| route.to(handlers::list_deliveries),
+        ),
         store("getWebhookDelivery", Method::GET, DELIVERY_PATH, |route| {
             route.to(handlers::get_delivery)
         }),
@@ -136,14 +152,20 @@ mod tests {
     fn the_paths_live_under_the_version_prefix_and_agree() {
         assert!(ENDPOINTS_PATH.starts_with(&format!("{}/", crate::BASE_PATH)));
         let (endpoint, delivery) = (EndpointId::parse(7).unwrap(), DeliveryId::parse(9).unwrap());
-        assert_eq!(endpoint_path(endpoint), ENDPOINT_PATH.replace("{endpointId}", "7"));
+        assert_eq!(
+            endpoint_path(endpoint),
+            ENDPOINT_PATH.replace("{endpointId}", "7")
+        );
         assert_eq!(
             delivery_path(endpoint, delivery),
             DELIVERY_PATH
                 .replace("{endpointId}", "7")
                 .replace("{deliveryId}", "9")
         );
-        assert_eq!(deliveries_path(endpoint), DELIVERIES_PATH.replace("{endpointId}", "7"));
+        assert_eq!(
+            deliveries_path(endpoint),
+            DELIVERIES_PATH.replace("{endpointId}", "7")
+        );
         for path in [ROTATE_PATH, PING_PATH] {
             assert!(path.starts_with(ENDPOINT_PATH));
         }

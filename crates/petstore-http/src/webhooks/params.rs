@@ -87,7 +87,10 @@ pub(crate) fn endpoint_list_link(
         ENDPOINTS_PATH,
         [
             (LIMIT, query.limit.get().to_string()),
-            (CURSOR, cursors.encode_scoped(last.get(), &[ENDPOINTS_SCOPE])),
+            (
+                CURSOR,
+                cursors.encode_scoped(last.get(), &[ENDPOINTS_SCOPE]),
+            ),
         ],
     )
 }
@@ -232,6 +235,9 @@ mod tests {
 
         let endpoints = parse_endpoint_list("limit=3", &cursors()).unwrap();
         let link = endpoint_list_link(&endpoints, endpoint(3), &cursors());
-        assert!(link.starts_with("</v1/webhook-endpoints?limit=3&cursor="), "{link}");
+        assert!(
+            link.starts_with("</v1/webhook-endpoints?limit=3&cursor="),
+            "{link}"
+        );
     }
 }

@@ -40,11 +40,11 @@ impl PartialSchema for PingEventDto {
             .required("type")
             .property(
                 "timestamp",
-                ObjectBuilder::new()
-                    .schema_type(Type::String)
-                    .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                ObjectBuilder::new().schema_type(Type::String).format(Some(
+                    utoipa::openapi::SchemaFormat::KnownFormat(
                         utoipa::openapi::KnownFormat::DateTime,
-                    ))),
+                    ),
+                )),
             )
             .required("timestamp")
             .property(
@@ -59,7 +59,9 @@ impl PartialSchema for PingEventDto {
                 ObjectBuilder::new()
                     .property(
                         "endpointId",
-                        ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)),
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .minimum(Some(1)),
                     )
                     .required("endpointId"),
             )
@@ -142,7 +144,9 @@ pub(crate) fn section() -> Paths {
                 .build(),
         ))
         // The receiver checks the signature, not a key of ours: no security scheme applies.
-        .securities(Some(Vec::<utoipa::openapi::security::SecurityRequirement>::new()))
+        .securities(Some(
+            Vec::<utoipa::openapi::security::SecurityRequirement>::new(),
+        ))
         .response(
             "200",
             ResponseBuilder::new()
