@@ -34,13 +34,13 @@ pub use order::{
     OrderFilter, OrderId, OrderListQuery, OrderQuantity, OrderQuantityError, OrderStatus,
     OrderStatusError, TooManyOpenOrders, VisibleOrders,
 };
+pub use page_limit::{PageLimit, PageLimitError};
 pub use webhook::{
     AddressPolicy, AddressRefusal, Attempt, AttemptError, Delivery, DeliveryFailure, DeliveryId,
     DeliveryIdError, DeliveryStatus, DisabledReason, EndpointId, EndpointIdError, RetrySchedule,
     RetryScheduleError, SigningSecret, WebhookEndpoint, WebhookUrl, WebhookUrlError,
     MAX_WEBHOOK_ENDPOINTS, PING_EVENT_TYPE,
 };
-pub use page_limit::{PageLimit, PageLimitError};
 // The catalogue's values: price, description, photos, tags, and the case fold of name search.
 pub use pet::{
     fold_case, Currency, CurrencyError, ItemError, ListError, NamePosition, NamePrefix,

@@ -144,14 +144,17 @@ impl DeliveryService {
         };
         let read = match self.feed.read(query(from)).await {
             Ok(read) => read,
-            Err(FeedReadError::Gone) => self.feed.read(query(None)).await.map_err(|error| {
-                match error {
-                    FeedReadError::Repository(error) => error,
-                    FeedReadError::Gone => RepositoryError::Unexpected(
-                        "the event feed is gone from its oldest event".into(),
-                    ),
-                }
-            })?,
+            Err(FeedReadError::Gone) => {
+                self.feed
+                    .read(query(None))
+                    .await
+                    .map_err(|error| match error {
+                        FeedReadError::Repository(error) => error,
+                        FeedReadError::Gone => RepositoryError::Unexpected(
+                            "the event feed is gone from its oldest event".into(),
+                        ),
+                    })?
+            }
             Err(FeedReadError::Repository(error)) => return Err(error),
         };
         let Some(last) = read.entries.last() else {
@@ -318,7 +321,11 @@ impl DeliveryService {
             Some(since) => EndpointHealth::Failing { since_ms: since },
             None => EndpointHealth::Failing { since_ms: now_ms },
         };
-        let next = match self.settings.schedule.wait_after(delivery.attempts_made + 1) {
+        let next = match self
+            .settings
+            .schedule
+            .wait_after(delivery.attempts_made + 1)
+        {
             Some(wait) => {
                 let wait = match outcome.retry_after_s {
                     Some(seconds) => Duration::from_secs(seconds).clamp(wait, wait * 2),

@@ -16,15 +16,15 @@ mod ports;
 mod tests;
 
 pub use delivery::{AttemptReport, DeliveryRound, DeliveryService, DeliverySettings};
+pub use ports::{
+    ClaimedDelivery, CreatedEndpoint, DeliveryQuery, DeliveryQueue, EndpointChange, EndpointHealth,
+    EventBody, FannedEvent, NewDelivery, NewEndpoint, NextStep, Outgoing, RotatedSecret, SealError,
+    SealedSecret, SecretRotation, SecretVault, SendOutcome, Settlement, WebhookRepository,
+    WebhookSender,
+};
 #[cfg(any(test, feature = "mocks"))]
 pub use ports::{
     MockDeliveryQueue, MockEventBody, MockSecretVault, MockWebhookRepository, MockWebhookSender,
-};
-pub use ports::{
-    ClaimedDelivery, CreatedEndpoint, DeliveryQuery, DeliveryQueue, EndpointChange,
-    EndpointHealth, EventBody, FannedEvent, NewDelivery, NewEndpoint, NextStep, Outgoing,
-    RotatedSecret, SealError, SealedSecret, SecretRotation, SecretVault, SendOutcome, Settlement,
-    WebhookRepository, WebhookSender,
 };
 
 use crate::clock::{unix_millis, Clock};
@@ -165,7 +165,9 @@ impl WebhookService {
         change: EndpointChange,
         plan: Option<RecordPlan<WebhookEndpoint>>,
     ) -> Result<Written<WebhookEndpoint>, WebhookError> {
-        self.repository.update(id, change, self.now_ms(), plan).await
+        self.repository
+            .update(id, change, self.now_ms(), plan)
+            .await
     }
 
     /// `deleteWebhookEndpoint`: the endpoint and its deliveries.

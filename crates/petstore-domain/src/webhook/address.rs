@@ -187,7 +187,13 @@ mod tests {
         assert!(permitted("127.3.2.1", true));
         assert!(permitted("::1", true));
         assert!(permitted("::ffff:127.0.0.1", true));
-        for address in ["10.0.0.1", "169.254.169.254", "192.168.0.1", "fd00::1", "0.0.0.0"] {
+        for address in [
+            "10.0.0.1",
+            "169.254.169.254",
+            "192.168.0.1",
+            "fd00::1",
+            "0.0.0.0",
+        ] {
             assert!(!permitted(address, true), "{address} should stay refused");
         }
     }

@@ -296,7 +296,10 @@ mod tests {
             DeliveryFailure::parse("endpoint_disabled"),
             Some(DeliveryFailure::EndpointDisabled)
         );
-        assert_eq!(DisabledReason::parse("failing"), Some(DisabledReason::Failing));
+        assert_eq!(
+            DisabledReason::parse("failing"),
+            Some(DisabledReason::Failing)
+        );
     }
 
     #[test]

@@ -58,10 +58,19 @@ impl Default for RetrySchedule {
         const MINUTE: u64 = 60;
         const HOUR: u64 = 60 * MINUTE;
         Self(
-            [0, 5, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]
-                .into_iter()
-                .map(Duration::from_secs)
-                .collect(),
+            [
+                0,
+                5,
+                5 * MINUTE,
+                30 * MINUTE,
+                2 * HOUR,
+                5 * HOUR,
+                10 * HOUR,
+                10 * HOUR,
+            ]
+            .into_iter()
+            .map(Duration::from_secs)
+            .collect(),
         )
     }
 }

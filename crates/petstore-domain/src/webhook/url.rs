@@ -156,7 +156,11 @@ mod tests {
 
     #[test]
     fn other_schemes_are_refused_and_http_only_with_loopback_allowed() {
-        for raw in ["http://example.com/", "ftp://example.com/", "file:///etc/passwd"] {
+        for raw in [
+            "http://example.com/",
+            "ftp://example.com/",
+            "file:///etc/passwd",
+        ] {
             assert!(
                 matches!(
                     WebhookUrl::parse(raw, STRICT),

@@ -65,7 +65,9 @@ pub(crate) fn start(
     let sender = match HttpsSender::new(&sender_settings) {
         Ok(sender) => sender,
         Err(error) if environment == Environment::Production => {
-            return Err(AppError::Usage(format!("webhooks cannot be delivered: {error}")))
+            return Err(AppError::Usage(format!(
+                "webhooks cannot be delivered: {error}"
+            )))
         }
         Err(error) => {
             tracing::error!(

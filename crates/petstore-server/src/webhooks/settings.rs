@@ -107,14 +107,18 @@ impl WebhookArgs {
     pub fn check(&self, environment: Environment) -> Result<(), String> {
         if environment == Environment::Production {
             if self.webhook_allow_loopback {
-                return Err("PETSTORE_WEBHOOK_ALLOW_LOOPBACK is for development and tests; \
+                return Err(
+                    "PETSTORE_WEBHOOK_ALLOW_LOOPBACK is for development and tests; \
                             production never delivers webhooks to loopback"
-                    .to_owned());
+                        .to_owned(),
+                );
             }
             if !self.webhook_hosts.0.is_empty() {
-                return Err("PETSTORE_WEBHOOK_HOSTS is for development and tests; production \
+                return Err(
+                    "PETSTORE_WEBHOOK_HOSTS is for development and tests; production \
                             resolves endpoint names with DNS"
-                    .to_owned());
+                        .to_owned(),
+                );
             }
         }
         if self.webhook_lease < self.webhook_timeout + Duration::from_secs(5) {

@@ -82,6 +82,9 @@ pub(crate) fn spawn(service: DeliveryService) -> std::io::Result<DeliveryWorker>
     let stop = Arc::new(AtomicBool::new(false));
     let stopped = Arc::clone(&stop);
     metrics::gauge!("petstore_webhook_oldest_pending_seconds").set(0.0);
+    // Series an alert takes `increase()` of exist from the start, so their first rise counts.
+    metrics::counter!("petstore_webhook_attempts_total", "result" => "2xx").increment(0);
+    metrics::counter!("petstore_webhook_endpoints_disabled_total").increment(0);
     let thread = std::thread::Builder::new()
         .name("petstore-webhooks".into())
         .spawn(move || runtime.block_on(run(&service, &stopped)))?;
