@@ -64,6 +64,16 @@ length; photos as `https://example.com/...`; the price in EUR with at most two d
 listPets' `tag` search the same as a tag; details generated as invalid reach the server
 unchanged.
 
+A seventh rule is where a webhook endpoint may point: an `https` URL whose host is resolved at
+every delivery, stated in words in the document. A createWebhookEndpoint or
+updateWebhookEndpoint generated as valid gets a URL on the host tests/contract/run.sh names in
+PETSTORE_WEBHOOK_HOSTS, which the server resolves without DNS to a private address that every
+delivery refuses before connecting: the run never reaches the network. URLs generated as invalid
+reach the server unchanged. The webhook listings' cursors are signed like the others: a valid
+listWebhookEndpoints gets one the server issued, or none while there is one page; a valid
+listWebhookDeliveries one the server issued for its endpoint and `status`, or none when the
+endpoint has no second page of such deliveries (or no longer exists).
+
 tests/contract/run.sh passes the server's base URL and the key in CONTRACT_BASE_URL and
 CONTRACT_API_KEY.
 """
@@ -295,6 +305,101 @@ def before_call(ctx, case, **kwargs):
         _issued_cursor_for_valid_category_list(case)
     elif case.method.upper() == "GET" and case.path == "/events":
         _issued_cursor_for_valid_event_list(case)
+    elif case.method.upper() == "GET" and case.path == "/webhook-endpoints":
+        _issued_cursor_for_valid_endpoint_list(case)
+    elif case.method.upper() == "GET" and case.path == "/webhook-endpoints/{endpointId}/deliveries":
+        _issued_cursor_for_valid_delivery_list(case)
+    _webhook_url_the_server_accepts(case)
+
+
+# The name tests/contract/run.sh maps to a private address (`name=address`).
+WEBHOOK_HOST = os.environ["PETSTORE_WEBHOOK_HOSTS"].split("=", 1)[0]
+_WEBHOOK_BODIES = {("POST", "/webhook-endpoints"), ("PATCH", "/webhook-endpoints/{endpointId}")}
+_urls_sent = iter(range(1, 1 << 62))
+
+
+def _webhook_url_the_server_accepts(case):
+    """A valid create's or patch's `url` on the contract's webhook host."""
+    if (case.method.upper(), case.path) not in _WEBHOOK_BODIES or not _generated_as_valid(case):
+        return
+    if not isinstance(case.body, dict) or not isinstance(case.body.get("url"), str):
+        return
+    with _lock:
+        number = next(_urls_sent)
+    case.body = {**case.body, "url": f"https://{WEBHOOK_HOST}/contract/{number}"}
+    if case.method.upper() == "POST":
+        _room_for_an_endpoint()
+
+
+# The most endpoints the store keeps (createWebhookEndpoint's description): beyond, 409.
+MAX_ENDPOINTS = 50
+
+
+def _room_for_an_endpoint():
+    """The oldest endpoints deleted when the store is full, so that valid creates keep creating
+    (and their answers keep being checked) instead of all meeting the bound, which has its own
+    tests (crates/petstore-persistence/tests/webhooks.rs). A case that still uses a deleted endpoint gets a 404."""
+    with _lock:
+        request = urllib.request.Request(
+            f"{BASE_URL}/webhook-endpoints?limit=100", headers={"Authorization": f"Bearer {API_KEY}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            endpoints = json.load(response)
+        for endpoint in endpoints[: max(0, len(endpoints) - MAX_ENDPOINTS + 10)]:
+            try:
+                _request("DELETE", f"/webhook-endpoints/{endpoint['id']}")
+            except urllib.error.HTTPError as error:
+                if error.code != 404:
+                    raise
+
+
+def _first_cursor(path, query):
+    """The cursor of the `rel="next"` link the server answers `path?query` with, or None (no
+    next page, or a request the server refuses)."""
+    try:
+        link = _request("GET", f"{path}?{urllib.parse.urlencode(query)}")
+    except urllib.error.HTTPError:
+        return None
+    match = re.search(r"[?&]cursor=([^&>]+)", link)
+    return urllib.request.unquote(match.group(1)) if match else None
+
+
+_webhook_cursors = {}
+
+
+def _issued_webhook_cursor(path, query):
+    """A cursor the server issued for this listing, kept once there is one."""
+    key = (path, tuple(sorted(query.items())))
+    with _lock:
+        if key not in _webhook_cursors:
+            cursor = _first_cursor(path, {"limit": 1, **query})
+            if cursor is None:
+                return None
+            _webhook_cursors[key] = cursor
+        return _webhook_cursors[key]
+
+
+def _with_issued_cursor(case, cursor):
+    query = {name: value for name, value in case.query.items() if name != "cursor"}
+    if cursor is not None:
+        query["cursor"] = cursor
+    case.query = query
+
+
+def _issued_cursor_for_valid_endpoint_list(case):
+    if not case.query or "cursor" not in case.query or not _generated_as_valid(case):
+        return
+    _with_issued_cursor(case, _issued_webhook_cursor("/webhook-endpoints", {}))
+
+
+def _issued_cursor_for_valid_delivery_list(case):
+    if not case.query or "cursor" not in case.query or not _generated_as_valid(case):
+        return
+    endpoint = (case.path_parameters or {}).get("endpointId")
+    status = case.query.get("status")
+    filters = {"status": status} if isinstance(status, str) else {}
+    path = f"/webhook-endpoints/{endpoint}/deliveries"
+    _with_issued_cursor(case, _issued_webhook_cursor(path, filters))
 
 
 _event_cursors = {}
