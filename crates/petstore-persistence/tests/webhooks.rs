@@ -51,6 +51,7 @@ petstore_test_database::on_backends!(
     the_feed_head_is_the_newest_readable_event,
     an_attempt_settled_after_its_endpoint_was_disabled_leaves_the_delivery_failed,
     a_keyed_create_is_answered_from_its_record_also_in_place_of_too_many,
+    the_subscribed_types_are_those_of_the_enabled_endpoints,
 );
 
 /// An export carries the endpoints with their sealed secrets, not their deliveries nor the
@@ -1191,5 +1192,29 @@ async fn a_keyed_create_is_answered_from_its_record_also_in_place_of_too_many(fi
     assert_eq!(
         repo.list(None, 1_000).await.expect("listed").len(),
         MAX_WEBHOOK_ENDPOINTS
+    );
+}
+
+/// What the fan-out reads: the union of the enabled endpoints' types, none without one.
+async fn the_subscribed_types_are_those_of_the_enabled_endpoints(fixture: Fixture) {
+    let (repo, queue) = (fixture.webhooks_arc(), fixture.deliveries_arc());
+    assert_eq!(queue.subscribed_types().await.expect("read"), None);
+    let pets = create(repo.as_ref(), "a.example.com", "pet.*", true, T).await;
+    create(repo.as_ref(), "b.example.com", "category.*", false, T).await;
+    create(repo.as_ref(), "c.example.com", "order.placed", true, T).await;
+    assert_eq!(
+        queue.subscribed_types().await.expect("read"),
+        Some(types("pet.*,order.placed"))
+    );
+    let disable = EndpointChange {
+        enabled: Some(false),
+        ..EndpointChange::default()
+    };
+    repo.update(pets.id, disable, T + 1, None)
+        .await
+        .expect("disabled");
+    assert_eq!(
+        queue.subscribed_types().await.expect("read"),
+        Some(types("order.placed"))
     );
 }

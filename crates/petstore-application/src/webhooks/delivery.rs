@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
 use petstore_domain::{
-    Attempt, DeliveryFailure, DeliveryId, EndpointId, EventId, EventTypes, FeedPosition,
+    Attempt, DeliveryFailure, DeliveryId, EndpointId, EventId, FeedPosition,
     RetrySchedule, VisibleOrders,
 };
 
@@ -136,9 +136,21 @@ impl DeliveryService {
             return Ok(0);
         };
         let from = Some(from);
+        // The head is read before the endpoints: an endpoint enabled after that read takes
+        // only events written after it, which lie beyond this head.
+        let head = self.feed.head().await?;
+        let Some(types) = self.queue.subscribed_types().await? else {
+            // No endpoint takes anything: nothing is read or rendered, the position moves on.
+            if let Some(head) = head.filter(|head| Some(*head) > from) {
+                self.queue
+                    .fan_out(from, head, Vec::new(), self.now_ms())
+                    .await?;
+            }
+            return Ok(0);
+        };
         let query = |after| FeedQuery {
             after,
-            types: EventTypes::EVERY,
+            types,
             visible: VisibleOrders::All,
             max: self.settings.fan_out_batch,
         };
@@ -157,11 +169,18 @@ impl DeliveryService {
             }
             Err(FeedReadError::Repository(error)) => return Err(error),
         };
-        let Some(last) = read.entries.last() else {
+        let count = read.entries.len();
+        let last = read.entries.last().map(|entry| entry.position);
+        // A short read saw every event of these types up to the head (read before it), so the
+        // position may pass the head's events of other types too; a full one stops at its last.
+        let to = if count < self.settings.fan_out_batch {
+            last.max(head)
+        } else {
+            last
+        };
+        let Some(to) = to.filter(|to| Some(*to) > from) else {
             return Ok(0);
         };
-        let to: FeedPosition = last.position;
-        let count = read.entries.len();
         let events = read
             .entries
             .into_iter()

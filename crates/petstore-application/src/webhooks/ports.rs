@@ -228,6 +228,9 @@ pub trait DeliveryQueue: Send + Sync + 'static {
     /// The feed position deliveries were made up to (`None`: none yet).
     async fn fanned_out_to(&self) -> Result<Option<FeedPosition>, RepositoryError>;
 
+    /// Every type some enabled endpoint takes; `None` when no endpoint is enabled.
+    async fn subscribed_types(&self) -> Result<Option<EventTypes>, RepositoryError>;
+
     /// In one transaction: moves the position from `from` to `to` and adds a pending delivery,
     /// due at `now_ms`, of each event to each enabled endpoint whose types include the
     /// event's and that was created at or before it. `false`, changing nothing, when the

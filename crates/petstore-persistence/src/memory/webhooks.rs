@@ -17,7 +17,7 @@ use petstore_application::{
 };
 use petstore_domain::{
     Delivery, DeliveryFailure, DeliveryId, DeliveryStatus, DisabledReason, EndpointId,
-    FeedPosition, WebhookEndpoint, MAX_WEBHOOK_ENDPOINTS,
+    EventTypes, FeedPosition, WebhookEndpoint, MAX_WEBHOOK_ENDPOINTS,
 };
 
 use super::{InMemoryPetRepository, State};
@@ -524,6 +524,18 @@ impl WebhookRepository for InMemoryWebhooks {
 impl DeliveryQueue for InMemoryWebhooks {
     async fn fanned_out_to(&self) -> Result<Option<FeedPosition>, RepositoryError> {
         Ok(self.state().webhooks.fanned_out_to)
+    }
+
+    async fn subscribed_types(&self) -> Result<Option<EventTypes>, RepositoryError> {
+        let bits = self
+            .state()
+            .webhooks
+            .endpoints
+            .values()
+            .map(|stored| &stored.endpoint)
+            .filter(|endpoint| endpoint.is_enabled())
+            .fold(0, |all, endpoint| all | endpoint.event_types.bits());
+        Ok(EventTypes::from_bits(bits))
     }
 
     async fn fan_out(

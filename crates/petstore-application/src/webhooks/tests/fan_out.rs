@@ -75,6 +75,25 @@ fn stored_at(position: Option<FeedPosition>) -> MockDeliveryQueue {
     queue
 }
 
+/// [`stored_at`] a position, with enabled endpoints taking `types` (`None`: no endpoint).
+fn subscribed(position: FeedPosition, types: Option<EventTypes>) -> MockDeliveryQueue {
+    let mut queue = stored_at(Some(position));
+    queue
+        .expect_subscribed_types()
+        .times(1)
+        .returning(move || Ok(types));
+    queue
+}
+
+/// A feed whose head (the newest readable event) is `head`.
+fn feed_at(head: FeedPosition) -> MockEventFeed {
+    let mut feed = MockEventFeed::new();
+    feed.expect_head()
+        .times(1)
+        .returning(move || Ok(Some(head)));
+    feed
+}
+
 #[tokio::test]
 async fn a_round_reads_every_event_after_the_position_and_fans_each_out_rendered_once() {
     let read = vec![
@@ -83,7 +102,7 @@ async fn a_round_reads_every_event_after_the_position_and_fans_each_out_rendered
         entry(7, EventType::CategoryRemoved),
     ];
     let expected: Vec<FannedEvent> = read.iter().map(fanned).collect();
-    let mut feed = MockEventFeed::new();
+    let mut feed = feed_at(FeedPosition::new(3, 7));
     feed.expect_read()
         .withf(|query| {
             query.after == Some(FeedPosition::new(3, 4))
@@ -98,7 +117,7 @@ async fn a_round_reads_every_event_after_the_position_and_fans_each_out_rendered
                 after: FeedPosition::new(3, 4),
             })
         });
-    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    let mut queue = subscribed(FeedPosition::new(3, 4), Some(EventTypes::EVERY));
     queue
         .expect_fan_out()
         .withf(move |from, to, events, now_ms| {
@@ -161,14 +180,14 @@ async fn a_first_round_on_an_empty_feed_starts_before_every_event() {
 
 #[tokio::test]
 async fn an_empty_read_fans_nothing_out() {
-    let mut feed = MockEventFeed::new();
+    let mut feed = feed_at(FeedPosition::new(3, 4));
     feed.expect_read().times(1).returning(|_| {
         Ok(FeedRead {
             entries: Vec::new(),
             after: FeedPosition::new(3, 4),
         })
     });
-    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    let mut queue = subscribed(FeedPosition::new(3, 4), Some(EventTypes::EVERY));
     queue.expect_fan_out().never();
 
     let count = service(feed, queue, rendering_each_once(0))
@@ -185,7 +204,7 @@ async fn a_purged_position_restarts_from_the_oldest_event_kept() {
         entry(10, EventType::CategoryRemoved),
     ];
     let expected: Vec<FannedEvent> = read.iter().map(fanned).collect();
-    let mut feed = MockEventFeed::new();
+    let mut feed = feed_at(FeedPosition::new(3, 10));
     feed.expect_read()
         .withf(|query| query.after == Some(FeedPosition::new(3, 4)))
         .times(1)
@@ -199,7 +218,7 @@ async fn a_purged_position_restarts_from_the_oldest_event_kept() {
                 after: FeedPosition::new(3, 8),
             })
         });
-    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    let mut queue = subscribed(FeedPosition::new(3, 4), Some(EventTypes::EVERY));
     // The position moves from where it was stored: another instance may have moved it first.
     queue
         .expect_fan_out()
@@ -220,13 +239,13 @@ async fn a_purged_position_restarts_from_the_oldest_event_kept() {
 
 #[tokio::test]
 async fn a_feed_failure_fans_nothing_out_and_is_passed_on() {
-    let mut feed = MockEventFeed::new();
+    let mut feed = feed_at(FeedPosition::new(3, 9));
     feed.expect_read().times(1).returning(|_| {
         Err(FeedReadError::Repository(RepositoryError::Unavailable(
             "pool timed out".into(),
         )))
     });
-    let mut queue = stored_at(Some(FeedPosition::new(3, 4)));
+    let mut queue = subscribed(FeedPosition::new(3, 4), Some(EventTypes::EVERY));
     queue.expect_fan_out().never();
 
     let err = service(feed, queue, rendering_each_once(0))
@@ -234,4 +253,55 @@ async fn a_feed_failure_fans_nothing_out_and_is_passed_on() {
         .await
         .unwrap_err();
     assert!(matches!(err, RepositoryError::Unavailable(_)), "{err}");
+}
+
+#[tokio::test]
+async fn without_an_enabled_endpoint_nothing_is_read_and_the_position_moves_to_the_head() {
+    let mut feed = feed_at(FeedPosition::new(3, 40));
+    feed.expect_read().never();
+    let mut queue = subscribed(FeedPosition::new(3, 4), None);
+    queue
+        .expect_fan_out()
+        .withf(|from, to, events, _| {
+            *from == Some(FeedPosition::new(3, 4))
+                && *to == FeedPosition::new(3, 40)
+                && events.is_empty()
+        })
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+
+    let count = service(feed, queue, rendering_each_once(0))
+        .fan_out_round()
+        .await
+        .unwrap();
+    assert_eq!(count, 0);
+}
+
+#[tokio::test]
+async fn only_the_subscribed_types_are_read_and_a_short_read_moves_to_the_head() {
+    let read = vec![entry(6, EventType::CategoryCreated)];
+    let expected: Vec<FannedEvent> = read.iter().map(fanned).collect();
+    let categories = EventTypes::parse_list("category.*").unwrap();
+    let mut feed = feed_at(FeedPosition::new(3, 30));
+    feed.expect_read()
+        .withf(move |query| query.types == categories)
+        .times(1)
+        .return_once(move |_| {
+            Ok(FeedRead {
+                entries: read,
+                after: FeedPosition::new(3, 4),
+            })
+        });
+    let mut queue = subscribed(FeedPosition::new(3, 4), Some(categories));
+    queue
+        .expect_fan_out()
+        .withf(move |_, to, events, _| *to == FeedPosition::new(3, 30) && *events == expected)
+        .times(1)
+        .returning(|_, _, _, _| Ok(true));
+
+    let count = service(feed, queue, rendering_each_once(1))
+        .fan_out_round()
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
 }

@@ -8,11 +8,12 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Binary, Text};
 use petstore_application::webhooks::{ClaimedDelivery, FannedEvent, Settlement};
 use petstore_application::{DeliveryQueue, RepositoryError};
-use petstore_domain::{DeliveryStatus, FeedPosition};
+use petstore_domain::{DeliveryStatus, EventTypes, FeedPosition};
 
 use super::claims;
 use super::rows::{
-    type_bit, webhook_deliveries as deliveries, webhook_fanout as fanout, FanoutRow,
+    type_bit, webhook_deliveries as deliveries, webhook_endpoints, webhook_fanout as fanout,
+    FanoutRow,
 };
 use super::{in_dialect, WebhookStore};
 use crate::sql::engine::connection::AnyConnection;
@@ -110,6 +111,22 @@ impl DeliveryQueue for DieselDeliveryQueue {
             })
             .await?;
         Ok(row.map(|at| FeedPosition::new(at.commit_position, at.sequence)))
+    }
+
+    async fn subscribed_types(&self) -> Result<Option<EventTypes>, RepositoryError> {
+        let types = self
+            .store
+            .read(|conn| {
+                webhook_endpoints::table
+                    .filter(webhook_endpoints::disabled_reason.is_null())
+                    .select(webhook_endpoints::event_types)
+                    .load::<i64>(conn)
+            })
+            .await?;
+        let bits = types
+            .into_iter()
+            .fold(0, |all, types| all | u16::try_from(types).unwrap_or(u16::MAX));
+        Ok(EventTypes::from_bits(bits))
     }
 
     async fn fan_out(
