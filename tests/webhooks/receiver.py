@@ -252,7 +252,7 @@ def walk(api: Api, inbox: Inbox, url: str) -> str:
     )
 
     # A delivery sent again as it came is accepted (the library allows 5 minutes of skew); with
-    # one byte of its body changed it is refused, by the library, with the signature intact.
+    # a space added to its body (the same JSON, other bytes) and the same headers, refused.
     replay = next(r for r in accepted if r.webhook_id == ping["eventId"])
     headers = {
         name: value
