@@ -25,6 +25,11 @@ from petstore_client import AuthenticatedClient, Client
 from petstore_client.api.events import list_events
 from petstore_client.api.pets import create_pet, delete_pet, get_pet, list_pets, update_pet
 from petstore_client.api.store import approve_order, deliver_order, get_order, place_order
+from petstore_client.api.webhooks import (
+    create_webhook_endpoint,
+    delete_webhook_endpoint,
+    list_webhook_endpoints,
+)
 from petstore_client.models import (
     Category,
     CategoryEvent,
@@ -32,6 +37,7 @@ from petstore_client.models import (
     Error,
     NewOrder,
     NewPet,
+    NewWebhookEndpoint,
     Order,
     OrderEvent,
     OrderEventType,
@@ -41,6 +47,8 @@ from petstore_client.models import (
     PetEventType,
     PetPatch,
     PetStatus,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
 )
 from petstore_client.types import Response
 
@@ -210,6 +218,57 @@ def change_and_remove(api: AuthenticatedClient, pet_id: int, tag: str) -> str:
         "getPet of the removed pet", get_pet.sync_detailed(pet_id, client=api), 404, "not_found"
     )
     return f"pet {pet_id} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)"
+
+
+def webhook_endpoint(api: AuthenticatedClient) -> str:
+    """createWebhookEndpoint answers the endpoint with its signing secret; listWebhookEndpoints
+    lists it without the secret; deleteWebhookEndpoint is 204, then 404. Added disabled, so that
+    nothing is ever posted to it."""
+    url = "https://hooks.example.com/walk-through"
+    response = create_webhook_endpoint.sync_detailed(
+        client=api, body=NewWebhookEndpoint(url=url, event_types=["pet.*"], enabled=False)
+    )
+    created = expect(
+        "createWebhookEndpoint", response, HTTPStatus.CREATED, WebhookEndpointWithSecret
+    )
+    ensure(
+        created.url == url
+        and created.event_types == ["pet.created", "pet.updated", "pet.removed"]
+        and not created.enabled
+        and isinstance(created.secret, str)
+        and created.secret.startswith("whsec_"),
+        f"createWebhookEndpoint answered {created!r}",
+    )
+    location = response.headers.get("location")
+    ensure(
+        location == f"/v1/webhook-endpoints/{created.id}",
+        f"createWebhookEndpoint: Location {location!r}",
+    )
+    listed = expect(
+        "listWebhookEndpoints",
+        list_webhook_endpoints.sync_detailed(client=api),
+        HTTPStatus.OK,
+        list,
+    )
+    ensure(
+        [(e.id, e.url) for e in listed] == [(created.id, url)]
+        and all(isinstance(e, WebhookEndpoint) for e in listed)
+        and "secret" not in listed[0].additional_properties,
+        f"listWebhookEndpoints answered {listed!r}",
+    )
+    response = delete_webhook_endpoint.sync_detailed(created.id, client=api)
+    ensure(
+        response.status_code == HTTPStatus.NO_CONTENT,
+        f"deleteWebhookEndpoint: expected 204, got {response.status_code.value}: "
+        f"{response.content!r}",
+    )
+    expect_error(
+        "deleteWebhookEndpoint again",
+        delete_webhook_endpoint.sync_detailed(created.id, client=api),
+        404,
+        "not_found",
+    )
+    return f"webhook endpoint {created.id} created with its secret, listed, deleted (204, then 404)"
 
 
 def subject(event: Event) -> tuple[str, int]:
@@ -537,11 +596,12 @@ def walkthrough(base: str, key: str) -> str:
         ("pet.updated", rex.id),
     ]
     feed = read_the_feed(api, base, changes_made, order.id)
+    webhooks = webhook_endpoint(api)
 
     return (
         f"createPet x{PAGED_PETS + 1}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, "
         f"{changes}, order {order.id} placed/approved/delivered (pet sold), {len(errors)} typed errors "
-        f"({', '.join(map(str, errors))}), {feed}"
+        f"({', '.join(map(str, errors))}), {feed}, {webhooks}"
     )
 
 

@@ -29,6 +29,8 @@ type Category = components["schemas"]["Category"];
 type Event = components["schemas"]["Event"];
 type EventType = Event["type"];
 type ListEventsQuery = NonNullable<operations["listEvents"]["parameters"]["query"]>;
+type WebhookEndpoint = components["schemas"]["WebhookEndpoint"];
+type WebhookEndpointWithSecret = components["schemas"]["WebhookEndpointWithSecret"];
 type Api = Client<paths>;
 
 const PAGED_PETS = 45;
@@ -92,6 +94,22 @@ const isOrder = shaped<Order>({
 });
 const isApiError = shaped<ApiError>({ code: isString, message: isString, status: isInteger });
 const isCategory = shaped<Category>({ id: isInteger, name: isString });
+const isStrings: Check = (value) => Array.isArray(value) && value.every(isString);
+const isWebhookEndpoint = shaped<WebhookEndpoint>({
+  id: isInteger,
+  url: isString,
+  eventTypes: isStrings,
+  enabled: isBoolean,
+});
+const isWebhookEndpoints = (value: unknown): value is WebhookEndpoint[] =>
+  Array.isArray(value) && value.every(isWebhookEndpoint);
+const isWebhookEndpointWithSecret = shaped<WebhookEndpointWithSecret>({
+  id: isInteger,
+  url: isString,
+  eventTypes: isStrings,
+  enabled: isBoolean,
+  secret: isString,
+});
 
 /** The `data` of an event of type `T`: the resource of the member of the `Event` union whose
  * `type` admits `T`. */
@@ -339,6 +357,60 @@ interface EventPage {
 
 /** One listEvents read: 200, with a `Link: rel="next"` back to the feed, carrying the same
  * `types`, and `X-More-Events`. */
+/** createWebhookEndpoint answers the endpoint with its signing secret; listWebhookEndpoints lists
+ * it without the secret; deleteWebhookEndpoint is 204, then 404. Added disabled, so that nothing
+ * is ever posted to it. */
+async function webhookEndpoint(api: Api): Promise<string> {
+  const url = "https://hooks.example.com/walk-through";
+  const createdAnswer = await api.POST("/webhook-endpoints", {
+    body: { url, eventTypes: ["pet.*"], enabled: false },
+  });
+  const created = expect(
+    "createWebhookEndpoint",
+    createdAnswer,
+    201,
+    isWebhookEndpointWithSecret,
+  );
+  ensure(
+    created.url === url &&
+      show(created.eventTypes) === show(["pet.created", "pet.updated", "pet.removed"]) &&
+      !created.enabled &&
+      created.secret?.startsWith("whsec_") === true,
+    `createWebhookEndpoint answered ${show(created)}`,
+  );
+  const location = createdAnswer.response.headers.get("location");
+  ensure(
+    location === `/v1/webhook-endpoints/${created.id}`,
+    `createWebhookEndpoint: Location ${show(location)}`,
+  );
+  const listed = expect(
+    "listWebhookEndpoints",
+    await api.GET("/webhook-endpoints"),
+    200,
+    isWebhookEndpoints,
+  );
+  ensure(
+    listed.length === 1 &&
+      listed[0]?.id === created.id &&
+      listed[0].url === url &&
+      !Object.hasOwn(listed[0], "secret"),
+    `listWebhookEndpoints answered ${show(listed)}`,
+  );
+  const path = { endpointId: created.id };
+  const removed = await api.DELETE("/webhook-endpoints/{endpointId}", { params: { path } });
+  ensure(
+    removed.response.status === 204 && removed.error === undefined,
+    `deleteWebhookEndpoint: expected 204, got ${removed.response.status}: ${show(removed.error)}`,
+  );
+  expectError(
+    "deleteWebhookEndpoint again",
+    await api.DELETE("/webhook-endpoints/{endpointId}", { params: { path } }),
+    404,
+    "not_found",
+  );
+  return `webhook endpoint ${created.id} created with its secret, listed, deleted (204, then 404)`;
+}
+
 async function readEvents(
   api: Api,
   base: string,
@@ -684,12 +756,13 @@ async function walkthrough(base: string, key: string): Promise<string> {
     ["pet.updated", rex.id],
   ];
   const feed = await readTheFeed(api, base, changesMade, order.id);
+  const webhooks = await webhookEndpoint(api);
 
   return (
     `createPet x${PAGED_PETS + 1}, listPets ${PAGED_PETS} pets in ${pages} pages by Link, ` +
     `getPet, ${changes}, order ${order.id} placed/approved/delivered (pet sold), ` +
     `${errors.length} typed ` +
-    `errors (${errors.join(", ")}), ${feed}`
+    `errors (${errors.join(", ")}), ${feed}, ${webhooks}`
   );
 }
 
