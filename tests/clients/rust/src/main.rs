@@ -377,9 +377,10 @@ async fn walkthrough(base: &str, key: &str) -> Outcome<String> {
         ("pet.updated", rex.id),
     ]);
     let feed = read_the_feed(&api, &origin, &changes_made, order.id).await?;
+    let webhooks = webhook_endpoint(&api).await?;
 
     Ok(format!(
-        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, {changes}, order {} placed/approved/delivered (pet sold), {} typed errors ({}), {feed}",
+        "createPet x{}, listPets {PAGED_PETS} pets in {pages} pages by Link, getPet, {changes}, order {} placed/approved/delivered (pet sold), {} typed errors ({}), {feed}, {webhooks}",
         PAGED_PETS + 1,
         order.id,
         errors.len(),
@@ -707,6 +708,68 @@ async fn change_and_remove(api: &Client, id: i64, tag: &str) -> Outcome<String> 
     expect_error("getPet of the removed pet", result, 404, "not_found")?;
     Ok(format!(
         "pet {id} renamed with If-Match, 412 with the stale tag, deleted (204, then 404)"
+    ))
+}
+
+/// createWebhookEndpoint answers the endpoint with its signing secret; listWebhookEndpoints lists
+/// it; deleteWebhookEndpoint is 204, then 404. Added disabled, so that nothing is ever posted to
+/// it.
+async fn webhook_endpoint(api: &Client) -> Outcome<String> {
+    let url = "https://hooks.example.com/walk-through";
+    let body = types::NewWebhookEndpoint {
+        url: url
+            .try_into()
+            .map_err(|e| format!("the generated URL type refused {url}: {e}"))?,
+        event_types: vec!["pet.*"
+            .parse()
+            .map_err(|e| format!("the generated event type refused pet.*: {e}"))?],
+        enabled: Some(false),
+    };
+    let created = expect_status(
+        "createWebhookEndpoint",
+        api.create_webhook_endpoint(None, &body).await,
+        StatusCode::CREATED,
+    )?;
+    let location = header_str(&created, header::LOCATION);
+    let created = created.into_inner();
+    ensure!(
+        created.url == url
+            && created.event_types == ["pet.created", "pet.updated", "pet.removed"]
+            && !created.enabled
+            && created
+                .secret
+                .as_ref()
+                .is_some_and(|secret| secret.starts_with("whsec_")),
+        "createWebhookEndpoint answered {created:?}"
+    );
+    ensure!(
+        location.as_deref() == Some(format!("/v1/webhook-endpoints/{}", created.id).as_str()),
+        "createWebhookEndpoint: Location {location:?}"
+    );
+    let listed = expect_status(
+        "listWebhookEndpoints",
+        api.list_webhook_endpoints(None, None).await,
+        StatusCode::OK,
+    )?
+    .into_inner();
+    ensure!(
+        listed.len() == 1 && listed[0].id == created.id && listed[0].url == url,
+        "listWebhookEndpoints answered {listed:?}"
+    );
+    expect_status(
+        "deleteWebhookEndpoint",
+        api.delete_webhook_endpoint(created.id).await,
+        StatusCode::NO_CONTENT,
+    )?;
+    expect_error(
+        "deleteWebhookEndpoint again",
+        api.delete_webhook_endpoint(created.id).await,
+        404,
+        "not_found",
+    )?;
+    Ok(format!(
+        "webhook endpoint {} created with its secret, listed, deleted (204, then 404)",
+        created.id
     ))
 }
 
