@@ -12,7 +12,8 @@
 # 409 that must each reach the caller as the generated `Error` type with the expected code and
 # status; then listEvents: every one of those changes in order, each event the member of the
 # generated `Event` union its `type` names, by `Link` to the end and on from there after one
-# more change, and `types=order.*`. See docs/generated-clients.md.
+# more change, and `types=order.*`; last a webhook endpoint added (disabled, so nothing is
+# posted), listed and deleted (204, then 404). See docs/generated-clients.md.
 #
 # Prints one line per client and a closing "clients: N passed, N failed"; fails when any client
 # fails to build, generate or walk through. TEST_SERVER_BIN and TEST_SERVER_DATABASE_URL work as
