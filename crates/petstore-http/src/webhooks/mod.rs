@@ -148,6 +148,21 @@ mod tests {
 
     use super::*;
 
+    /// A create's replay answers 201 without the secret, under the same documented schema.
+    #[test]
+    fn the_create_answer_schema_does_not_require_the_secret() {
+        let document = serde_json::to_value(WebhooksApi::openapi()).unwrap();
+        let schema = &document["components"]["schemas"]["WebhookEndpointWithSecret"];
+        let parts = schema["allOf"].as_array().unwrap();
+        assert!(parts
+            .iter()
+            .any(|part| part["properties"]["secret"].is_object()));
+        for part in parts {
+            let required = part["required"].as_array().cloned().unwrap_or_default();
+            assert!(!required.contains(&serde_json::json!("secret")), "{schema}");
+        }
+    }
+
     #[test]
     fn the_paths_live_under_the_version_prefix_and_agree() {
         assert!(ENDPOINTS_PATH.starts_with(&format!("{}/", crate::BASE_PATH)));
