@@ -3,7 +3,9 @@
 # Builds and starts the real `petstore serve`, issues a key, and runs Schemathesis (pinned in
 # tests/contract/requirements.txt, installed into .venv/) against the served /v1/openapi.json
 # with every check, positive and negative data, and a fixed seed and example budget, so a run is
-# reproducible and takes a few minutes on 2 cores. Any failure fails the target.
+# reproducible and takes a few minutes on 2 cores. Any failure fails the target. Then a receiver
+# using PyPI's `standardwebhooks` verifies every webhook a server of its own posts
+# (tests/webhooks/run.sh).
 #
 # Extra arguments go to `st run` (e.g. --continue-on-failure). Knobs (environment):
 # CONTRACT_SEED, CONTRACT_MAX_EXAMPLES, CONTRACT_WORKERS; CONTRACT_SCHEMA to fuzz another
