@@ -105,6 +105,20 @@ const BRAILLE_BLANK: char = '\u{2800}';
 
 /// Checks `name`'s characters (not its length: each type has its own).
 pub fn check(name: &str) -> Result<(), HumanNameError> {
+    // Most names are printable ASCII, where every character but the space is visible: decided
+    // without the Unicode tables. Anything else (a control character too) takes the full rule.
+    if name.bytes().all(|byte| (b' '..=b'~').contains(&byte)) {
+        return if name.bytes().any(|byte| byte != b' ') {
+            Ok(())
+        } else {
+            Err(HumanNameError::Blank)
+        };
+    }
+    check_by_tables(name)
+}
+
+/// [`check`] by the Unicode tables, for any name.
+fn check_by_tables(name: &str) -> Result<(), HumanNameError> {
     let classes = &*CLASSES;
     // Whether a mark, a variation selector or a joiner may come next: only right after a
     // visible character or what is attached to one.

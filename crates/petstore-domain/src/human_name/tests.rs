@@ -228,3 +228,18 @@ fn the_pattern_is_the_rule() {
         }
     }
 }
+
+#[test]
+fn printable_ascii_is_judged_as_the_tables_judge_it() {
+    let printable: Vec<char> = (b' '..=b'~').map(char::from).collect();
+    for &c in &printable {
+        let alone = c.to_string();
+        assert_eq!(check(&alone), check_by_tables(&alone), "{c:?}");
+        let name = format!("a{c} b");
+        assert_eq!(check(&name), check_by_tables(&name), "{name:?}");
+    }
+    for name in ["", " ", "   ", "Rex", " Mr. Rex ", "a\tb", "a\u{7f}", "\u{1}"] {
+        assert_eq!(check(name), check_by_tables(name), "{name:?}");
+    }
+    assert_eq!(check("   "), Err(HumanNameError::Blank));
+}
