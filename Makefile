@@ -41,6 +41,7 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 
 bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling (docs/benchmarks.md)
 	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
 
 bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
 	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
