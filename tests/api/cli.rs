@@ -203,6 +203,30 @@ fn production_names_which_previous_secret_is_guessable() {
     assert!(!stderr.contains(&weak), "the secret leaked: {stderr}");
 }
 
+#[test]
+fn production_refuses_the_webhook_settings_for_development() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let database = format!("sqlite://{}", dir.path().join("pets.db").display());
+    let secret = new_secret(dir.path());
+    for (name, value) in [
+        ("PETSTORE_WEBHOOK_ALLOW_LOOPBACK", "true"),
+        ("PETSTORE_WEBHOOK_HOSTS", "hooks.test=127.0.0.1"),
+    ] {
+        let output = petstore(dir.path(), &[])
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("PETSTORE_ENV", "production")
+            .env("DATABASE_URL", &database)
+            .env("PETSTORE_KEY_SECRET", &secret)
+            .env(name, value)
+            .stdout(Stdio::null())
+            .output()
+            .expect("run petstore");
+        assert!(!output.status.success(), "started with {name}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(name), "names {name}: {stderr}");
+    }
+}
+
 /// `petstore keys secret`: a new secret, alone on stdout.
 fn new_secret(data_dir: &std::path::Path) -> String {
     let output = run_petstore(data_dir, &[], &["keys", "secret"]);
