@@ -374,6 +374,10 @@ async fn serve(
             _ = &mut stopped => return,
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
+                // Answers go out at once, as a production receiver's do: with Nagle's rule, an
+                // answer written while the TLS session tickets are unacknowledged waits for the
+                // client's delayed ACK.
+                let _ = stream.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let state = Arc::clone(&state);
                 tokio::spawn(async move {
