@@ -22,6 +22,7 @@ mod report;
 use std::time::{Duration, Instant};
 
 use awc::http::Method;
+use futures_util::stream::{self, StreamExt};
 use petstore_test_support::webhook_receiver::WebhookReceiver;
 use petstore_test_support::{client, send, Backend, TestApp, TestResponse};
 use serde_json::{json, Value};
@@ -29,13 +30,19 @@ use serde_json::{json, Value};
 use report::{BackendFigures, Drain, Pair};
 
 /// The connections of the createPet load: the targets' figure of `docs/benchmarks.md`.
-const CONNECTIONS: usize = 64;
+pub const CONNECTIONS: usize = 64;
 
 /// Far above what one key can send here: the bucket is checked on every request, never empty.
 const RATE_LIMIT: &str = "100000000/s";
 
 /// How often the drain looks at the server's delivery count.
 const POLL: Duration = Duration::from_millis(100);
+
+/// No attempt for this long after an endpoint's deletion: the worker has none left in hand (it
+/// looks for work at least every 200 ms).
+const QUIET: Duration = Duration::from_millis(500);
+/// How long the attempts claimed before a deletion may take to end.
+const QUIET_WITHIN: Duration = Duration::from_secs(30);
 
 fn seconds_from_env(name: &str, default: u64) -> Duration {
     Duration::from_secs(
@@ -46,12 +53,13 @@ fn seconds_from_env(name: &str, default: u64) -> Duration {
     )
 }
 
-fn pairs_from_env() -> usize {
-    std::env::var("BENCH_WEBHOOK_PAIRS")
+/// A positive count from the environment variable `name`, else `default`.
+fn number_from_env<T: std::str::FromStr + Default + PartialOrd>(name: &str, default: T) -> T {
+    std::env::var(name)
         .ok()
         .and_then(|value| value.parse().ok())
-        .filter(|&pairs| pairs >= 1)
-        .unwrap_or(3)
+        .filter(|number| *number > T::default())
+        .unwrap_or(default)
 }
 
 /// A server of `backend` that may deliver to `receiver` on loopback and trusts its CA.
@@ -99,26 +107,75 @@ async fn subscribe(app: &TestApp, staff: &str, receiver: &WebhookReceiver) -> i6
     created.json()["id"].as_i64().expect("an endpoint id")
 }
 
-/// Deletes the endpoint and, with it, its deliveries not yet made.
+/// Deletes the endpoint and, with it, its deliveries not yet made, then waits for the attempts
+/// already claimed to end, so that none of them falls in the next run.
 async fn unsubscribe(app: &TestApp, staff: &str, endpoint: i64) {
     let path = format!("/v1/webhook-endpoints/{endpoint}");
     let deleted = call(app, Method::DELETE, staff, &path, None).await;
     assert_eq!(deleted.status, 204, "{}", deleted.body);
+    let deadline = Instant::now() + QUIET_WITHIN;
+    let mut seen = Delivered::now(app).await;
+    loop {
+        actix_web::rt::time::sleep(QUIET).await;
+        let now = Delivered::now(app).await;
+        if now.attempts == seen.attempts {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "attempts went on {QUIET_WITHIN:?} after their endpoint was deleted"
+        );
+        seen = now;
+    }
 }
 
-/// The server's count of deliveries that succeeded, from `/metrics`.
-async fn delivered(app: &TestApp) -> u64 {
-    let metrics = send(client().get(app.url("/metrics")), None).await;
-    assert_eq!(metrics.status, 200, "{}", metrics.body);
-    metrics
-        .body
-        .lines()
-        .filter(|line| {
-            line.starts_with("petstore_webhook_deliveries_total{")
-                && line.contains("outcome=\"succeeded\"")
+/// What the server's `/metrics` says of its deliveries so far.
+#[derive(Debug, Clone, Copy)]
+struct Delivered {
+    /// Deliveries that succeeded.
+    succeeded: u64,
+    /// Attempts made, and their time to the answer's head, summed.
+    attempts: u64,
+    attempt_seconds: f64,
+}
+
+impl Delivered {
+    async fn now(app: &TestApp) -> Self {
+        let metrics = send(client().get(app.url("/metrics")), None).await;
+        assert_eq!(metrics.status, 200, "{}", metrics.body);
+        let sum = |name: &str, label: &str| {
+            metrics
+                .body
+                .lines()
+                .filter(|line| {
+                    line.strip_prefix(name)
+                        .is_some_and(|rest| rest.starts_with([' ', '{']))
+                        && line.contains(label)
+                })
+                .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>()
+        };
+        Self {
+            succeeded: sum("petstore_webhook_deliveries_total", "outcome=\"succeeded\"") as u64,
+            attempts: sum("petstore_webhook_attempt_duration_seconds_count", "") as u64,
+            attempt_seconds: sum("petstore_webhook_attempt_duration_seconds_sum", ""),
+        }
+    }
+
+    /// Deliveries that succeeded since `earlier`.
+    fn since(&self, earlier: &Self) -> u64 {
+        self.succeeded - earlier.succeeded
+    }
+
+    /// The mean time to an answer's head of the attempts since `earlier`.
+    fn mean_attempt_since(&self, earlier: &Self) -> Option<Duration> {
+        let attempts = self.attempts.checked_sub(earlier.attempts)?;
+        (attempts > 0).then(|| {
+            Duration::from_secs_f64(
+                (self.attempt_seconds - earlier.attempt_seconds) / attempts as f64,
+            )
         })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum::<f64>() as u64
+    }
 }
 
 /// The createPet load: the spec's pet, a new one per request.
@@ -144,42 +201,58 @@ async fn run_subscribed(
     duration: Duration,
 ) -> (wrk::Measured, u64) {
     let endpoint = subscribe(app, staff, receiver).await;
-    let before = delivered(app).await;
+    let before = Delivered::now(app).await;
     let measured = wrk::run(load, CONNECTIONS, duration);
-    let during = delivered(app).await - before;
+    let during = Delivered::now(app).await.since(&before);
     unsubscribe(app, staff, endpoint).await;
     (measured, during)
 }
 
-/// Makes a backlog with a createPet load and times its drain, for at most `window`.
+/// Creates `count` pets, [`CONNECTIONS`] at a time; how long it took.
+async fn create_pets(app: &TestApp, body: &str, count: u64) -> Duration {
+    let started = Instant::now();
+    stream::iter(0..count)
+        .map(|_| async {
+            let created = send(app.post_json("/v1/pets"), Some(body.to_owned())).await;
+            assert_eq!(created.status, 201, "{}", created.body);
+        })
+        .buffer_unordered(CONNECTIONS)
+        .collect::<()>()
+        .await;
+    started.elapsed()
+}
+
+/// Makes a backlog of `events` with a createPet load and times its drain, for at most
+/// `window`.
 async fn drain(
     app: &TestApp,
     staff: &str,
     receiver: &WebhookReceiver,
-    load: &wrk::Load<'_>,
-    duration: Duration,
+    events: u64,
     window: Duration,
 ) -> Drain {
+    let body = json!({"name": "Rex", "categoryId": 3, "status": "available"}).to_string();
     let endpoint = subscribe(app, staff, receiver).await;
-    let before = delivered(app).await;
-    let made = wrk::run(load, CONNECTIONS, duration);
-    let events = made.requests;
-    let at_load_end = delivered(app).await - before;
+    let before = Delivered::now(app).await;
+    let load = create_pets(app, &body, events).await;
+    let at_load_end = Delivered::now(app).await;
     let started = Instant::now();
-    let mut now_delivered = at_load_end;
-    while now_delivered < events && started.elapsed() < window {
+    let mut now = at_load_end;
+    while now.since(&before) < events && started.elapsed() < window {
         actix_web::rt::time::sleep(POLL).await;
-        now_delivered = delivered(app).await - before;
+        now = Delivered::now(app).await;
     }
     let seconds = started.elapsed().as_secs_f64();
     unsubscribe(app, staff, endpoint).await;
+    let delivered_during_load = at_load_end.since(&before);
     Drain {
         events,
-        load_seconds: made.seconds,
-        delivered_during_load: at_load_end,
-        backlog: events.saturating_sub(at_load_end),
-        drained: now_delivered - at_load_end,
+        load_seconds: load.as_secs_f64(),
+        delivered_during_load,
+        backlog: events.saturating_sub(delivered_during_load),
+        drained: now.since(&at_load_end),
         seconds,
+        mean_attempt: now.mean_attempt_since(&at_load_end),
     }
 }
 
@@ -187,7 +260,7 @@ async fn measure(
     backend: Backend,
     duration: Duration,
     pairs: usize,
-    window: Duration,
+    (events, window): (u64, Duration),
 ) -> BackendFigures {
     let receiver = WebhookReceiver::start();
     let app = spawn(backend, &receiver).await;
@@ -215,7 +288,7 @@ async fn measure(
             delivered_during: subscribed.1,
         });
     }
-    let drain = drain(&app, &staff, &receiver, &load, duration, window).await;
+    let drain = drain(&app, &staff, &receiver, events, window).await;
     BackendFigures {
         backend,
         pairs: measured,
@@ -243,10 +316,11 @@ fn main() {
     }
     let duration = seconds_from_env("BENCH_SECONDS", 5);
     let window = seconds_from_env("BENCH_DRAIN_SECONDS", 8 * duration.as_secs());
-    let pairs = pairs_from_env();
+    let pairs = number_from_env("BENCH_WEBHOOK_PAIRS", 3);
+    let events = number_from_env("BENCH_WEBHOOK_EVENTS", 10_000);
     eprintln!(
-        "webhooks: wrk createPet at {CONNECTIONS} connections, {}s per run, {pairs} pairs, \
-         drain window {}s",
+        "webhooks: wrk createPet at {CONNECTIONS} connections, {}s per run, {pairs} pairs; \
+         a backlog of {events} events, drain window {}s",
         duration.as_secs(),
         window.as_secs()
     );
@@ -254,7 +328,12 @@ fn main() {
         .into_iter()
         .map(|backend| {
             eprintln!("measuring webhook deliveries on {backend:?} ...");
-            actix_web::rt::System::new().block_on(measure(backend, duration, pairs, window))
+            actix_web::rt::System::new().block_on(measure(
+                backend,
+                duration,
+                pairs,
+                (events, window),
+            ))
         })
         .collect();
     let table = report::table(&figures);
