@@ -5,8 +5,8 @@
 //! - createPet at 64 connections with the endpoint subscribed (deliveries running beside the
 //!   API) and with no endpoint, back to back in pairs, every other pair in the other order: the
 //!   rate's ratio per pair, p99 and max of each side;
-//! - the deliveries a second while a backlog drains: a createPet load makes the events, then
-//!   the deliveries still pending are timed until none is left (or the drain window ends).
+//! - the deliveries a second while a backlog drains: creates, 64 at a time, make the events,
+//!   then the deliveries still pending are timed until none is left (or the drain window ends).
 //!
 //! Deliveries are counted from the server's own `petstore_webhook_deliveries_total` metric.
 //! Prints a table and writes it into `docs/benchmarks.md` (`publish.rs`).
@@ -83,7 +83,9 @@ async fn call(
     path: &str,
     body: Option<Value>,
 ) -> TestResponse {
-    let request = app.client.request(method, app.url(path)).bearer_auth(key);
+    // A client of its own: a connection the app's client kept through a wrk run has been closed
+    // by the server's keep-alive timeout.
+    let request = client().request(method, app.url(path)).bearer_auth(key);
     match body {
         Some(body) => {
             let request = request.insert_header(("Content-Type", "application/json"));
@@ -210,10 +212,15 @@ async fn run_subscribed(
 
 /// Creates `count` pets, [`CONNECTIONS`] at a time; how long it took.
 async fn create_pets(app: &TestApp, body: &str, count: u64) -> Duration {
+    let creator = client();
     let started = Instant::now();
     stream::iter(0..count)
         .map(|_| async {
-            let created = send(app.post_json("/v1/pets"), Some(body.to_owned())).await;
+            let request = creator
+                .post(app.url("/v1/pets"))
+                .bearer_auth(&app.api_key)
+                .insert_header(("Content-Type", "application/json"));
+            let created = send(request, Some(body.to_owned())).await;
             assert_eq!(created.status, 201, "{}", created.body);
         })
         .buffer_unordered(CONNECTIONS)
