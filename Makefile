@@ -39,7 +39,7 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 	@$(CARGO) run -q --bin petstore -- migrate 2>/dev/null
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
-bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling (docs/benchmarks.md)
+bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries (docs/benchmarks.md)
 	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
 	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
 
