@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future;
 use futures_util::stream::{self, StreamExt};
 use petstore_domain::{
     Attempt, DeliveryFailure, DeliveryId, EndpointId, EventId, FeedPosition,
@@ -224,32 +225,7 @@ impl DeliveryService {
             }
         }
         let outcomes: Vec<Vec<Result<AttemptReport, DeliveryId>>> = stream::iter(by_endpoint)
-            .map(|group| async move {
-                let mut reports = Vec::with_capacity(group.len());
-                // The claim's view of the endpoint's failing is stale once an attempt of the
-                // round has answered for it.
-                let mut failing_since = None;
-                for mut delivery in group {
-                    if let Some(since) = failing_since {
-                        delivery.failing_since_ms = since;
-                    }
-                    let Some(report) = self.attempt(delivery).await else {
-                        break;
-                    };
-                    let health = report.as_ref().ok().map(|attempted| attempted.health);
-                    reports.push(report);
-                    match health {
-                        Some(EndpointHealth::Answering) => failing_since = Some(None),
-                        Some(EndpointHealth::Failing { since_ms }) => {
-                            failing_since = Some(Some(since_ms));
-                        }
-                        // A disabled endpoint is sent nothing more.
-                        Some(EndpointHealth::Disable) => break,
-                        None => {}
-                    }
-                }
-                reports
-            })
+            .map(|group| self.attempt_in_turn(group))
             .buffer_unordered(self.settings.concurrency.max(1))
             .collect()
             .await;
@@ -262,12 +238,63 @@ impl DeliveryService {
         Ok(round)
     }
 
-    /// One attempt of a claimed delivery, settled; `None` when too little of its lease is left
-    /// to start one (it is attempted after the lease runs out, by whoever claims it then).
+    /// One endpoint's claimed deliveries, attempted one after another; each attempt is
+    /// recorded while the next is sent. Stops when the lease is too short for another attempt,
+    /// or once the endpoint is disabled.
+    async fn attempt_in_turn(
+        &self,
+        group: Vec<ClaimedDelivery>,
+    ) -> Vec<Result<AttemptReport, DeliveryId>> {
+        let mut reports = Vec::with_capacity(group.len());
+        // The claim's view of the endpoint's failing is stale once an attempt of the round has
+        // answered for it.
+        let mut failing_since = None;
+        let mut unrecorded = None;
+        for mut delivery in group {
+            if let Some(since) = failing_since {
+                delivery.failing_since_ms = since;
+            }
+            let (recorded, attempted) =
+                future::join(self.record(unrecorded.take()), self.attempt(delivery)).await;
+            reports.extend(recorded.map(Ok));
+            let concluded = match attempted {
+                None => break,
+                Some(Err(unopenable)) => {
+                    reports.push(Err(unopenable));
+                    continue;
+                }
+                Some(Ok(concluded)) => concluded,
+            };
+            let health = concluded.0.health;
+            unrecorded = Some(concluded);
+            match health {
+                EndpointHealth::Answering => failing_since = Some(None),
+                EndpointHealth::Failing { since_ms } => failing_since = Some(Some(since_ms)),
+                // A disabled endpoint is sent nothing more.
+                EndpointHealth::Disable => break,
+            }
+        }
+        reports.extend(self.record(unrecorded).await.map(Ok));
+        reports
+    }
+
+    /// Records a concluded attempt; its report, saying whether it was recorded.
+    async fn record(
+        &self,
+        concluded: Option<(AttemptReport, Settlement)>,
+    ) -> Option<AttemptReport> {
+        let (mut report, settlement) = concluded?;
+        report.recorded = self.queue.settle(settlement).await.unwrap_or(false);
+        Some(report)
+    }
+
+    /// One attempt of a claimed delivery, and what to record of it; `None` when too little of
+    /// its lease is left to start one (it is attempted after the lease runs out, by whoever
+    /// claims it then).
     async fn attempt(
         &self,
         delivery: ClaimedDelivery,
-    ) -> Option<Result<AttemptReport, DeliveryId>> {
+    ) -> Option<Result<(AttemptReport, Settlement), DeliveryId>> {
         let started = self.now_ms();
         if started.saturating_add(millis(self.settings.attempt_timeout)) >= delivery.lease_until_ms
         {
@@ -304,8 +331,7 @@ impl DeliveryService {
             next,
             health,
         };
-        let recorded = self.queue.settle(settlement).await.unwrap_or(false);
-        Some(Ok(AttemptReport {
+        let report = AttemptReport {
             delivery: delivery.id,
             endpoint: delivery.endpoint,
             event_id: delivery.event_id,
@@ -313,8 +339,9 @@ impl DeliveryService {
             attempt,
             next,
             health,
-            recorded,
-        }))
+            recorded: false,
+        };
+        Some(Ok((report, settlement)))
     }
 
     /// What follows an attempt: success clears the endpoint's failing; a failure schedules the
