@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::future;
 use futures_util::stream::{self, StreamExt};
 use petstore_domain::{
-    Attempt, DeliveryFailure, DeliveryId, EndpointId, EventId, FeedPosition,
-    RetrySchedule, VisibleOrders,
+    Attempt, DeliveryFailure, DeliveryId, EndpointId, EventId, FeedPosition, RetrySchedule,
+    VisibleOrders,
 };
 
 use super::ports::{

@@ -238,7 +238,16 @@ fn printable_ascii_is_judged_as_the_tables_judge_it() {
         let name = format!("a{c} b");
         assert_eq!(check(&name), check_by_tables(&name), "{name:?}");
     }
-    for name in ["", " ", "   ", "Rex", " Mr. Rex ", "a\tb", "a\u{7f}", "\u{1}"] {
+    for name in [
+        "",
+        " ",
+        "   ",
+        "Rex",
+        " Mr. Rex ",
+        "a\tb",
+        "a\u{7f}",
+        "\u{1}",
+    ] {
         assert_eq!(check(name), check_by_tables(name), "{name:?}");
     }
     assert_eq!(check("   "), Err(HumanNameError::Blank));

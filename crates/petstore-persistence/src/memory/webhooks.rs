@@ -16,8 +16,8 @@ use petstore_application::{
     DeliveryQueue, RecordPlan, RepositoryError, WebhookError, WebhookRepository, Written,
 };
 use petstore_domain::{
-    Delivery, DeliveryFailure, DeliveryId, DeliveryStatus, DisabledReason, EndpointId,
-    EventTypes, FeedPosition, WebhookEndpoint, MAX_WEBHOOK_ENDPOINTS,
+    Delivery, DeliveryFailure, DeliveryId, DeliveryStatus, DisabledReason, EndpointId, EventTypes,
+    FeedPosition, WebhookEndpoint, MAX_WEBHOOK_ENDPOINTS,
 };
 
 use super::{InMemoryPetRepository, State};

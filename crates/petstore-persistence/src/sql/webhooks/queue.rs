@@ -123,9 +123,9 @@ impl DeliveryQueue for DieselDeliveryQueue {
                     .load::<i64>(conn)
             })
             .await?;
-        let bits = types
-            .into_iter()
-            .fold(0, |all, types| all | u16::try_from(types).unwrap_or(u16::MAX));
+        let bits = types.into_iter().fold(0, |all, types| {
+            all | u16::try_from(types).unwrap_or(u16::MAX)
+        });
         Ok(EventTypes::from_bits(bits))
     }
 
