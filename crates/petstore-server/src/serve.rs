@@ -125,7 +125,7 @@ impl Application {
             .collect();
         let webhooks = crate::webhooks::start(
             &args.webhooks,
-            args.keys.environment,
+            args.keys.environment == Environment::Production,
             crate::webhooks::WebhookStorage {
                 endpoints: storage.webhooks,
                 deliveries: storage.deliveries,

@@ -15,7 +15,6 @@ use petstore_webhooks::{HttpsSender, SealedVault, SenderSettings};
 pub use settings::{StaticHosts, WebhookArgs};
 use worker::DeliveryWorker;
 
-use crate::cli::Environment;
 use crate::AppError;
 
 /// Deliveries one round claims, and events one fan-out round reads.
@@ -42,12 +41,12 @@ pub(crate) struct WebhookStorage {
 /// derived from the API key secret (`current`), and opened with it or a `previous` one.
 pub(crate) fn start(
     args: &WebhookArgs,
-    environment: Environment,
+    production: bool,
     storage: WebhookStorage,
     current: &[u8],
     previous: &[&[u8]],
 ) -> Result<Webhooks, AppError> {
-    args.check(environment).map_err(AppError::Usage)?;
+    args.check(production).map_err(AppError::Usage)?;
     let vault = Arc::new(SealedVault::new(current, previous));
     let bodies = petstore_http::webhook_bodies();
     let service = WebhookService::new(
@@ -64,7 +63,7 @@ pub(crate) fn start(
     };
     let sender = match HttpsSender::new(&sender_settings) {
         Ok(sender) => sender,
-        Err(error) if environment == Environment::Production => {
+        Err(error) if production => {
             return Err(AppError::Usage(format!(
                 "webhooks cannot be delivered: {error}"
             )))

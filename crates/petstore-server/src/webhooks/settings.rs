@@ -10,8 +10,6 @@ use std::time::Duration;
 use clap::Args;
 use petstore_domain::{AddressPolicy, RetrySchedule};
 
-use crate::cli::Environment;
-
 /// How webhooks are delivered.
 #[derive(Debug, Clone, Args)]
 pub struct WebhookArgs {
@@ -104,8 +102,8 @@ impl WebhookArgs {
     }
 
     /// Refuses what production must not run with, and a lease an attempt could outlive.
-    pub fn check(&self, environment: Environment) -> Result<(), String> {
-        if environment == Environment::Production {
+    pub fn check(&self, production: bool) -> Result<(), String> {
+        if production {
             if self.webhook_allow_loopback {
                 return Err(
                     "PETSTORE_WEBHOOK_ALLOW_LOOPBACK is for development and tests; \
@@ -159,21 +157,21 @@ mod tests {
         assert_eq!(defaults.webhook_retry_schedule, RetrySchedule::default());
         assert_eq!(defaults.webhook_timeout, Duration::from_secs(15));
         assert!(!defaults.address_policy().allow_loopback);
-        assert!(defaults.check(Environment::Production).is_ok());
+        assert!(defaults.check(true).is_ok());
     }
 
     #[test]
     fn loopback_and_static_hosts_are_refused_in_production_only() {
         let loopback = args(&["--webhook-allow-loopback", "true"]).unwrap();
-        assert!(loopback.check(Environment::Production).is_err());
-        assert!(loopback.check(Environment::Development).is_ok());
+        assert!(loopback.check(true).is_err());
+        assert!(loopback.check(false).is_ok());
         let hosts = args(&["--webhook-hosts", "hooks.test=127.0.0.1"]).unwrap();
         assert_eq!(
             hosts.webhook_hosts.0,
             [("hooks.test".to_owned(), "127.0.0.1".parse().unwrap())]
         );
         assert!(hosts
-            .check(Environment::Production)
+            .check(true)
             .unwrap_err()
             .contains("PETSTORE_WEBHOOK_HOSTS"));
     }
@@ -182,11 +180,11 @@ mod tests {
     fn a_lease_shorter_than_an_attempt_is_refused() {
         let short = args(&["--webhook-lease", "10s"]).unwrap();
         assert!(short
-            .check(Environment::Development)
+            .check(false)
             .unwrap_err()
             .contains("PETSTORE_WEBHOOK_LEASE"));
         let fast = args(&["--webhook-lease", "7s", "--webhook-timeout", "2s"]).unwrap();
-        assert!(fast.check(Environment::Development).is_ok());
+        assert!(fast.check(false).is_ok());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use diesel::sql_types::{BigInt, Text};
 use petstore_application::webhooks::{EndpointHealth, NextStep, Settlement};
 use petstore_domain::{DeliveryFailure, DeliveryStatus, DisabledReason, EndpointId};
 
-use super::deliveries::fail_pending;
+use super::pending::fail_pending;
 use super::rows::{
     webhook_attempts as attempts, webhook_deliveries as deliveries, webhook_endpoints as endpoints,
     ClaimRow,

@@ -1,12 +1,12 @@
 //! An endpoint's deliveries as the API manages them: a ping added, the listing and a delivery
-//! with its attempts, a retry, and failing the pending ones of an endpoint being disabled.
+//! with its attempts, a retry.
 
 use diesel::prelude::*;
 use petstore_application::webhooks::{DeliveryQuery, NewDelivery};
 use petstore_application::{RepositoryError, WebhookError};
-use petstore_domain::{Delivery, DeliveryFailure, DeliveryId, DeliveryStatus, EndpointId};
+use petstore_domain::{Delivery, DeliveryId, DeliveryStatus, EndpointId};
 
-use super::endpoints::{existing, find_on};
+use super::endpoint_lookup::{existing, find_on};
 use super::rows::{
     webhook_attempts as attempts, webhook_deliveries as deliveries, AttemptRow, DeliveryRow,
     ATTEMPT_COLUMNS, DELIVERY_COLUMNS,
@@ -167,24 +167,4 @@ pub(super) fn retry(
         }));
     }
     found_one(find(conn, endpoint, id)?)
-}
-
-/// Fails every pending delivery of `endpoint` with `failure`; how many. A lease stays as it is:
-/// an attempt in progress still settles (`claims.rs`).
-pub(super) fn fail_pending(
-    conn: &mut AnyConnection,
-    endpoint: EndpointId,
-    failure: DeliveryFailure,
-) -> QueryResult<usize> {
-    diesel::update(
-        deliveries::table
-            .filter(deliveries::endpoint_id.eq(endpoint.get()))
-            .filter(deliveries::status.eq(DeliveryStatus::Pending.as_str())),
-    )
-    .set((
-        deliveries::status.eq(DeliveryStatus::Failed.as_str()),
-        deliveries::failure.eq(Some(failure.as_str())),
-        deliveries::next_attempt_ms.eq(None::<i64>),
-    ))
-    .execute(conn)
 }

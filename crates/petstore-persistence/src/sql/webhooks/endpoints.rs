@@ -15,6 +15,8 @@ use petstore_domain::{
 };
 
 use super::deliveries;
+use super::endpoint_lookup::{existing, find_on, stored};
+use super::pending;
 use super::rows::{webhook_endpoints as endpoints, EndpointRow, ENDPOINT_COLUMNS};
 use super::WebhookStore;
 use crate::sql::engine::connection::AnyConnection;
@@ -45,32 +47,6 @@ fn take_turn(conn: &mut AnyConnection) -> QueryResult<()> {
             .bind::<BigInt, _>(ENDPOINT_WRITES_LOCK_KEY)
             .execute(pg)
     })
-}
-
-fn stored(row: EndpointRow) -> Result<WebhookEndpoint, Stop<WebhookError>> {
-    row.into_endpoint()
-        .map_err(|error| Stop::Failed(WebhookError::Repository(error)))
-}
-
-/// The endpoint `id`, read inside a transaction (`None` when there is none).
-pub(super) fn find_on(
-    conn: &mut AnyConnection,
-    id: EndpointId,
-) -> QueryResult<Option<EndpointRow>> {
-    endpoints::table
-        .find(id.get())
-        .select(ENDPOINT_COLUMNS)
-        .first::<EndpointRow>(conn)
-        .optional()
-}
-
-/// The endpoint `id` inside a write, refused as `NotFound` when there is none.
-pub(super) fn existing(
-    conn: &mut AnyConnection,
-    id: EndpointId,
-) -> Result<WebhookEndpoint, Stop<WebhookError>> {
-    let row = find_on(conn, id)?.ok_or(Stop::Refused(WebhookError::NotFound(id)))?;
-    stored(row)
 }
 
 fn insert(
@@ -143,7 +119,7 @@ fn change(
         .set(&changed)
         .execute(conn)?;
     if enabled == Some(false) {
-        deliveries::fail_pending(conn, id, DeliveryFailure::EndpointDisabled)?;
+        pending::fail_pending(conn, id, DeliveryFailure::EndpointDisabled)?;
     }
     existing(conn, id)
 }

@@ -11,7 +11,9 @@
 
 mod claims;
 mod deliveries;
+mod endpoint_lookup;
 mod endpoints;
+mod pending;
 mod queue;
 mod rows;
 
