@@ -13,6 +13,8 @@ use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
 
+use crate::durations::at_least_a_second;
+
 pub mod data_moves;
 
 #[derive(Debug, Parser)]
@@ -225,12 +227,12 @@ pub struct ServeArgs {
     /// How long the response to a request with an `Idempotency-Key` is kept and replayed to
     /// its retries; after that the key may be used again. Expired responses are purged in the
     /// background.
-    #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_retention)]
+    #[arg(long, env = "PETSTORE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = at_least_a_second)]
     pub idempotency_ttl: Duration,
 
     /// How long events stay in the feed (`GET /v1/events`); older ones are purged in the
     /// background, and a cursor from before them answers 410.
-    #[arg(long, env = "PETSTORE_EVENT_RETENTION", default_value = "30days", value_parser = parse_retention)]
+    #[arg(long, env = "PETSTORE_EVENT_RETENTION", default_value = "30days", value_parser = at_least_a_second)]
     pub event_retention: Duration,
 
     /// How many open orders (placed, not yet approved) one API key may have at once, 1 to
@@ -380,14 +382,6 @@ fn parse_lifetime(text: &str) -> Result<KeyLifetime, String> {
 }
 
 /// A retention of at least a second, so a client's immediate retry is always replayed.
-fn parse_retention(text: &str) -> Result<Duration, String> {
-    let period = parse_duration(text).map_err(|error| error.to_string())?;
-    if period < Duration::from_secs(1) {
-        return Err("must be at least 1s".to_owned());
-    }
-    Ok(period)
-}
-
 fn parse_open_order_limit(text: &str) -> Result<OpenOrderLimit, String> {
     text.parse()
         .map_err(|err: OpenOrderLimitError| err.to_string())

@@ -6,6 +6,7 @@
 mod banner;
 pub mod cli;
 pub mod data_moves;
+mod durations;
 mod events_purge;
 pub mod healthcheck;
 mod idempotency_purge;

@@ -115,12 +115,7 @@ fn instance_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())
         .unwrap_or_default();
-    let mut random = [0; 4];
     // Without randomness the host and pid still tell instances apart.
-    let _ = getrandom::fill(&mut random);
-    format!(
-        "{host}:{}:{}",
-        std::process::id(),
-        u32::from_be_bytes(random)
-    )
+    let random = crate::random::random_hex(4).unwrap_or_default();
+    format!("{host}:{}:{random}", std::process::id())
 }

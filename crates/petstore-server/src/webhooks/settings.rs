@@ -10,6 +10,8 @@ use std::time::Duration;
 use clap::Args;
 use petstore_domain::{AddressPolicy, RetrySchedule};
 
+use crate::durations::at_least_a_second;
+
 /// How webhooks are delivered.
 #[derive(Debug, Clone, Args)]
 pub struct WebhookArgs {
@@ -30,11 +32,11 @@ pub struct WebhookArgs {
 
     /// How long a claimed delivery is this instance's before another may take it over (an
     /// instance that crashed mid-attempt); at least the timeout and 5 s.
-    #[arg(long, env = "PETSTORE_WEBHOOK_LEASE", default_value = "60s", value_parser = parse_positive)]
+    #[arg(long, env = "PETSTORE_WEBHOOK_LEASE", default_value = "60s", value_parser = at_least_a_second)]
     pub webhook_lease: Duration,
 
     /// How long an endpoint may fail every attempt before it is disabled.
-    #[arg(long, env = "PETSTORE_WEBHOOK_DISABLE_AFTER", default_value = "5days", value_parser = parse_positive)]
+    #[arg(long, env = "PETSTORE_WEBHOOK_DISABLE_AFTER", default_value = "5days", value_parser = at_least_a_second)]
     pub webhook_disable_after: Duration,
 
     /// Endpoints posted to at once by this instance (each endpoint's deliveries one after
@@ -77,14 +79,6 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
         return Err("must be between 1s and 15s".to_owned());
     }
     Ok(timeout)
-}
-
-fn parse_positive(text: &str) -> Result<Duration, String> {
-    let period = humantime::parse_duration(text).map_err(|error| error.to_string())?;
-    if period < Duration::from_secs(1) {
-        return Err("must be at least 1s".to_owned());
-    }
-    Ok(period)
 }
 
 fn parse_hosts(text: &str) -> Result<StaticHosts, String> {
