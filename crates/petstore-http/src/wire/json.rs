@@ -1,10 +1,9 @@
 //! What every JSON request body goes through before a resource reads its fields: one object,
 //! no member given twice, and whole numbers however JSON spells them.
 
-use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
@@ -41,56 +40,141 @@ pub(crate) fn whole_i64(number: &serde_json::Number) -> Result<i64, NotWholeI64>
 }
 
 /// A request body parsed as one JSON object with no member given twice (`{"a":1,"a":2}` is
-/// ambiguous, so it is refused rather than silently keeping the last one).
+/// ambiguous, so it is refused rather than silently keeping the last one). One pass: the
+/// members are collected and checked for repeats as they are read.
 pub(crate) fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::malformed_json(
             "request body is empty; expected a JSON object",
         ));
     }
-    let value: Value = serde_json::from_slice(body).map_err(|err| {
+    let parsed: Body = serde_json::from_slice(body).map_err(|err| {
         ApiError::malformed_json(format!("request body is not valid JSON: {err}"))
     })?;
-    let Value::Object(fields) = value else {
-        return Err(ApiError::malformed_json(
+    match parsed {
+        Body::NotAnObject => Err(ApiError::malformed_json(
             "request body must be a JSON object",
-        ));
-    };
-    // The body parsed once already, so this second pass cannot fail on syntax.
-    if let Ok(FirstDuplicateKey(Some(key))) = serde_json::from_slice(body) {
-        return Err(ApiError::validation(format!(
+        )),
+        // Reported only once the whole body parsed: a syntax error anywhere comes first.
+        Body::Object {
+            repeated: Some(key),
+            ..
+        } => Err(ApiError::validation(format!(
             "field `{key}` is given more than once"
-        )));
+        ))),
+        Body::Object {
+            fields,
+            repeated: None,
+        } => Ok(fields),
     }
-    Ok(fields)
 }
 
-/// Deserializes a JSON object only to find the first key that appears twice in it.
-struct FirstDuplicateKey(Option<String>);
+/// A whole request body as JSON: an object with the first member name given twice, if any,
+/// or any other JSON value, read through to its end (so its syntax is checked) and dropped.
+enum Body {
+    Object {
+        fields: Map<String, Value>,
+        repeated: Option<String>,
+    },
+    NotAnObject,
+}
 
-impl<'de> Deserialize<'de> for FirstDuplicateKey {
+impl<'de> Deserialize<'de> for Body {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeysVisitor;
+        struct BodyVisitor;
 
-        impl<'de> Visitor<'de> for KeysVisitor {
-            type Value = FirstDuplicateKey;
+        impl<'de> Visitor<'de> for BodyVisitor {
+            type Value = Body;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
+                f.write_str("a JSON value")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut seen = HashSet::new();
-                let mut duplicate = None;
-                while let Some((key, IgnoredAny)) = map.next_entry::<String, IgnoredAny>()? {
-                    if duplicate.is_none() && !seen.insert(key.clone()) {
-                        duplicate = Some(key);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
+                let mut fields = Map::new();
+                let mut repeated = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: Value = map.next_value()?;
+                    if repeated.is_none() && fields.contains_key(&key) {
+                        repeated = Some(key);
+                    } else {
+                        fields.insert(key, value);
                     }
                 }
-                Ok(FirstDuplicateKey(duplicate))
+                Ok(Body::Object { fields, repeated })
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Body::NotAnObject)
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
+                Ok(Body::NotAnObject)
             }
         }
 
-        deserializer.deserialize_map(KeysVisitor)
+        deserializer.deserialize_any(BodyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(body: &str) -> String {
+        json_object(body.as_bytes()).unwrap_err().message().to_owned()
+    }
+
+    #[test]
+    fn keeps_every_member_of_an_object() {
+        let fields = json_object(br#"{"name": "Rex", "tags": ["a"], "nested": {"x": 1}}"#).unwrap();
+        assert_eq!(fields.len(), 3);
+        assert_eq!(fields["name"], "Rex");
+        assert_eq!(fields["nested"]["x"], 1);
+    }
+
+    #[test]
+    fn a_syntax_error_after_a_repeated_member_is_reported_as_the_syntax_error() {
+        let message = refusal(r#"{"name": "Rex", "name": "Max", }"#);
+        assert!(message.contains("not valid JSON"), "{message}");
+    }
+
+    #[test]
+    fn a_broken_array_is_not_valid_json_rather_than_not_an_object() {
+        let message = refusal("[1, 2");
+        assert!(message.contains("not valid JSON"), "{message}");
+        assert_eq!(refusal("[1, 2]"), "request body must be a JSON object");
+    }
+
+    #[test]
+    fn names_the_first_member_given_twice() {
+        let message = refusal(r#"{"a": 1, "b": 2, "b": 3, "a": 4}"#);
+        assert_eq!(message, "field `b` is given more than once");
+    }
+
+    #[test]
+    fn members_repeated_inside_a_nested_object_are_the_field_parsers_concern() {
+        assert!(json_object(br#"{"a": {"x": 1, "x": 2}}"#).is_ok());
     }
 }
