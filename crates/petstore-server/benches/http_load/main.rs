@@ -64,6 +64,18 @@ impl Operation {
             Self::UpdatePet => "updatePet",
         }
     }
+
+    /// The operations `BENCH_OPERATIONS` names (labels, comma-separated, e.g. `createPet,getPet`),
+    /// or every one: a paired run of one change need not measure the scenarios it cannot move.
+    pub fn chosen() -> Vec<Self> {
+        let Ok(only) = std::env::var("BENCH_OPERATIONS") else {
+            return Self::ALL.to_vec();
+        };
+        Self::ALL
+            .into_iter()
+            .filter(|operation| only.split(',').any(|label| label.trim() == operation.label()))
+            .collect()
+    }
 }
 
 fn seconds_per_run() -> Duration {

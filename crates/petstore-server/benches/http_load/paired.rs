@@ -135,7 +135,7 @@ pub async fn run(builds: &Builds, backends: &[Backend], duration: Duration) {
             spawn(backend, &builds.base).await,
             spawn(backend, &builds.head).await,
         ];
-        for operation in Operation::ALL {
+        for operation in Operation::chosen() {
             // A scenario one build lacks (an operation newer than the base) has nothing to pair.
             let (Some(base), Some(head)) = (
                 prepare(&apps[0], operation).await,
