@@ -55,12 +55,39 @@ impl StartupLine {
             Self::Listening(url.trim_end_matches("/v1").to_owned())
         } else if let Some(url) = line.strip_prefix("metrics on ") {
             Self::Metrics(url.trim_end_matches("/metrics").to_owned())
-        } else if let Some((_, key)) = line.split_once("API key (store, in-memory registry") {
+        } else if let Some((_, key)) = line
+            .strip_prefix("API key (")
+            .and_then(|rest| rest.split_once(", in-memory registry"))
+        {
+            // The scope's word differs between builds (`store`, earlier `write`): the paired
+            // benchmark starts older builds too.
             Self::Key(key.rsplit(' ').next().unwrap_or_default().to_owned())
         } else if line.starts_with("issue an API key with") {
             Self::IssueKeyHint
         } else {
             Self::Other
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StartupLine;
+
+    #[test]
+    fn reads_the_start_up_key_whatever_its_scope_is_called() {
+        for line in [
+            "API key (store, in-memory registry, valid 90 days): abc.def.ghi",
+            "API key (write, in-memory registry, valid 90 days): abc.def.ghi",
+        ] {
+            assert!(
+                matches!(StartupLine::parse(line), StartupLine::Key(key) if key == "abc.def.ghi"),
+                "{line}"
+            );
+        }
+        assert!(matches!(
+            StartupLine::parse("API key rotation is due"),
+            StartupLine::Other
+        ));
     }
 }
