@@ -143,7 +143,10 @@ mod tests {
     use super::*;
 
     fn refusal(body: &str) -> String {
-        json_object(body.as_bytes()).unwrap_err().message().to_owned()
+        json_object(body.as_bytes())
+            .unwrap_err()
+            .message()
+            .to_owned()
     }
 
     #[test]

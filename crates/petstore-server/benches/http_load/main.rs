@@ -73,7 +73,10 @@ impl Operation {
         };
         Self::ALL
             .into_iter()
-            .filter(|operation| only.split(',').any(|label| label.trim() == operation.label()))
+            .filter(|operation| {
+                only.split(',')
+                    .any(|label| label.trim() == operation.label())
+            })
             .collect()
     }
 }
