@@ -13,7 +13,7 @@ use petstore_http::{CorsOrigins, RateLimit, ServerUrl};
 
 use humantime::parse_duration;
 
-use crate::durations::at_least_a_second;
+use crate::durations::{at_least_a_millisecond, at_least_a_second};
 
 pub mod data_moves;
 
@@ -183,12 +183,12 @@ pub struct ServeArgs {
 
     /// How long a request body may take to arrive; a slower one gets 408 and its connection
     /// is closed.
-    #[arg(long, env = "PETSTORE_BODY_TIMEOUT", default_value = "10s", value_parser = parse_deadline)]
+    #[arg(long, env = "PETSTORE_BODY_TIMEOUT", default_value = "10s", value_parser = at_least_a_millisecond)]
     pub body_timeout: Duration,
 
     /// How long a request head (request line and headers) may take from its first byte, for
     /// every request on a connection; a slower connection is closed.
-    #[arg(long, env = "PETSTORE_HEAD_TIMEOUT", default_value = "5s", value_parser = parse_deadline)]
+    #[arg(long, env = "PETSTORE_HEAD_TIMEOUT", default_value = "5s", value_parser = at_least_a_millisecond)]
     pub head_timeout: Duration,
 
     /// Refuse a change of a pet (PATCH, DELETE) that carries no `If-Match` with 428, so that no
@@ -381,7 +381,6 @@ fn parse_lifetime(text: &str) -> Result<KeyLifetime, String> {
         .map_err(|err| format!("{err} (or `never`)"))
 }
 
-/// A retention of at least a second, so a client's immediate retry is always replayed.
 fn parse_open_order_limit(text: &str) -> Result<OpenOrderLimit, String> {
     text.parse()
         .map_err(|err: OpenOrderLimitError| err.to_string())
@@ -426,16 +425,6 @@ fn parse_bind(text: &str) -> Result<SocketAddr, String> {
         .or_else(|| addresses.first())
         .copied()
         .ok_or_else(|| format!("`{text}` resolves to no address"))
-}
-
-/// A body or head deadline: a duration of at least one millisecond (zero would refuse every
-/// request).
-fn parse_deadline(text: &str) -> Result<Duration, String> {
-    let timeout = parse_duration(text).map_err(|err| err.to_string())?;
-    if timeout < Duration::from_millis(1) {
-        return Err("must be at least 1ms".to_owned());
-    }
-    Ok(timeout)
 }
 
 #[cfg(test)]

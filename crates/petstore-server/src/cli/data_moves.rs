@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args};
-use humantime::parse_duration;
 
 use super::{KeySecretArgs, StorageArgs};
+use crate::durations::at_least_a_second;
 
 #[derive(Debug, Clone, Args)]
 #[command(group(ArgGroup::new("target").required(true).args(["to", "to_dir"])))]
@@ -22,7 +22,7 @@ pub struct BackupArgs {
 
     /// With `--to-dir`: take a backup now and then every DURATION (`1h`, `15m`; at least `1s`)
     /// until SIGTERM or SIGINT. A failed backup is logged and the next one tried on time.
-    #[arg(long, value_name = "DURATION", requires = "to_dir", value_parser = parse_backup_interval)]
+    #[arg(long, value_name = "DURATION", requires = "to_dir", value_parser = at_least_a_second)]
     pub every: Option<Duration>,
 
     /// With `--to-dir`: how many backups to keep there, the newest; older ones are removed only
@@ -35,15 +35,6 @@ pub struct BackupArgs {
 
     #[command(flatten)]
     pub keys: KeySecretArgs,
-}
-
-/// At least a second between backups, so that each one's name (its UTC second) is its own.
-fn parse_backup_interval(text: &str) -> Result<Duration, String> {
-    let interval = parse_duration(text).map_err(|err| err.to_string())?;
-    if interval < Duration::from_secs(1) {
-        return Err("must be at least 1s".to_owned());
-    }
-    Ok(interval)
 }
 
 #[derive(Debug, Clone, Args)]
