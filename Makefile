@@ -39,9 +39,11 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 	@$(CARGO) run -q --bin petstore -- migrate 2>/dev/null
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
-bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries (docs/benchmarks.md)
+bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md)
 	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
 	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
+	$(CARGO) build --release --bin petstore
+	bash tests/support/bench-search.sh
 
 bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
 	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
@@ -79,7 +81,7 @@ test-all: test contract image-test rollout-test reliability-test ## Everything: 
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash .ci/install-deps.sh build
 
-deps-bench: ## Install wrk, the load generator of make bench
+deps-bench: ## Install wrk, the load generator of make bench, and sqlite3, which seeds its search data
 	@bash .ci/install-deps.sh bench
 
 deps-image: ## Install podman and runc (images), haproxy (rolling restarts)

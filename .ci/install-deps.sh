@@ -34,6 +34,7 @@ case "${1:-}" in
     ;;
   bench)
     command -v wrk >/dev/null || need+=(wrk)
+    command -v sqlite3 >/dev/null || need+=(sqlite3)
     ;;
   browser)
     [ -x /usr/bin/chromium ] || need+=(chromium)

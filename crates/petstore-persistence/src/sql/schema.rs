@@ -21,6 +21,8 @@ diesel::table! {
     pet_tags (tag, pet_id) {
         tag -> Text,
         pet_id -> BigInt,
+        category_id -> Nullable<BigInt>,
+        status -> Nullable<Text>,
     }
 }
 

@@ -240,7 +240,7 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
 
 /// PostgreSQL's insert of a part of a group, in one statement (each statement is a round trip,
 /// and the insert turn is held until the commit): the pets, their tag rows (each pet's `tags`
-/// split at its line breaks) and their `pet.created` events (the payload the pet's row as JSON,
+/// split at its line breaks, with the pet's category and status) and their `pet.created` events (the payload the pet's row as JSON,
 /// as [`PetRow::event`] writes it; the id `evt_` and the 122 random bits of a version 4 UUID in
 /// hex), then the inserted rows as the result. The events' time is bound between `tail` and
 /// `end`.
@@ -249,8 +249,9 @@ const PG_INSERT: (&str, &str, &str) = (
      description, photo_urls, tags, name_folded)",
     "RETURNING id, name, category_id, status, version, price_minor, price_currency, \
      description, photo_urls, tags), \
-     tagged AS (INSERT INTO pet_tags (tag, pet_id) \
-     SELECT tag, inserted.id FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag), \
+     tagged AS (INSERT INTO pet_tags (tag, pet_id, category_id, status) \
+     SELECT tag, inserted.id, inserted.category_id, inserted.status \
+     FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag), \
      created AS (INSERT INTO events (id, type, occurred_at, order_audience, data) \
      SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), 'pet.created',",
     ", NULL, json_build_object('id', id, 'name', name, 'category_id', category_id, \

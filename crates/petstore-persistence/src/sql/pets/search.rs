@@ -1,7 +1,7 @@
 //! A page of the listing with search filters (a category, a tag, the start of a name), besides
 //! the plain pages by status that `group_read::load_page` serves, each served by an index
-//! (`pets (category_id, id)`, `pet_tags (tag, pet_id)`, `pets (name_folded, id)`), and the
-//! pages of a search by name in name order.
+//! (`pets_category_live`, `pet_tags (tag, pet_id)`, `pet_tags_tag_category`,
+//! `pets_name_folded_live`), and the pages of a search by name in name order.
 //!
 //! The searches a shop asks most (a category, a tag, both, each with or without a status; a
 //! name alone) are statements of fixed types run on the concrete connection, as plain pages are:
@@ -20,13 +20,13 @@ use crate::sql::schema::{pet_tags, pets};
 
 type AnyBackend = <AnyConnection as Connection>::Backend;
 
-/// Loads the fixed statement `$query` on the concrete connection, with `pets.status = $status`
-/// when a status is given: two statements, each of its own type.
+/// Loads the fixed statement `$query` on the concrete connection, with `$column = $status` when
+/// a status is given: two statements, each of its own type.
 macro_rules! load_with_status {
-    ($conn:expr, $status:expr, $query:expr) => {
+    ($conn:expr, $status:expr, $column:expr, $query:expr) => {
         match $status {
             Some(status) => {
-                let query = $query.filter(pets::status.eq(status));
+                let query = $query.filter($column.eq(status));
                 on_connection!($conn, |c| query.load::<PetRow>(c))
             }
             None => {
@@ -38,9 +38,10 @@ macro_rules! load_with_status {
 }
 
 /// The live pets after id `after`, with `status` when given, matching `search`, in id order, at
-/// most `limit`. A tag alone is read from the tag's rows of `pet_tags` (in pet id order, so the
-/// scan stops at the page's end); a category, with a tag or not, from `pets (category_id, id)`,
-/// each pet's tag looked up by `pet_tags`' key. The listing asks a search by name without a tag
+/// most `limit`. A tag is read from the tag's rows of `pet_tags` (in pet id order, so the scan
+/// stops at the page's end): by its key alone, or with a category by `pet_tags_tag_category`,
+/// the status checked in the tag row; a category alone from `pets_category_live`, the status
+/// checked in the index. The listing asks a search by name without a tag
 /// of [`name_page`] instead, in name order; here a name only narrows a scan in id order.
 pub(crate) fn search_page(
     conn: &mut AnyConnection,
@@ -53,9 +54,13 @@ pub(crate) fn search_page(
         return narrowed_page(conn, status, search, after, limit);
     }
     match (&search.tag, search.category_id) {
+        // The status is written so that no index can serve it (an expression of the column):
+        // `pets_category_live` holds each pet's status beside its id, where `pets_status_id`
+        // would read the status's pets of every category.
         (None, Some(category_id)) => load_with_status!(
             conn,
             status,
+            pets::status.concat(""),
             pets::table
                 .select(PetRow::COLUMNS)
                 .filter(pets::category_id.eq(category_id.get()))
@@ -67,6 +72,7 @@ pub(crate) fn search_page(
         (Some(tag), None) => load_with_status!(
             conn,
             status,
+            pet_tags::status,
             pet_tags::table
                 .inner_join(pets::table.on(pets::id.eq(pet_tags::pet_id)))
                 .select(PetRow::COLUMNS)
@@ -76,22 +82,18 @@ pub(crate) fn search_page(
                 .order(pet_tags::pet_id.asc())
                 .limit(limit)
         ),
-        // The category's pets in id order, each kept when it has the tag: a category (with a
-        // status) narrows a page's reads far more than a tag shared across categories.
         (Some(tag), Some(category_id)) => load_with_status!(
             conn,
             status,
-            pets::table
-                .inner_join(
-                    pet_tags::table.on(pet_tags::pet_id
-                        .eq(pets::id)
-                        .and(pet_tags::tag.eq(tag.as_str().to_owned()))),
-                )
+            pet_tags::status,
+            pet_tags::table
+                .inner_join(pets::table.on(pets::id.eq(pet_tags::pet_id)))
                 .select(PetRow::COLUMNS)
-                .filter(pets::category_id.eq(category_id.get()))
+                .filter(pet_tags::tag.eq(tag.as_str().to_owned()))
+                .filter(pet_tags::category_id.eq(category_id.get()))
+                .filter(pet_tags::pet_id.gt(after))
                 .filter(pets::removed_at.is_null())
-                .filter(pets::id.gt(after))
-                .order(pets::id.asc())
+                .order(pet_tags::pet_id.asc())
                 .limit(limit)
         ),
         (None, None) => narrowed_page(conn, status, search, after, limit),
@@ -139,7 +141,7 @@ fn narrowed_page(
             .into_boxed::<AnyBackend>())
         .load(conn);
     }
-    // A category (and a status, or a name): `pets (category_id, id)` is in id order already.
+    // A category (and a status, or a name): `pets_category_live` is in id order already.
     narrowed!(pets::table
         .select(PetRow::COLUMNS)
         .filter(pets::removed_at.is_null())

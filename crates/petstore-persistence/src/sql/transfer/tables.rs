@@ -100,7 +100,12 @@ pub(crate) const TABLES: &[Table] = &[
     },
     Table {
         name: "pet_tags",
-        columns: &[text("tag"), integer("pet_id")],
+        columns: &[
+            text("tag"),
+            integer("pet_id"),
+            integer("category_id"),
+            text("status"),
+        ],
         key_len: 2,
         has_sequence: false,
     },
