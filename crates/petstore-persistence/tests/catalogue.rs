@@ -11,8 +11,8 @@ use common::{done, new_pet, Fixture};
 use petstore_application::{OrderService, PetService, SystemClock};
 use petstore_domain::{
     Caller, CategoryId, KeyId, KeyScope, NamePosition, NamePrefix, NewOrder, OrderQuantity, Patch,
-    Pet, PetChange, PetChangeFields, PetDescription, PetDetails, PetId, PetSearch, PetStatus,
-    PhotoUrls, Price, Tag, Tags,
+    Pet, PetChange, PetChangeFields, PetDescription, PetDetails, PetId, PetName, PetSearch,
+    PetStatus, PhotoUrls, Price, Tag, Tags,
 };
 
 petstore_test_database::on_backends!(
@@ -118,6 +118,37 @@ async fn details_are_kept_as_given_and_changed_and_cleared(fixture: Fixture) {
     };
     assert!(search(&fixture, None, tagged("friendly")).await.is_empty());
     assert_eq!(search(&fixture, None, tagged("calm")).await, ["Rex"]);
+    // A rename leaves the tag rows as they are; a change of the category and the status moves
+    // them with the pet.
+    let calm_in = |category: i64| PetSearch {
+        category_id: Some(CategoryId::parse(category).expect("a category")),
+        ..tagged("calm")
+    };
+    for fields in [
+        PetChangeFields {
+            name: Patch::Set(PetName::parse("Rexy").expect("a name")),
+            ..Default::default()
+        },
+        PetChangeFields {
+            category_id: Patch::Set(CategoryId::parse(2).expect("a category")),
+            status: Patch::Set(PetStatus::Pending),
+            ..Default::default()
+        },
+    ] {
+        let change = PetChange::new(fields).expect("a change");
+        pets.update_pet(rex.id(), change, None, None)
+            .await
+            .map(done)
+            .expect("change");
+    }
+    assert_eq!(
+        search(&fixture, Some(PetStatus::Pending), calm_in(2)).await,
+        ["Rexy"]
+    );
+    assert!(search(&fixture, None, calm_in(1)).await.is_empty());
+    assert!(search(&fixture, Some(PetStatus::Available), tagged("calm"))
+        .await
+        .is_empty());
     // A pet of the spec's fields alone has none of them.
     let plain = create(&fixture, "Tom", 1, PetDetails::default()).await;
     assert!(plain.details().is_empty());

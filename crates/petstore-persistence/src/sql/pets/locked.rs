@@ -3,7 +3,7 @@
 //! move pets too, so both take the same lock and skip removed pets alike.
 
 use diesel::prelude::*;
-use petstore_domain::{fold_case, OrderStatus, Pet};
+use petstore_domain::{fold_case, CategoryId, OrderStatus, Pet, PetStatus, Tags};
 
 use super::pet_row::{DetailColumns, PetRow};
 use super::tags;
@@ -37,24 +37,57 @@ pub(crate) fn holding_order(conn: &mut AnyConnection, pet_id: i64) -> QueryResul
         .optional()
 }
 
-/// Writes `pet`'s fields, details and version over its row, and its tags.
-pub(crate) fn save(conn: &mut AnyConnection, pet: &Pet) -> QueryResult<()> {
+/// What a pet's tag rows hold of it: its tags, each with its category and status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TagRowsOf {
+    category_id: CategoryId,
+    status: PetStatus,
+    tags: Tags,
+}
+
+impl TagRowsOf {
+    pub(crate) fn pet(pet: &Pet) -> Self {
+        Self {
+            category_id: pet.category_id(),
+            status: pet.status(),
+            tags: pet.details().tags.clone(),
+        }
+    }
+}
+
+/// Writes `pet`'s fields, details and version over its row, `before` being what its tag rows
+/// held.
+/// Its tag rows carry its category and status, so they are rewritten only when its tags,
+/// category or status changed; and the category and status are written only when changed, so
+/// that a rename or a new price neither touches the tag rows nor runs the trigger that copies
+/// those two columns to them.
+pub(crate) fn save(conn: &mut AnyConnection, before: &TagRowsOf, pet: &Pet) -> QueryResult<()> {
     let details = DetailColumns::of(pet.details());
-    diesel::update(pets::table.find(pet.id().get()))
-        .set((
-            pets::name.eq(pet.name().as_str()),
-            pets::name_folded.eq(fold_case(pet.name().as_str())),
+    let row = diesel::update(pets::table.find(pet.id().get()));
+    let fields = (
+        pets::name.eq(pet.name().as_str()),
+        pets::name_folded.eq(fold_case(pet.name().as_str())),
+        pets::version.eq(pet.version().get()),
+        pets::price_minor.eq(details.price_minor),
+        pets::price_currency.eq(details.price_currency),
+        pets::description.eq(details.description),
+        pets::photo_urls.eq(&details.photo_urls),
+        pets::tags.eq(&details.tags),
+    );
+    let filters_changed = before.category_id != pet.category_id() || before.status != pet.status();
+    if filters_changed {
+        let filters = (
             pets::category_id.eq(pet.category_id().get()),
             pets::status.eq(pet.status().as_str()),
-            pets::version.eq(pet.version().get()),
-            pets::price_minor.eq(details.price_minor),
-            pets::price_currency.eq(details.price_currency),
-            pets::description.eq(details.description),
-            pets::photo_urls.eq(&details.photo_urls),
-            pets::tags.eq(&details.tags),
-        ))
-        .execute(conn)?;
-    tags::replace(conn, pet)
+        );
+        row.set((fields, filters)).execute(conn)?;
+    } else {
+        row.set(fields).execute(conn)?;
+    }
+    if filters_changed || before.tags != pet.details().tags {
+        tags::replace(conn, pet)?;
+    }
+    Ok(())
 }
 
 /// Writes `pet`'s status and version over its row: what an order changes of it.

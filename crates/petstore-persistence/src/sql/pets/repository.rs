@@ -251,10 +251,11 @@ fn change_on(
             .into_pet()
             .map_err(failed)?;
         let holding = locked::holding_order(conn, id.get())?.map(OrderId::new);
+        let before = locked::TagRowsOf::pet(&pet);
         let (pet, event_type) = match work(pet, holding).map_err(Stop::Refused)? {
             PetWrite::Unchanged(pet) => return Ok(pet),
             PetWrite::Changed(pet) => {
-                locked::save(conn, &pet)?;
+                locked::save(conn, &before, &pet)?;
                 (pet, EventType::PetUpdated)
             }
             PetWrite::Removed(pet, at) => {
