@@ -4,11 +4,7 @@
 -- triggers, whichever release writes: a tag row inserted without them (by the release before)
 -- copies them from its pet, and a change of a pet's category or status rewrites its tag rows.
 --
--- The category listing's index holds only the live pets, with their status: a category with a
--- status skips the other statuses' pets in the index, without reading their rows.
---
--- Expand-only: new nullable columns, new indexes and triggers; the release before does not use
--- `pets_category_id_id`, which `pets_category_live` replaces.
+-- Expand-only: new nullable columns, an index and triggers.
 ALTER TABLE pet_tags ADD COLUMN category_id BIGINT;
 ALTER TABLE pet_tags ADD COLUMN status TEXT;
 UPDATE pet_tags
@@ -30,6 +26,3 @@ WHEN OLD.category_id IS NOT NEW.category_id OR OLD.status IS NOT NEW.status
 BEGIN
     UPDATE pet_tags SET category_id = NEW.category_id, status = NEW.status WHERE pet_id = NEW.id;
 END;
-
-CREATE INDEX pets_category_live ON pets (category_id, id, status) WHERE removed_at IS NULL;
-DROP INDEX pets_category_id_id;

@@ -4,11 +4,13 @@
 -- triggers, whichever release writes: a tag row inserted without them (by the release before)
 -- copies them from its pet, and a change of a pet's category or status rewrites its tag rows.
 --
--- The category listing's index holds only the live pets, with their status: a category with a
--- status skips the other statuses' pets in the index, without reading their rows.
+-- Expand-only: new nullable columns, an index and triggers.
 --
--- Expand-only: new nullable columns, new indexes and triggers; the release before does not use
--- `pets_category_id_id`, which `pets_category_live` replaces.
+-- The release still serving writes pets' statuses without their tag rows until the triggers
+-- exist: changes of pets wait while the rows are copied (their reads go on), so none is copied
+-- stale. Locked in the order every transaction takes them, pets then their tag rows.
+LOCK TABLE pets IN SHARE ROW EXCLUSIVE MODE;
+LOCK TABLE pet_tags IN ACCESS EXCLUSIVE MODE;
 ALTER TABLE pet_tags ADD COLUMN category_id BIGINT, ADD COLUMN status TEXT;
 UPDATE pet_tags SET category_id = pets.category_id, status = pets.status
 FROM pets WHERE pets.id = pet_tags.pet_id;
@@ -34,7 +36,3 @@ $$;
 CREATE TRIGGER pets_filters_to_tags AFTER UPDATE OF category_id, status ON pets FOR EACH ROW
 WHEN (OLD.category_id IS DISTINCT FROM NEW.category_id OR OLD.status IS DISTINCT FROM NEW.status)
 EXECUTE FUNCTION pets_filters_to_tags();
-
-CREATE INDEX pets_category_live ON pets (category_id, id) INCLUDE (status)
-WHERE removed_at IS NULL;
-DROP INDEX pets_category_id_id;
