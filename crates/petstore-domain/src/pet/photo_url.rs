@@ -70,6 +70,38 @@ impl PhotoUrl {
         Ok(Self(serialised))
     }
 
+    /// A URL as stored: written by [`parse`](Self::parse), so in the parser's serialised form,
+    /// and kept as it is without parsing it again (every read of a pet would). What that form
+    /// always is is still checked, so a row changed behind the service's back is noticed: at
+    /// most [`MAX_BYTES`](Self::MAX_BYTES), printable ASCII only, `https://`, then a host with
+    /// no user name or password.
+    pub fn parse_stored(raw: &str) -> Result<Self, PhotoUrlError> {
+        check_length(raw.len())?;
+        if let Some((at, found)) = raw.char_indices().find(|&(_, c)| !c.is_ascii_graphic()) {
+            return Err(if c_is_blank(found) {
+                PhotoUrlError::Whitespace { found, at }
+            } else {
+                PhotoUrlError::Invalid {
+                    reason: "not in its serialised form".to_owned(),
+                }
+            });
+        }
+        let Some(rest) = raw.strip_prefix("https://") else {
+            let scheme = raw.split_once(':').map_or(raw, |(scheme, _)| scheme);
+            return Err(PhotoUrlError::NotHttps {
+                scheme: scheme.to_owned(),
+            });
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if authority.contains('@') {
+            return Err(PhotoUrlError::UserInfo);
+        }
+        if authority.is_empty() {
+            return Err(PhotoUrlError::NoHost);
+        }
+        Ok(Self(raw.to_owned()))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -77,6 +109,11 @@ impl PhotoUrl {
     pub fn into_inner(self) -> String {
         self.0
     }
+}
+
+/// Whether `c` is whitespace or a control character: what [`PhotoUrl::parse`] refuses by name.
+fn c_is_blank(c: char) -> bool {
+    c.is_whitespace() || c.is_control()
 }
 
 fn check_length(bytes: usize) -> Result<(), PhotoUrlError> {
@@ -118,6 +155,19 @@ impl PhotoUrls {
         Ok(Self(urls))
     }
 
+    /// URLs as stored, each read with [`PhotoUrl::parse_stored`].
+    pub fn parse_stored<S: AsRef<str>>(raw: &[S]) -> Result<Self, PhotoUrlsError> {
+        if raw.len() > Self::MAX {
+            return Err(ListError::TooMany {
+                max: Self::MAX,
+                actual: raw.len(),
+            });
+        }
+        let urls =
+            ListError::from_items(raw.iter().map(|url| PhotoUrl::parse_stored(url.as_ref())))?;
+        Ok(Self(urls))
+    }
+
     pub fn as_slice(&self) -> &[PhotoUrl] {
         &self.0
     }
@@ -155,6 +205,46 @@ mod tests {
         ] {
             assert_eq!(PhotoUrl::parse(raw).unwrap().as_str(), kept, "{raw}");
         }
+    }
+
+    #[test]
+    fn a_stored_url_reads_back_as_parsed_and_a_changed_one_is_noticed() {
+        for raw in [
+            "HTTPS://IMG.Example.COM/Rex.JPG?size=2#top",
+            "https://example.com",
+            "https://bücher.example/ä",
+            "https://example.com:8443/a",
+        ] {
+            let parsed = PhotoUrl::parse(raw).unwrap();
+            assert_eq!(PhotoUrl::parse_stored(parsed.as_str()), Ok(parsed), "{raw}");
+        }
+        for (stored, refused) in [
+            (
+                "http://example.com/a.jpg",
+                PhotoUrlError::NotHttps {
+                    scheme: "http".to_owned(),
+                },
+            ),
+            ("https:///a.jpg", PhotoUrlError::NoHost),
+            ("https://me:pw@example.com/a", PhotoUrlError::UserInfo),
+            (
+                "https://example.com/a b",
+                PhotoUrlError::Whitespace { found: ' ', at: 21 },
+            ),
+            (
+                "https://example.com/ä",
+                PhotoUrlError::Invalid {
+                    reason: "not in its serialised form".to_owned(),
+                },
+            ),
+        ] {
+            assert_eq!(PhotoUrl::parse_stored(stored), Err(refused), "{stored}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(PhotoUrl::MAX_BYTES));
+        assert!(matches!(
+            PhotoUrl::parse_stored(&long),
+            Err(PhotoUrlError::TooLong { .. })
+        ));
     }
 
     #[test]

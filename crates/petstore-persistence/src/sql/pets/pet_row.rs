@@ -144,7 +144,7 @@ impl PetRow {
                 .map(PetDescription::parse)
                 .transpose()
                 .map_err(|e| corrupt("description", e.to_string()))?,
-            photo_urls: PhotoUrls::parse(&lines(self.photo_urls.as_deref()))
+            photo_urls: PhotoUrls::parse_stored(&lines(self.photo_urls.as_deref()))
                 .map_err(|e| corrupt("photo URLs", e.to_string()))?,
             tags: Tags::parse(&lines(self.tags.as_deref()))
                 .map_err(|e| corrupt("tags", e.to_string()))?,
