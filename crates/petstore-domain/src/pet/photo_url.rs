@@ -45,10 +45,7 @@ impl PhotoUrl {
 
     pub fn parse(raw: &str) -> Result<Self, PhotoUrlError> {
         check_length(raw.len())?;
-        if let Some((at, found)) = raw
-            .char_indices()
-            .find(|&(_, c)| c.is_whitespace() || c.is_control())
-        {
+        if let Some((at, found)) = raw.char_indices().find(|&(_, c)| is_blank(c)) {
             return Err(PhotoUrlError::Whitespace { found, at });
         }
         let url = Url::parse(raw).map_err(|err| PhotoUrlError::Invalid {
@@ -78,7 +75,7 @@ impl PhotoUrl {
     pub fn parse_stored(raw: &str) -> Result<Self, PhotoUrlError> {
         check_length(raw.len())?;
         if let Some((at, found)) = raw.char_indices().find(|&(_, c)| !c.is_ascii_graphic()) {
-            return Err(if c_is_blank(found) {
+            return Err(if is_blank(found) {
                 PhotoUrlError::Whitespace { found, at }
             } else {
                 PhotoUrlError::Invalid {
@@ -112,7 +109,7 @@ impl PhotoUrl {
 }
 
 /// Whether `c` is whitespace or a control character: what [`PhotoUrl::parse`] refuses by name.
-fn c_is_blank(c: char) -> bool {
+fn is_blank(c: char) -> bool {
     c.is_whitespace() || c.is_control()
 }
 
@@ -145,26 +142,25 @@ impl PhotoUrls {
     /// Refuses more than [`MAX`](Self::MAX) URLs before reading any; otherwise reports every
     /// URL that breaks the rule, by position.
     pub fn parse<S: AsRef<str>>(raw: &[S]) -> Result<Self, PhotoUrlsError> {
-        if raw.len() > Self::MAX {
-            return Err(ListError::TooMany {
-                max: Self::MAX,
-                actual: raw.len(),
-            });
-        }
-        let urls = ListError::from_items(raw.iter().map(|url| PhotoUrl::parse(url.as_ref())))?;
-        Ok(Self(urls))
+        Self::each(raw, PhotoUrl::parse)
     }
 
     /// URLs as stored, each read with [`PhotoUrl::parse_stored`].
     pub fn parse_stored<S: AsRef<str>>(raw: &[S]) -> Result<Self, PhotoUrlsError> {
+        Self::each(raw, PhotoUrl::parse_stored)
+    }
+
+    fn each<S: AsRef<str>>(
+        raw: &[S],
+        parse: fn(&str) -> Result<PhotoUrl, PhotoUrlError>,
+    ) -> Result<Self, PhotoUrlsError> {
         if raw.len() > Self::MAX {
             return Err(ListError::TooMany {
                 max: Self::MAX,
                 actual: raw.len(),
             });
         }
-        let urls =
-            ListError::from_items(raw.iter().map(|url| PhotoUrl::parse_stored(url.as_ref())))?;
+        let urls = ListError::from_items(raw.iter().map(|url| parse(url.as_ref())))?;
         Ok(Self(urls))
     }
 

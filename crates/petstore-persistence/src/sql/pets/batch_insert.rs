@@ -240,9 +240,9 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
 
 /// PostgreSQL's insert of a part of a group, in one statement (each statement is a round trip,
 /// and the insert turn is held until the commit): the pets, their tag rows (each pet's `tags`
-/// split at its line breaks, with the pet's category and status) and their `pet.created` events (the payload the pet's row as JSON,
-/// as [`PetRow::event`] writes it; the id `evt_` and the 122 random bits of a version 4 UUID in
-/// hex), then the inserted rows as the result. The events' time is bound between `tail` and
+/// split at its line breaks, with the pet's category and status) and their `pet.created`
+/// events (the payload the pet's row as JSON, as [`PetRow::event`] writes it; the id `evt_` and
+/// the 122 random bits of a version 4 UUID in hex), then the inserted rows as the result. The events' time is bound between `tail` and
 /// `end`.
 const PG_INSERT: (&str, &str, &str) = (
     "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \

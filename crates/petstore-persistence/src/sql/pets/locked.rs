@@ -38,7 +38,7 @@ pub(crate) fn holding_order(conn: &mut AnyConnection, pet_id: i64) -> QueryResul
 }
 
 /// What a pet's tag rows hold of it: its tags, each with its category and status.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct TagRowsOf {
     category_id: CategoryId,
     status: PetStatus,
@@ -56,11 +56,9 @@ impl TagRowsOf {
 }
 
 /// Writes `pet`'s fields, details and version over its row, `before` being what its tag rows
-/// held.
-/// Its tag rows carry its category and status, so they are rewritten only when its tags,
-/// category or status changed; and the category and status are written only when changed, so
-/// that a rename or a new price neither touches the tag rows nor runs the trigger that copies
-/// those two columns to them.
+/// held. The tag rows are rewritten only when its tags, category or status changed, and the
+/// category and status are written only when changed, so that a rename or a new price neither
+/// touches the tag rows nor runs the trigger that copies those two columns to them.
 pub(crate) fn save(conn: &mut AnyConnection, before: &TagRowsOf, pet: &Pet) -> QueryResult<()> {
     let details = DetailColumns::of(pet.details());
     let row = diesel::update(pets::table.find(pet.id().get()));
