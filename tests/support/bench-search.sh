@@ -25,8 +25,7 @@ sqlite3 "$DIR/petstore.db" "
          CASE i % 3 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' ELSE 'sold' END,
          'tag' || ((i / 300) % 50)
   FROM n;
-  INSERT INTO pet_tags (tag, pet_id) SELECT tags, id FROM pets;
-  ANALYZE;"
+  INSERT INTO pet_tags (tag, pet_id) SELECT tags, id FROM pets;"
 KEY=$("$PETSTORE" keys issue --name bench --scope read --database-url "$DB")
 PORT=${PORT:-18091}
 PETSTORE_RATE_LIMIT=100000000/s "$PETSTORE" serve --bind 127.0.0.1:$PORT --database-url "$DB" \
