@@ -249,3 +249,142 @@ async fn idempotency_records_survive_the_rebuild_in_arrival_order() {
     assert_eq!(record.response.body, b"{\"id\":1}");
     assert_eq!(record.stored_at, 1_900_000_000);
 }
+
+/// Readers keep their snapshot open between reads (`read_snapshot.rs`); a write's commit ends
+/// it, so each read right after a create finds the pet, though the reads before it kept one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_right_after_a_create_finds_the_pet_although_readers_keep_snapshots() {
+    let file = TestSqliteFile::new();
+    let repo = open(&file.url());
+    let first = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
+    let mut before = first.id();
+    for n in 0..200 {
+        assert!(repo.find(first.id()).await.expect("find").is_some());
+        let pet = repo
+            .create(new_pet(&format!("pet {n}"), 1, None), None)
+            .await
+            .map(done)
+            .expect("create");
+        assert_eq!(repo.find(pet.id()).await.expect("find"), Some(pet.clone()));
+        let page = repo
+            .list(None, &PetSearch::default(), Some(before), 20)
+            .await
+            .expect("list");
+        assert_eq!(
+            page,
+            [pet.clone()],
+            "the page after the last pet holds the new one"
+        );
+        before = pet.id();
+    }
+}
+
+/// Frames in the WAL and whether a `TRUNCATE` checkpoint (which must wait for every reader
+/// using the WAL) was kept from starting it over, seen from a connection of the test's own.
+fn truncate_wal(path: &std::path::Path) -> (i32, i32) {
+    use diesel::connection::SimpleConnection;
+    use diesel::{Connection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct Checkpoint {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        busy: i32,
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        log: i32,
+    }
+    let mut conn =
+        diesel::SqliteConnection::establish(path.to_str().expect("utf-8")).expect("connect");
+    conn.batch_execute("PRAGMA busy_timeout = 0")
+        .expect("busy timeout");
+    let done: Checkpoint = diesel::sql_query("PRAGMA wal_checkpoint(TRUNCATE)")
+        .get_result(&mut conn)
+        .expect("checkpoint");
+    (done.busy, done.log)
+}
+
+/// A snapshot left open by a read that is not followed by another is ended within moments, so an
+/// idle server holds no read that keeps its WAL from being started over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_readers_snapshot_is_ended_so_the_wal_can_start_over() {
+    let file = TestSqliteFile::new();
+    let repo = open(&file.url());
+    let pet = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create");
+    assert!(repo.find(pet.id()).await.expect("find").is_some());
+    eventually(
+        std::time::Duration::from_secs(2),
+        "the WAL to be started over once the read's snapshot was ended",
+        async || match truncate_wal(file.path()) {
+            (0, _) => Ok(()),
+            busy => Err(busy),
+        },
+    )
+    .await;
+}
+
+/// Reads that never pause keep a snapshot open all the time; the checkpointer still starts the
+/// WAL over, so it stays bounded under a steady load of reads and writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wal_is_started_over_while_reads_never_pause() {
+    let file = TestSqliteFile::new();
+    let repo = open(&file.url());
+    let id = repo
+        .create(new_pet("Rex", 1, None), None)
+        .await
+        .map(done)
+        .expect("create")
+        .id();
+    let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (repo, reading) = (
+                std::sync::Arc::clone(&repo),
+                std::sync::Arc::clone(&reading),
+            );
+            tokio::spawn(async move {
+                while reading.load(std::sync::atomic::Ordering::Relaxed) {
+                    assert!(repo.find(id).await.expect("find").is_some());
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    // Each create commits several pages: 3,000 of them fill the WAL's 1,000 pages, past which
+    // the checkpointer starts it over, again and again.
+    let started_over = || wal_restarts(file.path());
+    let before = started_over();
+    for n in 0..3_000 {
+        repo.create(new_pet(&format!("pet {n}"), 1, None), None)
+            .await
+            .map(done)
+            .expect("create");
+    }
+    let restarts = started_over() - before;
+    reading.store(false, std::sync::atomic::Ordering::Relaxed);
+    for reader in readers {
+        reader.await.expect("reader");
+    }
+    assert!(
+        restarts >= 2,
+        "the WAL was started over {restarts} times while 3,000 creates filled it many times over"
+    );
+}
+
+/// How often the WAL was started over: its header's checkpoint sequence number, which each
+/// restart moves on by one.
+fn wal_restarts(database: &std::path::Path) -> u32 {
+    let header = std::fs::read(wal_path(database)).expect("the WAL");
+    u32::from_be_bytes(header[12..16].try_into().expect("a WAL header"))
+}
+
+fn wal_path(database: &std::path::Path) -> std::path::PathBuf {
+    let mut wal = database.as_os_str().to_owned();
+    wal.push("-wal");
+    std::path::PathBuf::from(wal)
+}

@@ -16,6 +16,7 @@ use super::engine::group_commit::WriteQueue;
 use super::engine::health::StoreHealth;
 use super::engine::pool::{build_pool, manager_for};
 use super::engine::probe::{self, Probe};
+use super::engine::read_snapshot::Sweeper;
 use super::engine::writes::Writes;
 use super::engine::Pool;
 use super::engine::{errors, migrations};
@@ -118,10 +119,14 @@ impl SqlStore {
                     .min(settings.max_size);
                 let manager = manager_for(url, settings, SqliteRole::InlineRead, &generations)?;
                 let checkpoints = manager_for(url, settings, SqliteRole::Checkpoint, &generations)?;
+                let snapshots = std::sync::Arc::new(
+                    Sweeper::start(build_pool(manager, url, readers, readers, settings, None))
+                        .map_err(thread_failed)?,
+                );
                 (
-                    Reads::Inline(build_pool(manager, url, readers, readers, settings, None)),
+                    Reads::Inline(std::sync::Arc::clone(&snapshots)),
                     Some(std::sync::Arc::new(
-                        Checkpointer::start(checkpoints, gate.clone(), health.clone())
+                        Checkpointer::start(checkpoints, gate.clone(), health.clone(), snapshots)
                             .map_err(thread_failed)?,
                     )),
                 )

@@ -9,15 +9,15 @@
 //!
 //! - A `PASSIVE` checkpoint copies every page no reader still needs into the database file,
 //!   beside the writer and the readers, blocking neither. This is the bulk of the work.
-//! - Once the WAL holds [`RESTART_AFTER_PAGES`] and that `PASSIVE` checkpoint found no reader
-//!   needing any of it, the WAL is started over from its beginning: under a steady stream of
-//!   commits SQLite would otherwise never find a moment to do so, and the WAL would grow without
-//!   bound. The thread takes the [`WriterGate`] and runs a
-//!   `RESTART` checkpoint, which copies the few pages committed since the `PASSIVE` one and
-//!   starts the WAL over, or, if a read began meanwhile and still uses the WAL, gives up at once
-//!   rather than wait for it while the writer waits for the gate. Taking the gate first keeps the
-//!   writer thread waiting on it, woken the moment the restart ends, rather than in SQLite's busy
-//!   handler, which sleeps in growing steps and overshoots.
+//! - Once the WAL holds [`RESTART_AFTER_PAGES`], it is started over from its beginning: under a
+//!   steady stream of commits SQLite would otherwise never find a moment to do so, and the WAL
+//!   would grow without bound. The thread takes the [`WriterGate`], has the inline readers keep
+//!   no snapshot meanwhile (`read_snapshot.rs`), copies what their snapshots held with another
+//!   `PASSIVE` checkpoint, and runs a `RESTART` checkpoint, which starts the WAL over or, if a
+//!   read began meanwhile and still uses the WAL, gives up at once rather than wait for it while
+//!   the writer waits for the gate. Taking the gate first keeps the writer thread waiting on it,
+//!   woken the moment the restart ends, rather than in SQLite's busy handler, which sleeps in
+//!   growing steps and overshoots.
 //!
 //! A long read (a backup, a `.dump`, an operator's query) keeps the pages it may still read, so
 //! while it lasts the WAL is neither copied past its snapshot nor started over; it grows with the
@@ -38,6 +38,7 @@ use diesel::sql_types::Integer;
 
 use super::connection::{AnyConnection, Manager};
 use super::health::StoreHealth;
+use super::read_snapshot::Sweeper;
 
 /// How often the WAL is checked and checkpointed.
 pub(crate) const INTERVAL: Duration = Duration::from_millis(200);
@@ -96,11 +97,12 @@ impl Checkpointer {
         manager: Manager,
         gate: WriterGate,
         health: StoreHealth,
+        readers: Arc<Sweeper>,
     ) -> std::io::Result<Self> {
         let (stop, stopped) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("petstore-checkpoint".to_owned())
-            .spawn(move || run(&manager, &gate, &health, &stopped))?;
+            .spawn(move || run(&manager, &gate, &health, &readers, &stopped))?;
         Ok(Self {
             _stop: stop,
             presence: std::sync::OnceLock::new(),
@@ -116,7 +118,13 @@ impl Checkpointer {
     }
 }
 
-fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mpsc::Receiver<()>) {
+fn run(
+    manager: &Manager,
+    gate: &WriterGate,
+    health: &StoreHealth,
+    readers: &Sweeper,
+    stopped: &mpsc::Receiver<()>,
+) {
     let wal = manager.sqlite_path().map(wal_of);
     let mut watch = WalWatch::default();
     // Measured once before the first round, so the gauge is there from the start.
@@ -137,7 +145,7 @@ fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mps
                 .ok();
         }
         if let Some(open) = conn.as_mut() {
-            if let Err(error) = checkpoint(open, gate) {
+            if let Err(error) = checkpoint(open, gate, readers) {
                 // A full disk or a read-only file is the store's fault, logged once for the
                 // episode, not every interval.
                 if super::errors::fault_of(&error).is_some() {
@@ -157,24 +165,35 @@ fn run(manager: &Manager, gate: &WriterGate, health: &StoreHealth, stopped: &mps
     }
 }
 
-fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate) -> QueryResult<()> {
+fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) -> QueryResult<()> {
     let passive: CheckpointResult =
         diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
-    if passive.ready_to_restart() {
-        let _writer_waits = gate.enter();
-        let restart: CheckpointResult =
-            diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
-        if restart.busy != 0 {
-            tracing::debug!(
-                pages = restart.log,
-                "the WAL could not be started over yet: a read began meanwhile"
-            );
-        }
-    } else if passive.log >= RESTART_AFTER_PAGES {
+    if passive.log < RESTART_AFTER_PAGES {
+        return Ok(());
+    }
+    let _writer_waits = gate.enter();
+    // The readers' snapshots (`read_snapshot.rs`) hold the frames committed since they began:
+    // none is kept until the WAL is started over, and what they held is copied now.
+    let _readers_hold_none = readers.hold_none();
+    let copied = if passive.ready_to_restart() {
+        passive
+    } else {
+        diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?
+    };
+    if !copied.ready_to_restart() {
         tracing::debug!(
-            pages = passive.log,
-            copied = passive.checkpointed,
+            pages = copied.log,
+            copied = copied.checkpointed,
             "a read still needs part of the WAL; it is started over once no read does"
+        );
+        return Ok(());
+    }
+    let restart: CheckpointResult =
+        diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
+    if restart.busy != 0 {
+        tracing::debug!(
+            pages = restart.log,
+            "the WAL could not be started over yet: a read began meanwhile"
         );
     }
     Ok(())

@@ -177,6 +177,8 @@ impl Generations {
 pub(crate) struct Pooled {
     connection: AnyConnection,
     generation: u64,
+    /// The read transaction an inline reader left open (`read_snapshot.rs`).
+    pub(crate) snapshot: Option<super::read_snapshot::Snapshot>,
 }
 
 impl Deref for Pooled {
@@ -264,6 +266,7 @@ impl r2d2::ManageConnection for Manager {
         Ok(Pooled {
             connection: self.establish()?,
             generation,
+            snapshot: None,
         })
     }
 

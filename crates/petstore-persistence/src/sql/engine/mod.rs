@@ -22,6 +22,7 @@ pub(crate) mod presence;
 pub(crate) mod probe;
 pub(crate) mod queue;
 pub(crate) mod read;
+pub(crate) mod read_snapshot;
 pub(crate) mod restore;
 pub(crate) mod sqlite_file;
 pub(crate) mod write_transaction;

@@ -180,6 +180,9 @@ fn write_once<T>(
     match outcome {
         Ok(value) => {
             Transactions::commit_transaction(conn).map_err(WriteFailure::Commit)?;
+            if let (false, AnyConnection::Sqlite(_)) = (nested, &*conn) {
+                super::read_snapshot::count_commit();
+            }
             Ok(value)
         }
         Err(failure) => match Transactions::rollback_transaction(conn) {

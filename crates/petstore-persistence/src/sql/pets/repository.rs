@@ -18,6 +18,7 @@
 //!   once more on a new one.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -39,6 +40,7 @@ use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::outbox;
 use crate::sql::engine::probe::Probe;
 use crate::sql::engine::read::read_off_the_workers;
+use crate::sql::engine::read_snapshot::{read_in_snapshot, Sweeper};
 use crate::sql::engine::write_transaction::no_turn;
 use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
@@ -62,8 +64,8 @@ pub struct DieselPetRepository {
     /// Changes and removals: write transactions of their own.
     pub(crate) writes: Writes,
     pub(crate) health: StoreHealth,
-    pub(crate) _checkpointer: Option<std::sync::Arc<Checkpointer>>,
-    pub(crate) _probe: std::sync::Arc<Probe>,
+    pub(crate) _checkpointer: Option<Arc<Checkpointer>>,
+    pub(crate) _probe: Arc<Probe>,
     pub(crate) url: DatabaseUrl,
     pub(crate) settings: PoolSettings,
 }
@@ -71,8 +73,9 @@ pub struct DieselPetRepository {
 /// How reads reach the database.
 #[derive(Clone)]
 pub(crate) enum Reads {
-    /// SQLite: read-only connections for reads answered on the caller's thread.
-    Inline(Pool),
+    /// SQLite: read-only connections for reads answered on the caller's thread, each keeping
+    /// its snapshot open between reads.
+    Inline(Arc<Sweeper>),
     /// PostgreSQL: the reader threads' queue.
     Grouped(ReadQueue),
 }
@@ -95,11 +98,11 @@ impl DieselPetRepository {
         Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
         let inline = match &self.reads {
-            Reads::Inline(readers) if small => readers.try_get(),
+            Reads::Inline(readers) if small => readers.pool().try_get().map(|conn| (readers, conn)),
             _ => None,
         };
-        if let Some(mut conn) = inline {
-            match query(&mut conn) {
+        if let Some((readers, mut conn)) = inline {
+            match read_in_snapshot(&mut conn, readers, &query) {
                 // Busy: the blocking path may wait for it.
                 Err(error) if errors::is_unavailable(&error) => {}
                 outcome => return outcome.map_err(errors::from_query),
