@@ -11,11 +11,12 @@
 //!   beside the writer and the readers, blocking neither. This is the bulk of the work.
 //! - Once the WAL holds [`RESTART_AFTER_PAGES`], it is started over from its beginning: under a
 //!   steady stream of commits SQLite would otherwise never find a moment to do so, and the WAL
-//!   would grow without bound. The thread takes the [`WriterGate`], has the inline readers keep
-//!   no snapshot meanwhile (`read_snapshot.rs`), copies what their snapshots held with another
-//!   `PASSIVE` checkpoint, and runs a `RESTART` checkpoint, which starts the WAL over or, if a
-//!   read began meanwhile and still uses the WAL, gives up at once rather than wait for it while
-//!   the writer waits for the gate. Taking the gate first keeps the writer thread waiting on it,
+//!   would grow without bound. The thread has the inline readers keep no snapshot meanwhile
+//!   (`read_snapshot.rs`) and copies what their snapshots held with another `PASSIVE`
+//!   checkpoint, then takes the [`WriterGate`] and runs a `RESTART` checkpoint, which copies
+//!   the few pages committed since and starts the WAL over or, if a read began meanwhile and
+//!   still uses the WAL, gives up at once rather than wait for it while the writer waits for
+//!   the gate. Taking the gate first keeps the writer thread waiting on it,
 //!   woken the moment the restart ends, rather than in SQLite's busy handler, which sleeps in
 //!   growing steps and overshoots.
 //!
@@ -166,20 +167,18 @@ fn run(
 }
 
 fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) -> QueryResult<()> {
-    let passive: CheckpointResult =
+    let mut copied: CheckpointResult =
         diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
-    if passive.log < RESTART_AFTER_PAGES {
+    if copied.log < RESTART_AFTER_PAGES {
         return Ok(());
     }
-    let _writer_waits = gate.enter();
     // The readers' snapshots (`read_snapshot.rs`) hold the frames committed since they began:
-    // none is kept until the WAL is started over, and what they held is copied now.
+    // none is kept until the WAL is started over, and what they held is copied now, while the
+    // writer goes on.
     let _readers_hold_none = readers.hold_none();
-    let copied = if passive.ready_to_restart() {
-        passive
-    } else {
-        diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?
-    };
+    if !copied.ready_to_restart() {
+        copied = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
+    }
     if !copied.ready_to_restart() {
         tracing::debug!(
             pages = copied.log,
@@ -188,6 +187,7 @@ fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) ->
         );
         return Ok(());
     }
+    let _writer_waits = gate.enter();
     let restart: CheckpointResult =
         diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
     if restart.busy != 0 {
