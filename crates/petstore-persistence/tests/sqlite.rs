@@ -276,7 +276,7 @@ async fn a_read_right_after_a_create_finds_the_pet_although_readers_keep_snapsho
             .expect("list");
         assert_eq!(
             page,
-            [pet.clone()],
+            std::slice::from_ref(&pet),
             "the page after the last pet holds the new one"
         );
         before = pet.id();
