@@ -17,7 +17,8 @@
 //!   transaction begins (`engine/write_transaction.rs`), where writes other than creates run
 //!   (`engine/writes.rs`), the probe's checks (`engine/probe.rs`), SQLite's checkpointer and the
 //!   wording of connection errors (`engine/errors.rs`);
-//! - how pets are read: SQLite's inline readers or PostgreSQL's grouped reads (`store.rs` picks,
+//! - how pets are read: SQLite's inline readers, which keep their snapshot between reads
+//!   (`engine/read_snapshot.rs`), or PostgreSQL's grouped reads (`store.rs` picks,
 //!   `pets/repository.rs`, `pets/group_read.rs`);
 //! - in resource code: the locks only PostgreSQL needs, each taken through
 //!   `engine::write_transaction::lock_on_postgres` (SQLite's `BEGIN IMMEDIATE` already admits one

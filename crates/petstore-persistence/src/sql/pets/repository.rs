@@ -11,7 +11,8 @@
 //!   [`INLINE_MAX_ROWS`]): SQLite answers those from memory in microseconds, less than the hop
 //!   to a blocking thread would cost. Such a connection never waits (busy timeout zero): a busy
 //!   database, a bigger page or no idle connection sends the read to tokio's blocking pool,
-//!   which waits for a connection up to `checkout_timeout` and then answers `Unavailable`.
+//!   which waits for a connection up to `checkout_timeout` and then answers `Unavailable`. The
+//!   idle connections keep their snapshot between reads (`engine/read_snapshot.rs`).
 //! - Reads on PostgreSQL cost a network round trip, so they are answered in groups by reader
 //!   threads (`group_read.rs`). A checkout costs no round trip of its own: a connection found
 //!   closed (a server restart) retires every connection opened before it, and the read is tried
