@@ -178,7 +178,15 @@ pub(crate) struct Pooled {
     connection: AnyConnection,
     generation: u64,
     /// The read transaction an inline reader left open (`read_snapshot.rs`).
-    pub(crate) snapshot: Option<super::read_snapshot::Snapshot>,
+    pub(crate) snapshot: Option<Snapshot>,
+}
+
+/// A read transaction an inline reader left open between reads (`read_snapshot.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Snapshot {
+    /// The commits counted when it began: it holds every one of them.
+    pub(crate) commits: u64,
+    pub(crate) began: Instant,
 }
 
 impl Deref for Pooled {

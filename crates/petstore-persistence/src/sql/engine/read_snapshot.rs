@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use diesel::connection::SimpleConnection;
 use diesel::QueryResult;
 
-use super::connection::{AnyConnection, Pooled};
+use super::connection::{AnyConnection, Pooled, Snapshot};
 use super::Pool;
 
 /// How long a snapshot is used at most, and kept open when idle.
@@ -42,14 +42,6 @@ static RESTARTS: AtomicUsize = AtomicUsize::new(0);
 /// is answered.
 pub(crate) fn count_commit() {
     COMMITS.fetch_add(1, Ordering::SeqCst);
-}
-
-/// A read transaction left open on an inline reader.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Snapshot {
-    /// [`COMMITS`] when it began: it holds every commit counted up to then.
-    commits: u64,
-    began: Instant,
 }
 
 /// Runs the read `query` on `conn` inside a snapshot: the one left open on it when it is still
