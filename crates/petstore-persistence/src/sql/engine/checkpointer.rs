@@ -176,8 +176,13 @@ fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) ->
     // none is kept until the WAL is started over, and what they held is copied now, while the
     // writer goes on.
     let _readers_hold_none = readers.hold_none();
-    if !copied.ready_to_restart() {
+    // A reader may hand back a snapshot after the readers were told: look again, a few times.
+    for _ in 0..3 {
+        if copied.ready_to_restart() {
+            break;
+        }
         copied = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
+        readers.end_idle_now();
     }
     if !copied.ready_to_restart() {
         tracing::debug!(

@@ -12,7 +12,7 @@
 //!
 //! A snapshot nobody reads is ended by a sweeper thread once it is [`MAX_AGE`] old, so an idle
 //! reader never becomes the long read that keeps the WAL from being checkpointed. The sweeper
-//! sleeps while no snapshot is open.
+//! sleeps while no snapshot is open, until a reader leaves one open.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -31,6 +31,9 @@ pub(crate) const MAX_AGE: Duration = Duration::from_millis(10);
 /// How often the sweeper looks for snapshots to end while any is open.
 const SWEEP_INTERVAL: Duration = Duration::from_millis(5);
 
+/// How often the sweeper looks while it has found none open.
+const IDLE_LOOK: Duration = Duration::from_secs(1);
+
 /// Commits of SQLite write transactions in this process. One count for every store: a commit to
 /// another file only makes a reader begin a new snapshot sooner than it had to.
 static COMMITS: AtomicU64 = AtomicU64::new(0);
@@ -46,12 +49,11 @@ pub(crate) fn count_commit() {
 
 /// Runs the read `query` on `conn` inside a snapshot: the one left open on it when it is still
 /// fresh, otherwise a new one. The snapshot is left open for the next read, except after a
-/// failure or while a checkpointer starts the WAL over.
-pub(crate) fn read_in_snapshot<T>(
+/// failure or while a checkpointer starts the WAL over; whether it was.
+fn read_in_snapshot<T>(
     conn: &mut Pooled,
-    sweeper: &Sweeper,
     query: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
-) -> QueryResult<T> {
+) -> (QueryResult<T>, bool) {
     // Read before the snapshot begins: it then holds at least every commit counted so far.
     let commits = COMMITS.load(Ordering::SeqCst);
     let restarting = RESTARTS.load(Ordering::SeqCst) > 0;
@@ -61,7 +63,9 @@ pub(crate) fn read_in_snapshot<T>(
             .is_some_and(|open| open.commits == commits && open.began.elapsed() < MAX_AGE);
     if !fresh {
         end(conn);
-        begin(conn)?;
+        if let Err(error) = begin(conn) {
+            return (Err(error), false);
+        }
         conn.snapshot = Some(Snapshot {
             commits,
             began: Instant::now(),
@@ -70,10 +74,9 @@ pub(crate) fn read_in_snapshot<T>(
     let outcome = query(conn);
     if outcome.is_err() || restarting || RESTARTS.load(Ordering::SeqCst) > 0 {
         end(conn);
-    } else {
-        sweeper.wake();
+        return (outcome, false);
     }
-    outcome
+    (outcome, true)
 }
 
 /// Opens a read transaction; SQLite takes its snapshot at the first statement.
@@ -93,11 +96,16 @@ fn end(conn: &mut Pooled) {
     }
 }
 
-/// Ends every snapshot on an idle connection of `pool` that is at least `age` old; whether
-/// any is left open.
+/// Ends every snapshot on an idle connection of `pool` that is at least `age` old (any, while
+/// a checkpointer starts the WAL over); whether any is left open.
 fn end_idle(pool: &Pool, age: Duration) -> bool {
     let mut idle = Vec::new();
     let mut left_open = false;
+    let age = if RESTARTS.load(Ordering::SeqCst) > 0 {
+        Duration::ZERO
+    } else {
+        age
+    };
     while let Some(mut conn) = pool.try_get() {
         match conn.snapshot {
             Some(open) if open.began.elapsed() >= age => end(&mut conn),
@@ -142,9 +150,20 @@ impl Sweeper {
         Ok(Self { shared })
     }
 
-    /// The pool whose snapshots this sweeps.
-    pub(crate) fn pool(&self) -> &Pool {
-        &self.shared.pool
+    /// Runs the read `query` on an idle connection of the pool, inside its snapshot
+    /// ([`read_in_snapshot`]); `None` when no connection is idle.
+    pub(crate) fn try_read<T>(
+        &self,
+        query: impl FnOnce(&mut AnyConnection) -> QueryResult<T>,
+    ) -> Option<QueryResult<T>> {
+        let mut conn = self.shared.pool.try_get()?;
+        let (outcome, left_open) = read_in_snapshot(&mut conn, query);
+        // Back in the pool before the sweeper is woken, so that its look finds it.
+        drop(conn);
+        if left_open {
+            self.wake();
+        }
+        Some(outcome)
     }
 
     /// Wakes the thread if it sleeps: a snapshot is left open.
@@ -166,8 +185,13 @@ impl Sweeper {
     /// idle connections now: a checkpoint can then start the WAL over.
     pub(crate) fn hold_none(&self) -> HoldNone {
         RESTARTS.fetch_add(1, Ordering::SeqCst);
-        end_idle(&self.shared.pool, Duration::ZERO);
+        self.end_idle_now();
         HoldNone
+    }
+
+    /// Ends the snapshots open on idle connections now, whatever their age.
+    pub(crate) fn end_idle_now(&self) {
+        end_idle(&self.shared.pool, Duration::ZERO);
     }
 }
 
@@ -202,7 +226,11 @@ fn sweep(shared: &Shared) {
             continue;
         }
         while shared.parked.load(Ordering::SeqCst) && !shared.stopped.load(Ordering::SeqCst) {
-            std::thread::park();
+            // Woken by a reader that leaves a snapshot open; the timeout is a backstop only.
+            std::thread::park_timeout(IDLE_LOOK);
+            if end_idle(&shared.pool, MAX_AGE) {
+                shared.parked.store(false, Ordering::SeqCst);
+            }
         }
     }
 }

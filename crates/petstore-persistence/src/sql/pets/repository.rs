@@ -41,7 +41,7 @@ use crate::sql::engine::health::StoreHealth;
 use crate::sql::engine::outbox;
 use crate::sql::engine::probe::Probe;
 use crate::sql::engine::read::read_off_the_workers;
-use crate::sql::engine::read_snapshot::{read_in_snapshot, Sweeper};
+use crate::sql::engine::read_snapshot::Sweeper;
 use crate::sql::engine::write_transaction::no_turn;
 use crate::sql::engine::writes::Writes;
 use crate::sql::engine::Pool;
@@ -99,11 +99,11 @@ impl DieselPetRepository {
         Q: Fn(&mut AnyConnection) -> QueryResult<T> + Send + 'static,
     {
         let inline = match &self.reads {
-            Reads::Inline(readers) if small => readers.pool().try_get().map(|conn| (readers, conn)),
+            Reads::Inline(readers) if small => readers.try_read(&query),
             _ => None,
         };
-        if let Some((readers, mut conn)) = inline {
-            match read_in_snapshot(&mut conn, readers, &query) {
+        if let Some(outcome) = inline {
+            match outcome {
                 // Busy: the blocking path may wait for it.
                 Err(error) if errors::is_unavailable(&error) => {}
                 outcome => return outcome.map_err(errors::from_query),
