@@ -6,8 +6,8 @@
 //! - a write of this process committed since the snapshot began: every SQLite write
 //!   transaction counts its commit ([`count_commit`]) before it is answered, so a client's next
 //!   read sees what its answer acknowledged;
-//! - the snapshot is [`MAX_AGE`] old, so a change another process commits (an operator's
-//!   `sqlite3`, `petstore keys issue`) is seen within that time;
+//! - the snapshot is [`MAX_AGE`] old, so a change to the pets another process commits (an
+//!   operator's `sqlite3` shell) is seen within that time;
 //! - a checkpointer is starting the WAL over, which no snapshot may hold up ([`HoldNone`]).
 //!
 //! A snapshot nobody reads is ended by a sweeper thread once it is [`MAX_AGE`] old, so an idle
@@ -26,7 +26,7 @@ use super::connection::{AnyConnection, Pooled, Snapshot};
 use super::Pool;
 
 /// How long a snapshot is used at most, and kept open when idle.
-pub(crate) const MAX_AGE: Duration = Duration::from_millis(10);
+const MAX_AGE: Duration = Duration::from_millis(10);
 
 /// How often the sweeper looks for snapshots to end while any is open.
 const SWEEP_INTERVAL: Duration = Duration::from_millis(5);
@@ -218,19 +218,15 @@ fn sweep(shared: &Shared) {
         if end_idle(&shared.pool, MAX_AGE) {
             continue;
         }
-        // Nothing open: sleep until a reader opens one. Look once more after saying so, or a
-        // snapshot opened in between would wait for the next one.
+        // Nothing open: sleep until a reader leaves one open. Look again after saying so, or a
+        // snapshot left open in between would wait; the timeout is a backstop only.
         shared.parked.store(true, Ordering::SeqCst);
-        if end_idle(&shared.pool, MAX_AGE) {
-            shared.parked.store(false, Ordering::SeqCst);
-            continue;
-        }
         while shared.parked.load(Ordering::SeqCst) && !shared.stopped.load(Ordering::SeqCst) {
-            // Woken by a reader that leaves a snapshot open; the timeout is a backstop only.
-            std::thread::park_timeout(IDLE_LOOK);
             if end_idle(&shared.pool, MAX_AGE) {
                 shared.parked.store(false, Ordering::SeqCst);
+                break;
             }
+            std::thread::park_timeout(IDLE_LOOK);
         }
     }
 }
