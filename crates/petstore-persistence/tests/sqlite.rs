@@ -7,6 +7,7 @@ use common::{done, new_pet, open, parse};
 use petstore_domain::PetSearch;
 use petstore_domain::PetStatus;
 use petstore_persistence::{migrate, PoolSettings, SqlStore};
+use petstore_test_database::wal::{wal_of, wal_restarts};
 use petstore_test_database::{eventually, TestSqliteFile};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,10 +86,8 @@ fn the_database_uses_write_ahead_logging() {
     let repo = SqlStore::build(&parse(&file.url()), &PoolSettings::default()).expect("repository");
     repo.run_migrations().expect("migrate");
     repo.check().expect("check");
-    let mut wal = file.path().as_os_str().to_owned();
-    wal.push("-wal");
     assert!(
-        std::path::Path::new(&wal).exists(),
+        wal_of(file.path()).exists(),
         "an open WAL-mode database has a -wal file beside it"
     );
 }
@@ -357,15 +356,14 @@ async fn the_wal_is_started_over_while_reads_never_pause() {
         .collect();
     // Each create commits several pages: 3,000 of them fill the WAL's 1,000 pages, past which
     // the checkpointer starts it over, again and again.
-    let started_over = || wal_restarts(file.path());
-    let before = started_over();
+    let before = wal_restarts(file.path());
     for n in 0..3_000 {
         repo.create(new_pet(&format!("pet {n}"), 1, None), None)
             .await
             .map(done)
             .expect("create");
     }
-    let restarts = started_over() - before;
+    let restarts = wal_restarts(file.path()) - before;
     reading.store(false, std::sync::atomic::Ordering::Relaxed);
     for reader in readers {
         reader.await.expect("reader");
@@ -374,17 +372,4 @@ async fn the_wal_is_started_over_while_reads_never_pause() {
         restarts >= 2,
         "the WAL was started over {restarts} times while 3,000 creates filled it many times over"
     );
-}
-
-/// How often the WAL was started over: its header's checkpoint sequence number, which each
-/// restart moves on by one.
-fn wal_restarts(database: &std::path::Path) -> u32 {
-    let header = std::fs::read(wal_path(database)).expect("the WAL");
-    u32::from_be_bytes(header[12..16].try_into().expect("a WAL header"))
-}
-
-fn wal_path(database: &std::path::Path) -> std::path::PathBuf {
-    let mut wal = database.as_os_str().to_owned();
-    wal.push("-wal");
-    std::path::PathBuf::from(wal)
 }

@@ -12,6 +12,7 @@ mod cluster;
 mod eventually;
 mod postgres;
 mod sqlite;
+pub mod wal;
 
 pub use cluster::PostgresCluster;
 pub use eventually::{eventually, eventually_blocking, Deadline};
