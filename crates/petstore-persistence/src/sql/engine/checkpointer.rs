@@ -14,11 +14,12 @@
 //!   would grow without bound. The thread has the inline readers keep no snapshot meanwhile
 //!   (`read_snapshot.rs`) and copies what their snapshots held with another `PASSIVE`
 //!   checkpoint, then takes the [`WriterGate`] and runs a `RESTART` checkpoint, which copies
-//!   the few pages committed since and starts the WAL over or, if a read began meanwhile and
-//!   still uses the WAL, gives up at once rather than wait for it while the writer waits for
-//!   the gate. Taking the gate first keeps the writer thread waiting on it,
-//!   woken the moment the restart ends, rather than in SQLite's busy handler, which sleeps in
-//!   growing steps and overshoots.
+//!   the few pages committed since and starts the WAL over or, if a read under way still uses
+//!   the WAL, gives up at once rather than wait for it while the writer waits for the gate. It
+//!   tries again a millisecond later, once that read has ended, up to [`RESTART_ATTEMPTS`]
+//!   times in a round: under steady reads one try in three or so meets one. Taking the gate
+//!   first keeps the writer thread waiting on it, woken the moment the restart ends, rather
+//!   than in SQLite's busy handler, which sleeps in growing steps and overshoots.
 //!
 //! A long read (a backup, a `.dump`, an operator's query) keeps the pages it may still read, so
 //! while it lasts the WAL is neither copied past its snapshot nor started over; it grows with the
@@ -47,6 +48,12 @@ pub(crate) const INTERVAL: Duration = Duration::from_millis(200);
 /// WAL length (pages of 4 KiB: 4 MiB, SQLite's own checkpoint threshold) past which the WAL is
 /// started over.
 const RESTART_AFTER_PAGES: i32 = 1_000;
+
+/// Tries at starting the WAL over in one round, before the next [`INTERVAL`].
+const RESTART_ATTEMPTS: usize = 8;
+
+/// The pause between two tries, while the writer goes on.
+const BETWEEN_ATTEMPTS: Duration = Duration::from_millis(1);
 
 /// WAL file size past which a warning is logged: four times the size `journal_size_limit`
 /// trims it back to, which a read held open for long makes it reach (or one transaction of
@@ -167,8 +174,7 @@ fn run(
 }
 
 fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) -> QueryResult<()> {
-    let mut copied: CheckpointResult =
-        diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
+    let mut copied = passive(conn)?;
     if copied.log < RESTART_AFTER_PAGES {
         return Ok(());
     }
@@ -176,32 +182,38 @@ fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) ->
     // none is kept until the WAL is started over, and what they held is copied now, while the
     // writer goes on.
     let _readers_hold_none = readers.hold_none();
-    // A reader may hand back a snapshot after the readers were told: look again, a few times.
-    for _ in 0..3 {
-        if copied.ready_to_restart() {
-            break;
+    for attempt in 0..RESTART_ATTEMPTS {
+        if attempt > 0 {
+            // The reads that were under way end within a moment; those that begin once every
+            // frame is copied read the database file alone and do not hold the restart up.
+            std::thread::sleep(BETWEEN_ATTEMPTS);
+            readers.end_idle_now();
+            copied = passive(conn)?;
+            if copied.log < RESTART_AFTER_PAGES {
+                // A writer started the WAL over itself, finding it all copied.
+                return Ok(());
+            }
         }
-        copied = diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)?;
-        readers.end_idle_now();
+        if !copied.ready_to_restart() {
+            continue;
+        }
+        let _writer_waits = gate.enter();
+        let restart: CheckpointResult =
+            diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
+        if restart.busy == 0 {
+            return Ok(());
+        }
     }
-    if !copied.ready_to_restart() {
-        tracing::debug!(
-            pages = copied.log,
-            copied = copied.checkpointed,
-            "a read still needs part of the WAL; it is started over once no read does"
-        );
-        return Ok(());
-    }
-    let _writer_waits = gate.enter();
-    let restart: CheckpointResult =
-        diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
-    if restart.busy != 0 {
-        tracing::debug!(
-            pages = restart.log,
-            "the WAL could not be started over yet: a read began meanwhile"
-        );
-    }
+    tracing::debug!(
+        pages = copied.log,
+        copied = copied.checkpointed,
+        "a read still needs part of the WAL; it is started over once no read does"
+    );
     Ok(())
+}
+
+fn passive(conn: &mut AnyConnection) -> QueryResult<CheckpointResult> {
+    diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)
 }
 
 /// The WAL file beside the database file `database`.
