@@ -3,7 +3,8 @@
 //! in turns at 64 connections. Each round runs both builds back to back and gives one ratio
 //! (this tree over the base); rounds alternate which build goes first, so the machine's drift
 //! and the database's growth favour neither. Absolute figures move between runs; the ratios of
-//! one paired run are what tell a change's cost.
+//! one paired run are what tell a change's cost. A scenario the base build answers with errors
+//! under the load (an older build can) is listed as not paired, and the others still run.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -129,6 +130,7 @@ pub async fn run(builds: &Builds, backends: &[Backend], duration: Duration) {
     );
     let mut scenarios = Vec::new();
     let mut skipped = Vec::new();
+    let mut base_failed = Vec::new();
     for &backend in backends {
         eprintln!("measuring {backend:?} ...");
         let apps = [
@@ -154,29 +156,50 @@ pub async fn run(builds: &Builds, backends: &[Backend], duration: Duration) {
                 // Keys of their own per run: a key repeated from an earlier run would be a replay.
                 let prefix = format!("paired-{run}");
                 let load = shapes[side].load(&apps[side], keyed.then_some(prefix.as_str()));
-                wrk::run(&load, TARGET_CONNECTIONS, seconds)
-            };
-            for side in 0..2 {
-                measure(side, "warm-up", Duration::from_secs(1));
-            }
-            let mut scenario = Scenario {
-                backend,
-                operation,
-                base: Vec::new(),
-                head: Vec::new(),
-            };
-            for round in 0..rounds {
-                let run = round.to_string();
-                if round % 2 == 0 {
-                    scenario.base.push(measure(0, &run, duration));
-                    scenario.head.push(measure(1, &run, duration));
+                let measured = wrk::try_run(&load, TARGET_CONNECTIONS, seconds);
+                if side == 1 {
+                    // The working tree failing under the load is a failure of the benchmark.
+                    Ok(measured.unwrap_or_else(|failed| panic!("{failed}")))
                 } else {
-                    scenario.head.push(measure(1, &run, duration));
-                    scenario.base.push(measure(0, &run, duration));
+                    measured
+                }
+            };
+            let paired = || {
+                for side in 0..2 {
+                    measure(side, "warm-up", Duration::from_secs(1))?;
+                }
+                let mut scenario = Scenario {
+                    backend,
+                    operation,
+                    base: Vec::new(),
+                    head: Vec::new(),
+                };
+                for round in 0..rounds {
+                    let run = round.to_string();
+                    if round % 2 == 0 {
+                        scenario.base.push(measure(0, &run, duration)?);
+                        scenario.head.push(measure(1, &run, duration)?);
+                    } else {
+                        scenario.head.push(measure(1, &run, duration)?);
+                        scenario.base.push(measure(0, &run, duration)?);
+                    }
+                }
+                Ok::<_, String>(scenario)
+            };
+            match paired() {
+                Ok(scenario) => {
+                    eprint!("{}", scenario.row());
+                    scenarios.push(scenario);
+                }
+                Err(failed) => {
+                    // An older base may fail under a load this tree serves: nothing to pair.
+                    eprintln!(
+                        "  {} not paired: the base failed: {failed}",
+                        operation.label()
+                    );
+                    base_failed.push(format!("{backend:?} {} ({failed})", operation.label()));
                 }
             }
-            eprint!("{}", scenario.row());
-            scenarios.push(scenario);
         }
     }
     println!(
@@ -193,6 +216,12 @@ pub async fn run(builds: &Builds, backends: &[Backend], duration: Duration) {
         println!(
             "\nSkipped (one build lacks the operation): {}",
             skipped.join("; ")
+        );
+    }
+    if !base_failed.is_empty() {
+        println!(
+            "\nNot paired (the base build answered errors under the load): {}",
+            base_failed.join("; ")
         );
     }
     let slower: Vec<String> = scenarios

@@ -179,13 +179,27 @@ end
 /// When wrk is missing or fails, or when any response was 4xx or 5xx (wrk counts those; a 304
 /// is an answer) or any socket failed.
 pub fn run(load: &Load<'_>, connections: usize, duration: Duration) -> Measured {
+    run_checked(load, connections, duration, true).unwrap_or_else(|failed| panic!("{failed}"))
+}
+
+/// [`run`], with a run that got 4xx or 5xx answers or socket errors told apart as `Err` (what
+/// went wrong) rather than a panic: a paired run's base build may fail under a load the
+/// working tree serves.
+///
+/// # Panics
+/// When wrk is missing or fails.
+pub fn try_run(
+    load: &Load<'_>,
+    connections: usize,
+    duration: Duration,
+) -> Result<Measured, String> {
     run_checked(load, connections, duration, true)
 }
 
 /// [`run`] for a load that is meant to be refused (a flood past a rate limit): 4xx answers
 /// are counted as answers; socket errors still fail the run.
 pub fn run_accepting_refusals(load: &Load<'_>, connections: usize, duration: Duration) -> Measured {
-    run_checked(load, connections, duration, false)
+    run_checked(load, connections, duration, false).unwrap_or_else(|failed| panic!("{failed}"))
 }
 
 fn run_checked(
@@ -193,7 +207,7 @@ fn run_checked(
     connections: usize,
     duration: Duration,
     only_2xx: bool,
-) -> Measured {
+) -> Result<Measured, String> {
     // Two client threads, as the server has two cores to itself at most; wrk needs at least
     // one connection per thread.
     let threads = connections.clamp(1, 2);
@@ -226,18 +240,19 @@ fn run_checked(
     let [requests, micros, p50, p99, max, bad_status, socket_errors] = numbers[..] else {
         panic!("unexpected wrk result {line:?}");
     };
-    assert!(
-        !only_2xx || bad_status == 0,
-        "{} {} at {connections} connections: {bad_status} 4xx or 5xx answers",
-        load.method,
-        load.url
-    );
-    assert_eq!(
-        socket_errors, 0,
-        "{} {} at {connections} connections: {socket_errors} socket errors or timeouts",
-        load.method, load.url
-    );
-    Measured {
+    if only_2xx && bad_status != 0 {
+        return Err(format!(
+            "{} {} at {connections} connections: {bad_status} 4xx or 5xx answers",
+            load.method, load.url
+        ));
+    }
+    if socket_errors != 0 {
+        return Err(format!(
+            "{} {} at {connections} connections: {socket_errors} socket errors or timeouts",
+            load.method, load.url
+        ));
+    }
+    Ok(Measured {
         requests,
         seconds: micros as f64 / 1e6,
         p50: Duration::from_micros(p50),
@@ -246,5 +261,5 @@ fn run_checked(
         machine_cpu: busy
             .filter(|_| requests > 0)
             .map(|busy| busy / u32::try_from(requests).unwrap_or(u32::MAX)),
-    }
+    })
 }
