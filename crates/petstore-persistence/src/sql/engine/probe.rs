@@ -3,8 +3,8 @@
 //!
 //! - While a fault is known it retries every [`RETRY_INTERVAL`]: a new connection and a round
 //!   trip for an unreachable PostgreSQL server; for SQLite one small write transaction, after
-//!   (for a full disk) [`headroom`] free on its filesystem and a checkpoint. The fault ends
-//!   when that works.
+//!   (for a full disk) [`headroom`] free on its filesystem and a checkpoint, or (for a
+//!   read-only file) the file writable for this process. The fault ends when that works.
 //! - While none is known it checks a PostgreSQL server every [`WATCH_INTERVAL`] on a connection
 //!   of its own (one round trip a second, whatever the traffic), so an outage is seen even when
 //!   no request comes. SQLite faults are reported by the writes that meet them.
@@ -103,6 +103,9 @@ fn run(manager: &Manager, health: &StoreHealth, gate: &WriterGate, stopped: &mps
                     Err(Failure::Room(error)) => {
                         tracing::debug!(%error, "storage probe: not enough free space yet");
                     }
+                    Err(Failure::NotWritable(error)) => {
+                        tracing::debug!(%error, "storage probe: the database file is read-only");
+                    }
                 }
             }
             None if manager.is_postgres() && watched.elapsed() >= WATCH_INTERVAL => {
@@ -122,6 +125,8 @@ enum Failure {
     Query(diesel::result::Error),
     /// Not enough room yet after a full disk.
     Room(std::io::Error),
+    /// The database file is still read-only for this process.
+    NotWritable(std::io::Error),
 }
 
 /// One round trip on the kept connection; a connection found broken is replaced once.
@@ -145,6 +150,12 @@ fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(),
         // Before the checkpoint: the space the WAL gives back is no space freed.
         has_headroom(path).map_err(Failure::Room)?;
     }
+    if let (StorageFault::ReadOnly, Some(path)) = (fault, manager.sqlite_path()) {
+        // SQLite may hand a new connection a descriptor another connection of this process
+        // opened for writing before the file became read-only, so a write test alone can
+        // succeed on a file no new connection may write.
+        writable(path).map_err(Failure::NotWritable)?;
+    }
     let mut conn = manager.establish().map_err(Failure::Connect)?;
     if manager.is_postgres() {
         return conn.ping().map_err(Failure::Query);
@@ -158,6 +169,12 @@ fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(),
             .map_err(Failure::Query)?;
     }
     write_test(&mut conn).map_err(Failure::Query)
+}
+
+/// Whether this process may open the file `database` for writing.
+fn writable(database: &Path) -> std::io::Result<()> {
+    use rustix::fs::{accessat, Access, AtFlags, CWD};
+    accessat(CWD, database, Access::WRITE_OK, AtFlags::EACCESS).map_err(std::io::Error::from)
 }
 
 /// Whether the filesystem holding `database` has its [`headroom`] free for this process.
