@@ -22,6 +22,15 @@ fn new_pet() -> String {
     json!({"name": "Rex", "categoryId": 3, "status": "available"}).to_string()
 }
 
+/// `POST /v1/pets` of JSON to `app` with its key, on `client`: a fresh one where the app's own
+/// may have sat idle through the earlier runs.
+fn post_pet(client: &awc::Client, app: &TestApp) -> awc::ClientRequest {
+    client
+        .post(app.url("/v1/pets"))
+        .bearer_auth(&app.api_key)
+        .insert_header(("Content-Type", "application/json"))
+}
+
 /// Creates a page of pets (the first of them [`READ_PET`]) unless `app` has them: the reads are
 /// measured on the pets the createPet runs made, and on their own (`BENCH_OPERATIONS`, or a
 /// base build whose creates failed) on these.
@@ -34,15 +43,9 @@ async fn with_a_page_of_pets(app: &TestApp) {
     if read.status.as_u16() != 404 {
         return;
     }
+    let client = client();
     for _ in 0..20 {
-        let created = send(
-            client()
-                .post(app.url("/v1/pets"))
-                .bearer_auth(&app.api_key)
-                .insert_header(("Content-Type", "application/json")),
-            Some(new_pet()),
-        )
-        .await;
+        let created = send(post_pet(&client, app), Some(new_pet())).await;
         assert_eq!(created.status.as_u16(), 201, "{}", created.body);
     }
 }
@@ -107,14 +110,7 @@ pub async fn prepare(app: &TestApp, operation: Operation) -> Option<Shape> {
             })
             .to_string();
             // A base build without the fields answers 400: skipped there.
-            let tried = send(
-                client()
-                    .post(app.url("/v1/pets"))
-                    .bearer_auth(key)
-                    .insert_header(("Content-Type", "application/json")),
-                Some(body.clone()),
-            )
-            .await;
+            let tried = send(post_pet(&client(), app), Some(body.clone())).await;
             if tried.status.as_u16() != 201 {
                 return None;
             }
@@ -163,10 +159,7 @@ async fn changes_of_new_pets(app: &TestApp) -> Option<Shape> {
     let mut paths = Vec::with_capacity(UPDATED_PETS);
     for n in 0..UPDATED_PETS {
         let created = send(
-            client
-                .post(app.url("/v1/pets"))
-                .bearer_auth(&app.api_key)
-                .insert_header(("Content-Type", "application/json")),
+            post_pet(&client, app),
             Some(json!({"name": format!("Bench {n}"), "categoryId": 3}).to_string()),
         )
         .await;
