@@ -55,8 +55,8 @@ pub(crate) async fn log_and_contain_failures(
     let span = tracing::info_span!(
         "request",
         request_id = request_id.as_str(),
-        trace_id = %trace.trace_id,
-        span_id = %trace.span_id,
+        trace_id = trace.trace_id.hex().as_str(),
+        span_id = trace.span_id.hex().as_str(),
     );
     let client = req
         .app_data::<Data<HttpState>>()

@@ -15,7 +15,7 @@ use actix_web::http::{Method, StatusCode};
 
 use crate::observability::metrics;
 use crate::observability::request_id::RequestId;
-use crate::observability::trace_context::TraceContext;
+use crate::observability::trace_context::{Hex, SpanId, TraceContext};
 
 /// What one request's log line and metrics record say about it.
 pub(crate) struct Outcome<'a> {
@@ -131,9 +131,12 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
     let client = outcome.client.map(tracing::field::display);
     let user_agent = outcome.user_agent.map(logged_user_agent);
     let user_agent = user_agent.as_deref();
-    let trace_id = tracing::field::display(outcome.trace.trace_id);
-    let span_id = tracing::field::display(outcome.trace.span_id);
-    let parent_span_id = outcome.trace.parent_span_id.map(tracing::field::display);
+    let trace_id = outcome.trace.trace_id.hex();
+    let trace_id = trace_id.as_str();
+    let span_id = outcome.trace.span_id.hex();
+    let span_id = span_id.as_str();
+    let parent_span_id = outcome.trace.parent_span_id.map(SpanId::hex);
+    let parent_span_id = parent_span_id.as_ref().map(Hex::as_str);
     macro_rules! line {
         ($level:ident) => {
             tracing::$level!(

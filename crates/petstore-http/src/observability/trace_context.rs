@@ -4,8 +4,8 @@
 //! and so does the request's debug span (every line logged while the request is handled), so a
 //! request can be followed from the caller's trace into this service's lines.
 //!
-//! Ids are kept as integers and written as lowercase hex only when a line is written: no
-//! allocation per request.
+//! Ids are kept as integers and written as lowercase hex, into a buffer on the stack, only when a
+//! line or span is written: no allocation per request, and no trip through `fmt`'s padding.
 
 use std::fmt;
 
@@ -24,15 +24,49 @@ pub(crate) struct TraceId(u128);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SpanId(u64);
 
+impl TraceId {
+    /// The id's 32 lowercase hex digits.
+    pub(crate) fn hex(self) -> Hex<32> {
+        Hex::of(self.0)
+    }
+}
+
+impl SpanId {
+    /// The id's 16 lowercase hex digits.
+    pub(crate) fn hex(self) -> Hex<16> {
+        Hex::of(u128::from(self.0))
+    }
+}
+
 impl fmt::Display for TraceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:032x}", self.0)
+        f.write_str(self.hex().as_str())
     }
 }
 
 impl fmt::Display for SpanId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
+        f.write_str(self.hex().as_str())
+    }
+}
+
+/// An id written as `DIGITS` lowercase hex digits, zero-padded on the left.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hex<const DIGITS: usize>([u8; DIGITS]);
+
+impl<const DIGITS: usize> Hex<DIGITS> {
+    fn of(mut value: u128) -> Self {
+        const ALPHABET: &[u8; 16] = b"0123456789abcdef";
+        let mut digits = [b'0'; DIGITS];
+        for digit in digits.iter_mut().rev() {
+            *digit = ALPHABET[(value & 0xf) as usize];
+            value >>= 4;
+        }
+        Self(digits)
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("hex digits are ASCII")
     }
 }
 
@@ -177,5 +211,16 @@ mod tests {
             with(&[]).trace_id,
             "each new trace its own id"
         );
+    }
+
+    #[test]
+    fn ids_are_written_as_zero_padded_lowercase_hex() {
+        assert_eq!(SpanId(0xab).to_string(), "00000000000000ab");
+        assert_eq!(SpanId(u64::MAX).hex().as_str(), "ffffffffffffffff");
+        assert_eq!(
+            TraceId(0x0af7_6519_16cd_43dd_8448_eb21_1c80_319c).to_string(),
+            "0af7651916cd43dd8448eb211c80319c"
+        );
+        assert_eq!(TraceId(1).hex().as_str(), format!("{:032x}", 1));
     }
 }

@@ -20,13 +20,14 @@
 //! one is allowed). Over the limit: 429 `rate_limited` with `Retry-After`.
 
 use std::convert::Infallible;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::web::Bytes;
 use governor::clock::{Clock as _, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
@@ -203,10 +204,13 @@ impl KeyRateLimiter {
     }
 
     fn headers(&self, remaining: u32, reset_secs: u64) -> RateLimitHeaders {
-        let state = format!("\"{}\";r={remaining};t={reset_secs}", self.name);
+        // Sized once and handed over without a copy: this runs for every keyed request.
+        let mut state = String::with_capacity(self.name.len() + 32);
+        let _ = write!(state, "\"{}\";r={remaining};t={reset_secs}", self.name);
         RateLimitHeaders {
             policy: self.policy.clone(),
-            state: HeaderValue::from_str(&state).expect("digits and quotes are a valid header"),
+            state: HeaderValue::from_maybe_shared(Bytes::from(state))
+                .expect("digits and quotes are a valid header"),
         }
     }
 

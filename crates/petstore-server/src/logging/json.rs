@@ -63,15 +63,14 @@ impl<'writer> FormatFields<'writer> for SpanFields {
         mut writer: Writer<'writer>,
         fields: R,
     ) -> fmt::Result {
-        writer.write_char('{')?;
-        let mut visitor = FieldWriter {
-            writer: &mut writer,
-            result: Ok(()),
+        let mut object = String::with_capacity(FIELDS_CAPACITY);
+        object.push('{');
+        fields.record(&mut FieldWriter {
+            out: &mut object,
             needs_comma: false,
-        };
-        fields.record(&mut visitor);
-        visitor.result?;
-        writer.write_char('}')
+        });
+        object.push('}');
+        writer.write_str(&object)
     }
 
     fn add_fields(
@@ -85,17 +84,20 @@ impl<'writer> FormatFields<'writer> for SpanFields {
         // Reopen the object: the new fields join it.
         current.fields.pop();
         let needs_comma = current.fields.len() > 1;
-        let mut writer = current.as_writer();
-        let mut visitor = FieldWriter {
-            writer: &mut writer,
-            result: Ok(()),
+        fields.record(&mut FieldWriter {
+            out: &mut current.fields,
             needs_comma,
-        };
-        fields.record(&mut visitor);
-        visitor.result?;
-        writer.write_char('}')
+        });
+        current.fields.push('}');
+        Ok(())
     }
 }
+
+/// Room for a request span's fields, or a request line's, without growing: each is built in a
+/// `String` of its own and handed to tracing-subscriber's writer in one piece, since writing
+/// through that writer costs a dynamic call per piece.
+const FIELDS_CAPACITY: usize = 192;
+const LINE_CAPACITY: usize = 768;
 
 /// The `trace_id` of a span's fields as [`SpanFields`] wrote them. Found by its key rather than
 /// parsed: this runs on the writer's thread for every create of a group, and a trace id (hex
@@ -121,69 +123,66 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let metadata = event.metadata();
-        write!(
-            writer,
+        let mut line = String::with_capacity(LINE_CAPACITY);
+        let _ = write!(
+            line,
             "{{\"timestamp\":\"{}\",\"level\":\"{}\",\"target\":",
             humantime::format_rfc3339_micros(std::time::SystemTime::now()),
             metadata.level()
-        )?;
-        write_str(&mut writer, metadata.target())?;
-        let mut fields = FieldWriter {
-            writer: &mut writer,
-            result: Ok(()),
+        );
+        write_str(&mut line, metadata.target());
+        event.record(&mut FieldWriter {
+            out: &mut line,
             needs_comma: true,
-        };
-        event.record(&mut fields);
-        fields.result?;
+        });
         if let Some(span) = ctx.lookup_current() {
             let extensions = span.extensions();
             if let Some(span_fields) = extensions.get::<FormattedFields<SpanFields>>() {
-                write!(writer, ",\"span\":{}", span_fields.as_str())?;
+                line.push_str(",\"span\":");
+                line.push_str(span_fields.as_str());
             }
             if let Some(LinkedTraceIds(trace_ids)) = extensions.get::<LinkedTraceIds>() {
-                writer.write_str(",\"linked_trace_ids\":[")?;
+                line.push_str(",\"linked_trace_ids\":[");
                 for (n, trace_id) in trace_ids.iter().enumerate() {
                     if n > 0 {
-                        writer.write_char(',')?;
+                        line.push(',');
                     }
-                    write_str(&mut writer, trace_id)?;
+                    write_str(&mut line, trace_id);
                 }
-                writer.write_char(']')?;
+                line.push(']');
             }
         }
-        writeln!(writer, "}}")
+        line.push_str("}\n");
+        writer.write_str(&line)
     }
 }
 
 /// Writes each field as `"name":value` after a comma (but for the first of an object):
 /// numbers and booleans as JSON numbers and booleans, everything else as a JSON string.
-struct FieldWriter<'a, 'w> {
-    writer: &'a mut Writer<'w>,
-    result: fmt::Result,
+struct FieldWriter<'a> {
+    out: &'a mut String,
     /// Whether a field was written before the next one, in the same object.
     needs_comma: bool,
 }
 
-impl FieldWriter<'_, '_> {
-    fn key(&mut self, field: &Field) -> fmt::Result {
+impl FieldWriter<'_> {
+    /// Writes `"name":`, after a comma but for an object's first field.
+    fn key(&mut self, field: &Field) {
         if self.needs_comma {
-            self.writer.write_char(',')?;
+            self.out.push(',');
         }
         self.needs_comma = true;
-        write_str(self.writer, field.name())?;
-        self.writer.write_char(':')
+        write_str(self.out, field.name());
+        self.out.push(':');
     }
 
     fn raw(&mut self, field: &Field, value: impl fmt::Display) {
-        if self.result.is_ok() {
-            self.result = self
-                .key(field)
-                .and_then(|()| write!(self.writer, "{value}"));
-        }
+        self.key(field);
+        let _ = write!(self.out, "{value}");
     }
 }
 
-impl Visit for FieldWriter<'_, '_> {
+impl Visit for FieldWriter<'_> {
     fn record_u64(&mut self, field: &Field, value: u64) {
         self.raw(field, value);
     }
@@ -205,50 +204,47 @@ impl Visit for FieldWriter<'_, '_> {
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        if self.result.is_ok() {
-            self.result = self.key(field).and_then(|()| write_str(self.writer, value));
-        }
+        self.key(field);
+        write_str(self.out, value);
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self.result.is_ok() {
-            self.result = self.key(field).and_then(|()| {
-                self.writer.write_char('"')?;
-                write!(Escaping(&mut *self.writer), "{value:?}")?;
-                self.writer.write_char('"')
-            });
-        }
+        self.key(field);
+        self.out.push('"');
+        let _ = write!(Escaping(self.out), "{value:?}");
+        self.out.push('"');
     }
 }
 
 /// `text` as a JSON string, quotes included.
-fn write_str(writer: &mut Writer<'_>, text: &str) -> fmt::Result {
-    writer.write_char('"')?;
-    Escaping(&mut *writer).write_str(text)?;
-    writer.write_char('"')
+fn write_str(out: &mut String, text: &str) {
+    out.push('"');
+    let _ = Escaping(out).write_str(text);
+    out.push('"');
 }
 
 /// Escapes what JSON strings may not hold as is: `"`, `\` and control characters.
-struct Escaping<'a, 'w>(&'a mut Writer<'w>);
+struct Escaping<'a>(&'a mut String);
 
-impl fmt::Write for Escaping<'_, '_> {
+impl fmt::Write for Escaping<'_> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
         // Bytes, not chars: every character to escape is ASCII, and most text has none.
         let needs_escape = |byte: &u8| matches!(byte, b'"' | b'\\' | 0x00..=0x1F | 0x7F);
         let mut rest = text;
         while let Some(at) = rest.as_bytes().iter().position(needs_escape) {
-            self.0.write_str(&rest[..at])?;
+            self.0.push_str(&rest[..at]);
             match rest.as_bytes()[at] {
-                b'"' => self.0.write_str("\\\"")?,
-                b'\\' => self.0.write_str("\\\\")?,
-                b'\n' => self.0.write_str("\\n")?,
-                b'\r' => self.0.write_str("\\r")?,
-                b'\t' => self.0.write_str("\\t")?,
+                b'"' => self.0.push_str("\\\""),
+                b'\\' => self.0.push_str("\\\\"),
+                b'\n' => self.0.push_str("\\n"),
+                b'\r' => self.0.push_str("\\r"),
+                b'\t' => self.0.push_str("\\t"),
                 other => write!(self.0, "\\u{other:04x}")?,
             }
             rest = &rest[at + 1..];
         }
-        self.0.write_str(rest)
+        self.0.push_str(rest);
+        Ok(())
     }
 }
 
