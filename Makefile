@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench bench-paired openapi release image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench bench-paired bench-instructions openapi release image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ bench: deps-build deps-test deps-bench ## Load benchmark: every backend against 
 bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
 	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
 
+bench-instructions: deps-build deps-bench ## This tree against BASE (main by default): user-space instructions per request under callgrind, memory backend
+	BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/bench-instructions.sh
+
 # The committed docs/openapi.json lists these fixed servers, so regenerating it gives the same bytes
 # on every machine; tests/api/openapi.rs serves the document with the same two URLs and fails
 # when it differs from the file.
@@ -81,7 +84,7 @@ test-all: test contract image-test rollout-test reliability-test ## Everything: 
 deps-build: ## Install the C libraries the build links (libpq)
 	@bash .ci/install-deps.sh build
 
-deps-bench: ## Install wrk, the load generator of make bench, and sqlite3, which seeds its search data
+deps-bench: ## Install wrk, the load generator of make bench, sqlite3, which seeds its search data, and valgrind
 	@bash .ci/install-deps.sh bench
 
 deps-image: ## Install podman and runc (images), haproxy (rolling restarts)

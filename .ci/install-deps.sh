@@ -3,7 +3,8 @@
 #   build: libpq (PostgreSQL client library the diesel PostgreSQL backend links against)
 #   test:  PostgreSQL server binaries (initdb, pg_ctl) for the throwaway test cluster; promtool
 #          (Debian's prometheus package) to check what /metrics exposes
-#   bench: wrk, the HTTP load generator `make bench` drives the servers with
+#   bench: wrk, the HTTP load generator `make bench` drives the servers with; valgrind, whose
+#          callgrind counts instructions per request (`make bench-instructions`)
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 #   node:  Node.js and npm, for the OpenAPI linters of `make lint` and the TypeScript client of
 #          `make contract` (the machine's own when it has them)
@@ -35,6 +36,7 @@ case "${1:-}" in
   bench)
     command -v wrk >/dev/null || need+=(wrk)
     command -v sqlite3 >/dev/null || need+=(sqlite3)
+    command -v valgrind >/dev/null || need+=(valgrind)
     ;;
   browser)
     [ -x /usr/bin/chromium ] || need+=(chromium)
