@@ -37,9 +37,10 @@ measure() {
     local key
     key=$(grep -o 'eyJ[A-Za-z0-9_.-]*' "$dir/stdout" | head -1)
     local base_url=http://127.0.0.1:$port/v1
+    local pet='{"name":"Rex","categoryId":3,"status":"available"}'
     for _ in $(seq 20); do
         curl -fsS -X POST -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
-            -d '{"name":"Rex","categoryId":3,"status":"available"}' "$base_url/pets" >/dev/null
+            -d "$pet" "$base_url/pets" >/dev/null
     done
     local path=/pets/1 script=$dir/request.lua
     printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$key" >"$script"
@@ -50,7 +51,7 @@ measure() {
             path=/pets
             printf '%s\n' 'wrk.method = "POST"' \
                 'wrk.headers["Content-Type"] = "application/json"' \
-                "wrk.body = '{\"name\":\"Rex\",\"categoryId\":3,\"status\":\"available\"}'" \
+                "wrk.body = '$pet'" \
                 >>"$script"
             ;;
         *) echo "bench-instructions: unknown operation $operation" >&2; exit 2 ;;

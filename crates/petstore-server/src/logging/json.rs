@@ -93,10 +93,11 @@ impl<'writer> FormatFields<'writer> for SpanFields {
     }
 }
 
-/// Room for a request span's fields, or a request line's, without growing: each is built in a
-/// `String` of its own and handed to tracing-subscriber's writer in one piece, since writing
+/// Room for a request span's fields without growing. A span's fields, like a line, are built in
+/// a `String` of their own and handed to tracing-subscriber's writer in one piece, since writing
 /// through that writer costs a dynamic call per piece.
 const FIELDS_CAPACITY: usize = 192;
+/// Room for a request's log line without growing.
 const LINE_CAPACITY: usize = 768;
 
 /// The `trace_id` of a span's fields as [`SpanFields`] wrote them. Found by its key rather than
