@@ -3,10 +3,8 @@
 //! stores nothing, and a full queue is refused at once.
 //!
 //! Each test holds the database's write lock from a connection of its own (SQLite: an open
-//! `BEGIN IMMEDIATE`; PostgreSQL: the insert lock as the release before tickets held it, which
-//! every group waits for) so that the first create waits inside its commit while the next ones
-//! queue up behind it and form one group. On PostgreSQL a group that inserted after another
-//! still open commits only after it.
+//! `BEGIN IMMEDIATE`; PostgreSQL: the insert-ordering advisory lock) so that the first create
+//! waits inside its commit while the next ones queue up behind it and form one group.
 
 mod common;
 
@@ -17,18 +15,15 @@ use std::time::{Duration, Instant};
 use common::{done, new_pet, parse, wait_until};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Integer};
+use diesel::sql_types::BigInt;
 use petstore_application::{PetRepository, RepositoryError};
 use petstore_domain::Pet;
 use petstore_persistence::{PoolMetrics, PoolSettings};
-use petstore_test_database::{eventually, TestDatabase, TestSqliteFile};
+use petstore_test_database::{TestDatabase, TestSqliteFile};
 use tokio::task::JoinHandle;
 
-/// The keys of the insert turn's locks (`src/sql/pets/insert_turn.rs`): the insert lock, the
-/// turn, and the class of the tickets.
+/// The key of the insert-ordering lock (`INSERT_LOCK_KEY` in `src/sql/batch_insert.rs`).
 const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
-const TURN_LOCK_KEY: i64 = 0x7065_7473_5f74_726e;
-const TICKET_CLASS: i32 = 0x7463_6b74;
 
 /// The pets of a store opened as the server opens it, and its pool and queue gauges, which tell
 /// the tests where the creates they sent are.
@@ -167,82 +162,6 @@ async fn postgres_creates_that_arrive_during_a_commit_share_the_next_one() {
         transactions.n, 2,
         "the first create alone, then the twenty that queued behind it in one transaction"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_a_group_that_inserted_after_an_open_one_commits_only_after_it() {
-    let database = TestDatabase::create();
-    let (repo, _metrics) = open_with_metrics(database.url(), &PoolSettings::default());
-    // Another instance's group: its turn and ticket taken, its pet inserted, the turn given
-    // back, the transaction still open.
-    let mut earlier = PgConnection::establish(database.url()).expect("connect");
-    earlier.batch_execute("BEGIN").expect("begin");
-    diesel::sql_query("SELECT pet_insert_turn($1, $2, $3)")
-        .bind::<BigInt, _>(TURN_LOCK_KEY)
-        .bind::<BigInt, _>(INSERT_LOCK_KEY)
-        .bind::<Integer, _>(TICKET_CLASS)
-        .execute(&mut earlier)
-        .expect("take the turn");
-    let earlier_id: Count = diesel::sql_query(
-        "INSERT INTO pets (name, category_id, status, name_folded) \
-         VALUES ('Earlier', 1, 'available', 'earlier') RETURNING id AS n",
-    )
-    .get_result(&mut earlier)
-    .expect("insert");
-    diesel::sql_query("SELECT pg_advisory_unlock($1)")
-        .bind::<BigInt, _>(TURN_LOCK_KEY)
-        .execute(&mut earlier)
-        .expect("give the turn back");
-
-    let later = spawn_create(&repo, "Later");
-    let mut watcher = PgConnection::establish(database.url()).expect("connect");
-    eventually(
-        Duration::from_secs(10),
-        "the later group waits for the earlier ticket",
-        async || {
-            let waiting: Count = diesel::sql_query(
-                "SELECT count(*) AS n FROM pg_locks \
-                 WHERE locktype = 'advisory' AND classid = $1 AND NOT granted",
-            )
-            .bind::<BigInt, _>(i64::from(TICKET_CLASS))
-            .get_result(&mut watcher)
-            .map_err(|err| err.to_string())?;
-            if waiting.n == 1 {
-                Ok(())
-            } else {
-                Err(format!("{} waiting", waiting.n))
-            }
-        },
-    )
-    .await;
-    let inserted: Count = diesel::sql_query(
-        "SELECT count(*) AS n FROM pg_stat_activity \
-         WHERE query LIKE 'SELECT pet_insert_wait%' AND wait_event_type = 'Lock'",
-    )
-    .get_result(&mut watcher)
-    .expect("read the activity");
-    assert_eq!(
-        inserted.n, 1,
-        "the later group inserted and waits to commit"
-    );
-    assert!(
-        !later.is_finished(),
-        "answered before the earlier group ended"
-    );
-    assert!(
-        stored_names(&repo).await.is_empty(),
-        "neither pet is visible while the earlier group is open"
-    );
-
-    earlier.batch_execute("COMMIT").expect("commit");
-    let later = later.await.expect("task").expect("the later create");
-    assert!(
-        later.id().get() > earlier_id.n,
-        "ids in the order of the turn"
-    );
-    let mut stored = stored_names(&repo).await;
-    stored.sort_unstable();
-    assert_eq!(stored, ["Earlier", "Later"]);
 }
 
 async fn a_refused_pet_fails_alone(

@@ -32,7 +32,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use diesel::prelude::*;
@@ -79,22 +79,14 @@ impl CheckpointResult {
     }
 }
 
-/// Entered by the writer threads for each write transaction and held shut by the checkpointer
-/// for each `RESTART` (and by the probe while it heals), so they take turns without SQLite's
-/// busy handler. Writer threads enter side by side: PostgreSQL's overlap their groups, and
-/// SQLite has one. Clones share the gate.
+/// Held by the writer thread for each write transaction and by the checkpointer for each
+/// `RESTART`, so the two take turns without SQLite's busy handler. Clones share the gate.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct WriterGate(Arc<RwLock<()>>);
+pub(crate) struct WriterGate(Arc<Mutex<()>>);
 
 impl WriterGate {
-    /// Entered by a writer thread for one write transaction.
-    pub(crate) fn enter(&self) -> RwLockReadGuard<'_, ()> {
-        self.0.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Held shut: no writer thread is inside, and none enters until this is dropped.
-    pub(crate) fn hold_shut(&self) -> RwLockWriteGuard<'_, ()> {
-        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn enter(&self) -> MutexGuard<'_, ()> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -205,7 +197,7 @@ fn checkpoint(conn: &mut AnyConnection, gate: &WriterGate, readers: &Sweeper) ->
         if !copied.ready_to_restart() {
             continue;
         }
-        let _writer_waits = gate.hold_shut();
+        let _writer_waits = gate.enter();
         let restart: CheckpointResult =
             diesel::sql_query("PRAGMA wal_checkpoint(RESTART)").get_result(conn)?;
         if restart.busy == 0 {

@@ -2,14 +2,10 @@
 //! in the order they were queued.
 //!
 //! - Group commit: concurrent creates are gathered and stored by one transaction, with one
-//!   commit (one fsync, one insert turn: `pets/insert_turn.rs`) for the whole group. Each
-//!   request is answered only after that commit. There is no waiting to fill a group: while one
-//!   commit is on its way to disk, the creates that arrive queue up and form the next group, so
-//!   a lone create costs what it did before and a burst of them shares the commits.
-//! - On PostgreSQL two writer threads overlap their groups: the one holding the queue's intake
-//!   takes a group, and hands the intake over once its pets are inserted, so the next group is
-//!   taken and inserted while this one writes its events and waits for its commit. SQLite has
-//!   one writer thread: its write lock admits one transaction at a time.
+//!   commit (one fsync, one turn of PostgreSQL's insert lock) for the whole group. Each request
+//!   is answered only after that commit. There is no waiting to fill a group: while one commit
+//!   is on its way to disk, the creates that arrive queue up and form the next group, so a lone
+//!   create costs what it did before and a burst of them shares the commits.
 //! - On SQLite, every other write too (pets' changes, orders, categories, idempotency records
 //!   and their purge, the key registry; `writes.rs`) is run as a job on the writer's
 //!   connection, after the group of its round (`writer_rounds.rs`). SQLite has one write lock;
@@ -31,9 +27,7 @@
 //!
 //! [`PoolSettings::queue_size`]: crate::PoolSettings::queue_size
 
-use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use petstore_application::RepositoryError;
 use tokio::sync::mpsc;
@@ -67,13 +61,10 @@ pub(crate) trait Group: Send + Sized + 'static {
     const PANICKED: &'static str;
 
     /// Stores `group` in one write transaction. `Err` means the whole group failed and nothing
-    /// of it is stored; `Ok` holds each create's own outcome, in the group's order. `inserted`
-    /// is called once the group no longer keeps the next one from being stored (or not at all:
-    /// the intake is handed over when this returns).
+    /// of it is stored; `Ok` holds each create's own outcome, in the group's order.
     fn store(
         conn: &mut AnyConnection,
         group: &[&Self],
-        inserted: &dyn Fn(),
     ) -> Result<Vec<Result<Self::Stored, RepositoryError>>, WriteFailure>;
 }
 
@@ -111,7 +102,7 @@ impl<C: Group> std::fmt::Debug for WriteQueue<C> {
 }
 
 impl<C: Group> WriteQueue<C> {
-    /// Starts the writer threads, storing through connections of `pool`.
+    /// Starts the writer thread, storing through connections of `pool`.
     pub(crate) fn start(
         pool: Pool,
         generations: Generations,
@@ -121,10 +112,6 @@ impl<C: Group> WriteQueue<C> {
         capacity: usize,
     ) -> std::io::Result<Self> {
         let (sender, receiver) = mpsc::channel(capacity.max(1));
-        let threads = match url {
-            DatabaseUrl::Postgres(_) => POSTGRES_WRITERS,
-            DatabaseUrl::Sqlite(_) | DatabaseUrl::Memory => 1,
-        };
         let writer = Writer {
             pool,
             generations,
@@ -132,21 +119,17 @@ impl<C: Group> WriteQueue<C> {
             gate,
             url,
         };
-        let intake = Arc::new(Mutex::new(Rounds::new(
+        let rounds = Rounds::new(
             receiver,
             Limits {
                 creates: MAX_GROUP,
                 shared: MAX_GROUP,
                 jobs: MAX_JOBS_PER_ROUND,
             },
-        )));
-        for _ in 0..threads {
-            let writer = writer.clone();
-            let intake = Arc::clone(&intake);
-            std::thread::Builder::new()
-                .name("petstore-writer".to_owned())
-                .spawn(move || writer.run(&intake))?;
-        }
+        );
+        std::thread::Builder::new()
+            .name("petstore-writer".to_owned())
+            .spawn(move || writer.run(rounds))?;
         Ok(Self { sender })
     }
 
@@ -177,9 +160,6 @@ impl<C: Group> WriteQueue<C> {
     }
 }
 
-/// Writer threads on PostgreSQL: one group inserting while the one before it commits.
-const POSTGRES_WRITERS: usize = 2;
-
 /// Who answers the writer's queue, for the errors that name it.
 const WRITER: &str = "writer thread";
 
@@ -198,7 +178,6 @@ impl GroupFailure {
     }
 }
 
-#[derive(Clone)]
 struct Writer {
     pool: Pool,
     generations: Generations,
@@ -208,18 +187,9 @@ struct Writer {
 }
 
 impl Writer {
-    /// Takes a round off the queue while holding its intake, which the round's group hands over
-    /// once its pets are inserted (on SQLite, with one writer thread, it matters not when).
-    fn run<C: Group>(self, intake: &Mutex<Rounds<Pending<C>, Box<dyn Job>>>) {
-        loop {
-            let mut rounds = intake.lock().unwrap_or_else(PoisonError::into_inner);
-            let Some(round) = rounds.next_round() else {
-                return;
-            };
-            let holding = RefCell::new(Some(rounds));
-            let hand_over = || drop(holding.borrow_mut().take());
-            self.store_group(round.creates, &hand_over);
-            hand_over();
+    fn run<C: Group>(self, mut rounds: Rounds<Pending<C>, Box<dyn Job>>) {
+        while let Some(round) = rounds.next_round() {
+            self.store_group(round.creates);
             self.run_sharing_commit(round.shared);
             for job in round.jobs {
                 self.run_job(job);
@@ -228,7 +198,7 @@ impl Writer {
     }
 
     /// Stores a group of creates and answers each.
-    fn store_group<C: Group>(&self, mut group: Vec<Queued<Pending<C>>>, inserted: &dyn Fn()) {
+    fn store_group<C: Group>(&self, mut group: Vec<Queued<Pending<C>>>) {
         // A caller that went away (its client hung up) was never told the pet is stored.
         group.retain(|queued| !queued.request.reply.is_closed());
         if group.is_empty() {
@@ -238,8 +208,8 @@ impl Writer {
         let _in_span = span.enter();
         let creates: Vec<&C> = group.iter().map(|queued| &queued.request.create).collect();
         // A bug in storing one group must not stop every later create.
-        let outcomes = catch_unwind(AssertUnwindSafe(|| self.store(&creates, inserted)))
-            .unwrap_or_else(|_| {
+        let outcomes =
+            catch_unwind(AssertUnwindSafe(|| self.store(&creates))).unwrap_or_else(|_| {
                 all_failed::<C>(creates.len(), || {
                     RepositoryError::Unexpected(Box::new(ScrubbedMessage(C::PANICKED.to_owned())))
                 })
@@ -315,12 +285,12 @@ impl Writer {
     }
 
     /// Stores one group; every pet of it gets an outcome.
-    fn store<C: Group>(&self, group: &[&C], inserted: &dyn Fn()) -> Outcomes<C> {
+    fn store<C: Group>(&self, group: &[&C]) -> Outcomes<C> {
         if group.is_empty() {
             return Vec::new();
         }
         let started = std::time::Instant::now();
-        match self.in_group(|conn| C::store(conn, group, inserted)) {
+        match self.in_group(|conn| C::store(conn, group)) {
             Ok(outcomes) => {
                 super::metrics::group_committed(group.len(), started);
                 outcomes

@@ -160,7 +160,7 @@ fn heal(manager: &Manager, gate: &WriterGate, fault: StorageFault) -> Result<(),
     if manager.is_postgres() {
         return conn.ping().map_err(Failure::Query);
     }
-    let _writer_waits = gate.hold_shut();
+    let _writer_waits = gate.enter();
     if fault == StorageFault::Full {
         // Every page the WAL holds goes to the database file while there is room for it, and
         // the WAL starts over empty: writes resume with all the free space there is.

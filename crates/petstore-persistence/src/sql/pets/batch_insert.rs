@@ -1,9 +1,7 @@
 //! Storing a batch of new pets in one write transaction: one statement, one commit (one fsync),
-//! ids visible in order (`insert_turn.rs`). A row the database refuses is set apart so the rest
-//! of the batch is stored all the same. Creates with an idempotency key store their record in
-//! the same transaction; a key already recorded (or twice in the batch) stores nothing more.
-
-use std::cell::Cell;
+//! ids visible in order. A row the database refuses is set apart so the rest of the batch is
+//! stored all the same. Creates with an idempotency key store their record in the same
+//! transaction; a key already recorded (or twice in the batch) stores nothing more.
 
 use diesel::backend::Backend;
 use diesel::prelude::*;
@@ -14,17 +12,21 @@ use diesel::sql_types::{BigInt, HasSqlType, Nullable, Text};
 use petstore_application::{RecordPlan, RepositoryError, StoredResponse, Written};
 use petstore_domain::{fold_case, EventType, NewPet, Pet};
 
-use super::insert_turn;
 use super::pet_row::{DetailColumns, PetRow};
 use super::tags;
+use crate::event_stamp::{count_written, now_ms};
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::group_commit::Group;
 use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
 use crate::sql::engine::outbox;
-use crate::sql::engine::write_transaction::{in_write_transaction, no_turn, WriteFailure};
+use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, WriteFailure};
 use crate::sql::idempotency::records::{self as records, RecordRow};
 use crate::sql::schema::pets;
+
+/// Key of the PostgreSQL advisory lock inserts take turns on: "pets_ids" in ASCII, distinct from
+/// the migration lock's key.
+const INSERT_LOCK_KEY: i64 = 0x7065_7473_5f69_6473;
 
 /// What each create of a batch became, in the batch's order.
 pub(crate) type Outcomes = Vec<Result<Written<Pet>, RepositoryError>>;
@@ -42,11 +44,7 @@ impl Group for PetCreate {
 
     const PANICKED: &'static str = "storing a group of pets panicked";
 
-    fn store(
-        conn: &mut AnyConnection,
-        group: &[&Self],
-        inserted: &dyn Fn(),
-    ) -> Result<Outcomes, WriteFailure> {
+    fn store(conn: &mut AnyConnection, group: &[&Self]) -> Result<Outcomes, WriteFailure> {
         let batch: Vec<Entry<'_>> = group
             .iter()
             .map(|create| Entry {
@@ -54,7 +52,7 @@ impl Group for PetCreate {
                 plan: create.plan.as_ref(),
             })
             .collect();
-        insert_batch(conn, &batch, inserted)
+        insert_batch(conn, &batch)
     }
 }
 
@@ -77,16 +75,14 @@ enum EntryOutcome {
     SameKeyAs(usize),
 }
 
-/// Stores `batch` in one transaction, calling `inserted` once its pets are in and the next
-/// batch may go in. `Err` means the whole batch failed and nothing of it is stored; `Ok` holds
-/// each create's own outcome, where a pet the database refused (a constraint, a trigger) fails
-/// alone and every other one is stored.
+/// Stores `batch` in one transaction. `Err` means the whole batch failed and nothing of it is
+/// stored; `Ok` holds each create's own outcome, where a pet the database refused (a
+/// constraint, a trigger) fails alone and every other one is stored.
 pub(crate) fn insert_batch(
     conn: &mut AnyConnection,
     batch: &[Entry<'_>],
-    inserted: &dyn Fn(),
 ) -> Result<Outcomes, WriteFailure> {
-    match in_insert_turn(conn, Some(inserted), |conn, turn| store(conn, batch, turn)) {
+    match in_write_transaction(conn, take_turn_to_insert, |conn| store(conn, batch)) {
         Ok(slots) => Ok(outcomes(batch, slots)),
         // A full disk or a read-only file fails every row alike: the whole batch fails.
         Err(WriteFailure::Statement(error))
@@ -96,14 +92,13 @@ pub(crate) fn insert_batch(
                 return Ok(vec![Err(errors::from_query(error))]);
             }
             // Some row was refused, but which one the database does not say: store them one
-            // by one, each behind a savepoint, so only the refused ones fail. The turn is held
-            // until the commit: each of them takes its part of it.
-            in_insert_turn(conn, None, |conn, _| {
+            // by one, each behind a savepoint, so only the refused ones fail.
+            in_write_transaction(conn, take_turn_to_insert, |conn| {
                 Ok(batch
                     .iter()
                     .map(|entry| {
                         let one = std::slice::from_ref(entry);
-                        conn.transaction(|conn| store(conn, one, &mut |_| Ok(())))
+                        conn.transaction(|conn| store(conn, one))
                             .map_err(errors::from_query)
                             .and_then(|slots| {
                                 outcomes(one, slots).pop().unwrap_or_else(|| {
@@ -118,63 +113,6 @@ pub(crate) fn insert_batch(
     }
 }
 
-/// What a batch calls once its pets are inserted: gives the insert turn back.
-type TurnDone<'a> = dyn FnMut(&mut AnyConnection) -> QueryResult<()> + 'a;
-
-/// Runs `work` as one write transaction holding the insert turn (`insert_turn.rs`). With
-/// `early`, `work`'s call of its [`TurnDone`] gives the turn back and then calls `early`;
-/// without, the turn is held until the commit. On PostgreSQL the commit waits for every
-/// transaction that inserted before this one; on SQLite the transaction's `BEGIN IMMEDIATE`
-/// is the turn.
-fn in_insert_turn<T>(
-    conn: &mut AnyConnection,
-    early: Option<&dyn Fn()>,
-    work: impl Fn(&mut AnyConnection, &mut TurnDone<'_>) -> QueryResult<T>,
-) -> Result<T, WriteFailure> {
-    if let AnyConnection::Sqlite(_) = conn {
-        return in_write_transaction(conn, no_turn, |conn| {
-            work(conn, &mut |_| {
-                early.inspect(|early| early());
-                Ok(())
-            })
-        });
-    }
-    // Set before the turn is asked for: a failure part-way may leave it held.
-    let held = Cell::new(false);
-    let outcome = in_write_transaction(conn, no_turn, |conn| {
-        let AnyConnection::Postgresql(pg) = conn else {
-            unreachable!("checked above")
-        };
-        // A try before this one (a deadlock's victim) may have left it held.
-        if held.replace(true) {
-            insert_turn::give_back(pg)?;
-        }
-        let ticket = insert_turn::take(pg)?;
-        let value = work(conn, &mut |conn| {
-            let (Some(early), AnyConnection::Postgresql(pg)) = (early, conn) else {
-                return Ok(());
-            };
-            insert_turn::give_back(pg)?;
-            held.set(false);
-            early();
-            Ok(())
-        })?;
-        let AnyConnection::Postgresql(pg) = conn else {
-            unreachable!("checked above")
-        };
-        insert_turn::wait_for_earlier(pg, ticket)?;
-        Ok(value)
-    });
-    if let (true, AnyConnection::Postgresql(pg)) = (held.get(), &mut *conn) {
-        // The session lock outlives the transaction: a connection still holding it would keep
-        // every other group out. One that cannot be told so is broken and is not reused.
-        if let Err(error) = insert_turn::give_back(pg) {
-            tracing::warn!(reason = %error, "giving back the pets' insert turn failed");
-        }
-    }
-    outcome
-}
-
 fn unexpected(what: &str) -> RepositoryError {
     RepositoryError::Unexpected(Box::new(ScrubbedMessage(what.to_owned())))
 }
@@ -182,13 +120,8 @@ fn unexpected(what: &str) -> RepositoryError {
 /// Inside the transaction: sets apart the creates whose key came earlier in this batch,
 /// inserts the other pets in one statement, and their records in one more. A key whose record
 /// is stored already and live (a retry, or another instance's write) stores no record: its pet
-/// is deleted again before the commit and it is answered from that record. Then the turn is
-/// done, and the created pets' events are written.
-fn store(
-    conn: &mut AnyConnection,
-    batch: &[Entry<'_>],
-    turn_done: &mut TurnDone<'_>,
-) -> QueryResult<Vec<EntryOutcome>> {
+/// is deleted again before the commit and it is answered from that record.
+fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<EntryOutcome>> {
     let mut slots: Vec<Option<EntryOutcome>> = batch.iter().map(|_| None).collect();
     let mut first_of_key: Vec<(usize, &RecordPlan<Pet>)> = Vec::new();
     for (at, entry) in batch.iter().enumerate() {
@@ -240,20 +173,28 @@ fn store(
         if let Some(EntryOutcome::Done(pet, _)) = &slots[*at] {
             tags::delete_of(conn, pet.id().get())?;
             diesel::delete(pets::table.find(pet.id().get())).execute(conn)?;
+            if let AnyConnection::Postgresql(pg) = conn {
+                diesel::sql_query(PG_DELETE_CREATED_EVENT)
+                    .bind::<BigInt, _>(pet.id().get())
+                    .execute(pg)?;
+            }
         }
         slots[*at] = Some(EntryOutcome::Earlier(row));
     }
-    // The records stay inside the turn: a record of a key another group is inserting would
-    // wait for that group's commit, which may be waiting for this one's.
-    turn_done(conn)?;
-    let events = slots
-        .iter()
-        .filter_map(|slot| match slot {
-            Some(EntryOutcome::Done(pet, _)) => Some(PetRow::event(EventType::PetCreated, pet)),
-            _ => None,
-        })
-        .collect::<QueryResult<Vec<_>>>()?;
-    outbox::append(conn, events)?;
+    let created = slots.iter().filter_map(|slot| match slot {
+        Some(EntryOutcome::Done(pet, _)) => Some(pet),
+        _ => None,
+    });
+    match conn {
+        // Written by the insert itself (`PG_INSERT`).
+        AnyConnection::Postgresql(_) => created.for_each(|_| count_written(EventType::PetCreated)),
+        AnyConnection::Sqlite(_) => {
+            let events = created
+                .map(|pet| PetRow::event(EventType::PetCreated, pet))
+                .collect::<QueryResult<Vec<_>>>()?;
+            outbox::append(conn, events)?;
+        }
+    }
     // The responses stored go back with their pets, to be sent as they were stored.
     for ((at, _), record) in first_of_key.into_iter().zip(records) {
         if let Some(EntryOutcome::Done(_, response)) = &mut slots[at] {
@@ -298,37 +239,51 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
 }
 
 /// PostgreSQL's insert of a part of a group, in one statement (each statement is a round trip,
-/// and the insert turn is held until it is done): the pets and their tag rows (each pet's
-/// `tags` split at its line breaks, with the pet's category and status), then the inserted rows
-/// as the result.
-const PG_INSERT: (&str, &str) = (
+/// and the insert turn is held until the commit): the pets, their tag rows (each pet's `tags`
+/// split at its line breaks, with the pet's category and status) and their `pet.created`
+/// events (the payload the pet's row as JSON, as [`PetRow::event`] writes it; the id `evt_` and
+/// the 122 random bits of a version 4 UUID in hex), then the inserted rows as the result. The events' time is bound between `tail` and
+/// `end`.
+const PG_INSERT: (&str, &str, &str) = (
     "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
      description, photo_urls, tags, name_folded)",
     "RETURNING id, name, category_id, status, version, price_minor, price_currency, \
      description, photo_urls, tags), \
      tagged AS (INSERT INTO pet_tags (tag, pet_id, category_id, status) \
      SELECT tag, inserted.id, inserted.category_id, inserted.status \
-     FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag) \
+     FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag), \
+     created AS (INSERT INTO events (id, type, occurred_at, order_audience, data) \
+     SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), 'pet.created',",
+    ", NULL, json_build_object('id', id, 'name', name, 'category_id', category_id, \
+     'status', status, 'version', version, 'price_minor', price_minor, \
+     'price_currency', price_currency, 'description', description, 'photo_urls', photo_urls, \
+     'tags', tags)::text FROM inserted ORDER BY id) \
      SELECT id, name, category_id, status, version, price_minor, price_currency, description, \
      photo_urls, tags FROM inserted",
 );
 
+/// Deletes, in PostgreSQL's open transaction, the `pet.created` event it wrote for the pet `id`
+/// (a create answered from an earlier record stores nothing).
+const PG_DELETE_CREATED_EVENT: &str = "DELETE FROM events \
+    WHERE commit_position = pg_current_xact_id()::text::bigint AND type = 'pet.created' \
+    AND (data::json ->> 'id')::bigint = $1";
+
 /// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of
 /// power-of-two sizes, each kept prepared (`multi_row`). On PostgreSQL the same statement
-/// stores the pets' tag rows ([`PG_INSERT`]): no round trip of their own.
+/// stores the pets' tag rows and events ([`PG_INSERT`]): no round trips of their own.
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
     let rows: Vec<PetValues<'_>> = batch.iter().map(|new_pet| PetValues::of(new_pet)).collect();
     let mut stored = Vec::with_capacity(rows.len());
     for part in in_parts(&rows) {
         stored.extend(match conn {
             AnyConnection::Postgresql(pg) => {
-                let (head, tail) = PG_INSERT;
+                let (head, tail, end) = PG_INSERT;
                 MultiRow {
                     head,
                     rows: part,
                     tail,
-                    tail_bind: None,
-                    end: "",
+                    tail_bind: Some(now_ms()),
+                    end,
                 }
                 .load::<PetRow>(pg)
             }
@@ -419,4 +374,23 @@ fn assign(batch: &[&NewPet], rows: Vec<PetRow>) -> Vec<Option<PetRow>> {
                 .and_then(Option::take)
         })
         .collect()
+}
+
+/// Makes ids become visible in the order they are handed out, so paging by "ids after the last
+/// one seen" never steps over a pet.
+///
+/// PostgreSQL takes an identity value when the row is inserted but shows the row only at commit,
+/// so of two concurrent inserts the one with the higher id can commit first; a page read between
+/// the two commits ends past the lower id, and the next page starts after it. A
+/// transaction-scoped advisory lock, taken before the insert and released after the commit is
+/// visible, lets one insert transaction at a time run, across every instance on the database.
+/// Each instance stores its creates in groups (see `engine/group_commit.rs`), so one turn stores
+/// many pets; reads never take the lock. SQLite needs nothing: `BEGIN IMMEDIATE` already admits one
+/// writer at a time.
+fn take_turn_to_insert(conn: &mut AnyConnection) -> QueryResult<()> {
+    lock_on_postgres(conn, |pg| {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
+            .bind::<BigInt, _>(INSERT_LOCK_KEY)
+            .execute(pg)
+    })
 }

@@ -1,10 +1,9 @@
 //! The pets in SQL: their repository, their rows, the group commit's batch insert of new pets
-//! (with their idempotency records) and the turn it takes, PostgreSQL's grouped reads, and a
-//! live pet inside a write transaction (locked, changed, removed).
+//! (with their idempotency records), PostgreSQL's grouped reads, and a live pet inside a write
+//! transaction (locked, changed, removed).
 
 pub(crate) mod batch_insert;
 pub(crate) mod group_read;
-mod insert_turn;
 pub(crate) mod locked;
 pub(crate) mod name_backfill;
 pub(crate) mod pet_row;
