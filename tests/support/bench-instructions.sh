@@ -68,7 +68,7 @@ measure() {
         echo "bench-instructions: $name answered errors to $operation" >&2
         exit 1
     fi
-    # The dump asked for above is the second file (the first is written at exit).
+    # The dump asked for above is callgrind.out.1; callgrind.out is the one written at exit.
     local profile
     profile=$(ls "$dir"/callgrind.out.* | head -1)
     cp "$profile" "$out/callgrind-$name-$operation.out"

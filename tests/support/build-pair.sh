@@ -33,4 +33,3 @@ cp target/release/petstore "$out/petstore-head"
 if cmp -s "$out/petstore-base" "$out/petstore-head"; then
     echo "bench-paired: both builds are the same binary; the ratios measure only noise" >&2
 fi
-
