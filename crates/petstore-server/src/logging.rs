@@ -4,6 +4,7 @@
 
 mod filter;
 mod json;
+mod timestamp;
 
 use std::fmt;
 use std::io::IsTerminal as _;

@@ -29,10 +29,18 @@ pub(crate) const SUNSET: HeaderName = HeaderName::from_static("sunset");
 /// Where to go instead, as a `Link`: the same pet through listPets (`/v1/pets?id=3`), or the
 /// listing itself when the request named no valid id.
 fn successor_link(pet_id: Option<PetId>) -> String {
-    match pet_id {
-        Some(id) => format!("<{PETS_PATH}?id={id}>; rel=\"successor-version\""),
-        None => format!("<{PETS_PATH}>; rel=\"successor-version\""),
+    const REL: &str = "; rel=\"successor-version\"";
+    // Pieces pushed rather than `format!`ted: this runs for every getPet.
+    let mut link = String::with_capacity(PETS_PATH.len() + REL.len() + 26);
+    link.push('<');
+    link.push_str(PETS_PATH);
+    if let Some(id) = pet_id {
+        link.push_str("?id=");
+        link.push_str(itoa::Buffer::new().format(id.get()));
     }
+    link.push('>');
+    link.push_str(REL);
+    link
 }
 
 /// Deprecated for clients (the OpenAPI operation says so, with the sunset and the replacement),

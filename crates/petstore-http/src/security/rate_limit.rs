@@ -20,7 +20,7 @@
 //! one is allowed). Over the limit: 429 `rate_limited` with `Retry-After`.
 
 use std::convert::Infallible;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -206,7 +206,12 @@ impl KeyRateLimiter {
     fn headers(&self, remaining: u32, reset_secs: u64) -> RateLimitHeaders {
         // Sized once and handed over without a copy: this runs for every keyed request.
         let mut state = String::with_capacity(self.name.len() + 32);
-        let _ = write!(state, "\"{}\";r={remaining};t={reset_secs}", self.name);
+        state.push('"');
+        state.push_str(self.name);
+        state.push_str("\";r=");
+        state.push_str(itoa::Buffer::new().format(remaining));
+        state.push_str(";t=");
+        state.push_str(itoa::Buffer::new().format(reset_secs));
         RateLimitHeaders {
             policy: self.policy.clone(),
             state: HeaderValue::from_maybe_shared(Bytes::from(state))

@@ -91,7 +91,14 @@ impl EntityTag {
         // Parsed tags hold `etagc` bytes (obs-text replaced by UTF-8, which header values
         // take as opaque bytes) and made ones printable ASCII: always a valid value. The
         // formatted text becomes the value's bytes without a copy.
-        HeaderValue::try_from(self.to_string()).unwrap_or(HeaderValue::from_static("\"\""))
+        let mut text = String::with_capacity(self.opaque.len() + 4);
+        if self.weak {
+            text.push_str("W/");
+        }
+        text.push('"');
+        text.push_str(&self.opaque);
+        text.push('"');
+        HeaderValue::try_from(text).unwrap_or(HeaderValue::from_static("\"\""))
     }
 }
 

@@ -15,6 +15,8 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFi
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
+use super::timestamp::push_timestamp;
+
 /// The trace ids of the spans a span follows from: the requests whose storage work one thread did
 /// as a group (`storage_group`). Written on the group's lines as `linked_trace_ids`.
 pub(super) struct LinkedTraceIds(Vec<String>);
@@ -125,12 +127,11 @@ where
     ) -> fmt::Result {
         let metadata = event.metadata();
         let mut line = String::with_capacity(LINE_CAPACITY);
-        let _ = write!(
-            line,
-            "{{\"timestamp\":\"{}\",\"level\":\"{}\",\"target\":",
-            humantime::format_rfc3339_micros(std::time::SystemTime::now()),
-            metadata.level()
-        );
+        line.push_str("{\"timestamp\":\"");
+        push_timestamp(&mut line, std::time::SystemTime::now());
+        line.push_str("\",\"level\":\"");
+        line.push_str(metadata.level().as_str());
+        line.push_str("\",\"target\":");
         write_str(&mut line, metadata.target());
         event.record(&mut FieldWriter {
             out: &mut line,
@@ -181,15 +182,20 @@ impl FieldWriter<'_> {
         self.key(field);
         let _ = write!(self.out, "{value}");
     }
+
+    fn integer(&mut self, field: &Field, value: impl itoa::Integer) {
+        self.key(field);
+        self.out.push_str(itoa::Buffer::new().format(value));
+    }
 }
 
 impl Visit for FieldWriter<'_> {
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.raw(field, value);
+        self.integer(field, value);
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.raw(field, value);
+        self.integer(field, value);
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -229,10 +235,8 @@ struct Escaping<'a>(&'a mut String);
 
 impl fmt::Write for Escaping<'_> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
-        // Bytes, not chars: every character to escape is ASCII, and most text has none.
-        let needs_escape = |byte: &u8| matches!(byte, b'"' | b'\\' | 0x00..=0x1F | 0x7F);
         let mut rest = text;
-        while let Some(at) = rest.as_bytes().iter().position(needs_escape) {
+        while let Some(at) = first_to_escape(rest.as_bytes()) {
             self.0.push_str(&rest[..at]);
             match rest.as_bytes()[at] {
                 b'"' => self.0.push_str("\\\""),
@@ -247,6 +251,44 @@ impl fmt::Write for Escaping<'_> {
         self.0.push_str(rest);
         Ok(())
     }
+}
+
+/// Whether `byte` must be escaped in a JSON string: `"`, `\\` and control characters.
+fn needs_escape(byte: u8) -> bool {
+    matches!(byte, b'"' | b'\\' | 0x00..=0x1F | 0x7F)
+}
+
+/// The position of the first byte of `text` to escape. Bytes, not chars: every character to
+/// escape is ASCII, and most text has none, so the text is scanned eight bytes at a time.
+fn first_to_escape(text: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Whether any byte of `word` is zero; exact for the word as a whole.
+    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS != 0;
+    let mut words = text.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut words {
+        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        // A byte under 0x20 (the high bit is set only for those, as the bytes from 0x80 up are
+        // left out by `!word`), or one equal to `"`, `\\` or DEL.
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
+        if control
+            || has_zero(word ^ (ONES * u64::from(b'"')))
+            || has_zero(word ^ (ONES * u64::from(b'\\')))
+            || has_zero(word ^ (ONES * 0x7F))
+        {
+            return chunk
+                .iter()
+                .position(|&byte| needs_escape(byte))
+                .map(|at| offset + at);
+        }
+        offset += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&byte| needs_escape(byte))
+        .map(|at| offset + at)
 }
 
 #[cfg(test)]
@@ -319,6 +361,31 @@ mod tests {
         assert_eq!(line["path"], "/v1/pets\n\t\u{1}");
         assert_eq!(line["debug"], "Some(1)");
         assert_eq!(line["span"]["request_id"], "abc \"1\"");
+    }
+
+    #[test]
+    fn the_first_byte_to_escape_is_found_wherever_it_is() {
+        let naive = |text: &[u8]| text.iter().position(|&byte| needs_escape(byte));
+        for special in [b'"', b'\\', 0x00, 0x1F, b'\n', 0x7F] {
+            for length in 0..40 {
+                for at in 0..length {
+                    let mut text = vec![b'a'; length];
+                    text[at] = special;
+                    assert_eq!(
+                        first_to_escape(&text),
+                        Some(at),
+                        "{special} at {at} of {length}"
+                    );
+                }
+            }
+        }
+        // Every other byte, the UTF-8 of non-ASCII characters among them, passes as it is.
+        let plain: Vec<u8> = (0_u8..=255).filter(|&byte| !needs_escape(byte)).collect();
+        assert_eq!(first_to_escape(&plain), None);
+        for byte in 0_u8..=255 {
+            let text = [b'x', b'y', 0xC3, 0xA9, b' ', b'~', b'z', byte, byte, b'q'];
+            assert_eq!(first_to_escape(&text), naive(&text), "{byte}");
+        }
     }
 
     #[test]

@@ -64,11 +64,13 @@ pub(super) fn verify_bearer(
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
         return Err(missing());
     };
-    // Non-ASCII bytes cannot be a JWT; the client did present something, so it is a bad token.
-    let Ok(value) = value.to_str() else {
+    // Bytes that are not UTF-8 cannot be a JWT; the client did present something, so it is a
+    // bad token. (Checked as UTF-8 rather than with `to_str`, which looks at the key's every
+    // byte one by one; a key with other non-ASCII text fails its check all the same.)
+    let Ok(value) = std::str::from_utf8(value.as_bytes()) else {
         return Err((Refusal::InvalidToken, invalid_token()));
     };
-    let value = value.trim();
+    let value = value.trim_ascii();
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
         // RFC 6750 3.1: another scheme is no token at all, so no `error` attribute.
@@ -80,7 +82,7 @@ pub(super) fn verify_bearer(
             ),
         ));
     }
-    let token = token.trim();
+    let token = token.trim_ascii();
     if token.is_empty() {
         return Err(missing());
     }

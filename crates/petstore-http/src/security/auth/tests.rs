@@ -315,6 +315,36 @@ fn bad_token_gets_an_invalid_token_challenge() {
 }
 
 #[test]
+fn a_key_with_bytes_beyond_ascii_is_an_invalid_token() {
+    let token = test_key(SECRET, "alice");
+    let with_nbsp = format!("Bearer {token}\u{a0}");
+    for value in [
+        with_nbsp.as_bytes(),
+        b"Bearer \xff\xfe",
+        "Bearer clé".as_bytes(),
+    ] {
+        let req = TestRequest::get()
+            .insert_header((
+                header::AUTHORIZATION,
+                header::HeaderValue::from_bytes(value).unwrap(),
+            ))
+            .to_http_request();
+        let err = authenticate(
+            &req,
+            &keys(),
+            &test_directory(KeyScope::Write),
+            KeyScope::Read,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Unauthorized, "{value:?}");
+        assert!(
+            challenge(&err).contains(r#"error="invalid_token""#),
+            "{value:?}"
+        );
+    }
+}
+
+#[test]
 fn an_expired_key_gets_the_same_answer_as_any_refused_key() {
     let token = signed(
         Algorithm::HS256,

@@ -110,3 +110,39 @@ fn the_head_ends_at_the_first_blank_line_after_some_content() {
     assert!(HeadEnd::default().found_in(b"GET / HTTP/1.1\nHost: x\n\n"));
     assert!(!HeadEnd::default().found_in(b"GET / HTTP/1.1\r\nHost: x\r\n"));
 }
+
+#[test]
+fn a_head_ends_where_byte_by_byte_reading_says_however_it_is_split() {
+    let heads: [&[u8]; 7] = [
+        b"GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc\r\n\r\n",
+        b"\r\n\r\nGET / HTTP/1.1\nHost: x\n\nnext",
+        b"GET / HTTP/1.1\r\nHost: x\r\n\r\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n",
+        b"\n\n\r\n\r\r\n",
+        b"G\n\rX\n\r\r",
+        b"GET / HTTP/1.1\r\n\rHost: x\r\n\r\n",
+    ];
+    for head in heads {
+        let by_bytes = |parts: &[&[u8]]| {
+            let mut end = HeadEnd::default();
+            parts
+                .iter()
+                .map(|part| part.iter().any(|&byte| end.step(byte)))
+                .collect::<Vec<bool>>()
+        };
+        for cut in 0..=head.len() {
+            for second_cut in cut..=head.len() {
+                let parts = [&head[..cut], &head[cut..second_cut], &head[second_cut..]];
+                let mut end = HeadEnd::default();
+                let found: Vec<bool> = parts.iter().map(|part| end.found_in(part)).collect();
+                // Once the head has ended the wrapper stops asking, so only the first end counts.
+                let first = |found: &[bool]| found.iter().position(|&ended| ended);
+                assert_eq!(
+                    first(&found),
+                    first(&by_bytes(&parts)),
+                    "{head:?} cut at {cut} and {second_cut}"
+                );
+            }
+        }
+    }
+}
