@@ -180,8 +180,13 @@ fn authenticate_with(value: Option<&str>) -> Result<KeyCheck, ApiError> {
     if let Some(value) = value {
         req = req.insert_header((header::AUTHORIZATION, value));
     }
+    authenticate_request(&req.to_http_request())
+}
+
+/// A read of `req`, by [`keys`] and a directory that knows the test key as a write key.
+fn authenticate_request(req: &actix_web::HttpRequest) -> Result<KeyCheck, ApiError> {
     authenticate(
-        &req.to_http_request(),
+        req,
         &keys(),
         &test_directory(KeyScope::Write),
         KeyScope::Read,
@@ -329,13 +334,7 @@ fn a_key_with_bytes_beyond_ascii_is_an_invalid_token() {
                 header::HeaderValue::from_bytes(value).unwrap(),
             ))
             .to_http_request();
-        let err = authenticate(
-            &req,
-            &keys(),
-            &test_directory(KeyScope::Write),
-            KeyScope::Read,
-        )
-        .unwrap_err();
+        let err = authenticate_request(&req).unwrap_err();
         assert_eq!(err.code(), ErrorCode::Unauthorized, "{value:?}");
         assert!(
             challenge(&err).contains(r#"error="invalid_token""#),
@@ -364,13 +363,7 @@ fn two_authorization_headers_are_an_invalid_request_whatever_they_hold() {
             .append_header((header::AUTHORIZATION, valid.as_str()))
             .append_header((header::AUTHORIZATION, second))
             .to_http_request();
-        let err = authenticate(
-            &req,
-            &keys(),
-            &test_directory(KeyScope::Write),
-            KeyScope::Read,
-        )
-        .unwrap_err();
+        let err = authenticate_request(&req).unwrap_err();
         assert_eq!(err.status(), actix_web::http::StatusCode::UNAUTHORIZED);
         assert_eq!(
             challenge(&err),
