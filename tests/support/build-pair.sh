@@ -20,6 +20,10 @@ if [[ ! -f $source_dir/Cargo.toml ]]; then
     git archive "$commit" | tar -x -C "$source_dir"
 fi
 
+# Both build with the release settings of this tree, whatever the base's own manifest says, so
+# that the pair differs in its code only.
+export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+
 # The base builds in a target directory of its own: its crates have the same names and the same
 # paths relative to their workspace as the working tree's, so in a shared one Cargo would take
 # one build's crates for the other's.
