@@ -20,8 +20,8 @@ if [[ ! -f $source_dir/Cargo.toml ]]; then
     git archive "$commit" | tar -x -C "$source_dir"
 fi
 
-# Both build with the release settings of this tree, whatever the base's own manifest says, so
-# that the pair differs in its code only.
+# Both build with the release settings of this tree (Cargo.toml's `[profile.release]`, repeated
+# here), whatever the base's own manifest says, so that the pair differs in its code only.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
 # The base builds in a target directory of its own: its crates have the same names and the same

@@ -91,6 +91,11 @@ impl EntityTag {
         // Parsed tags hold `etagc` bytes (obs-text replaced by UTF-8, which header values
         // take as opaque bytes) and made ones printable ASCII: always a valid value. The
         // formatted text becomes the value's bytes without a copy.
+        HeaderValue::try_from(self.text()).unwrap_or(HeaderValue::from_static("\"\""))
+    }
+
+    /// `W/"opaque"` or `"opaque"`, pushed in pieces: an `ETag` is written on every read.
+    fn text(&self) -> String {
         let mut text = String::with_capacity(self.opaque.len() + 4);
         if self.weak {
             text.push_str("W/");
@@ -98,14 +103,13 @@ impl EntityTag {
         text.push('"');
         text.push_str(&self.opaque);
         text.push('"');
-        HeaderValue::try_from(text).unwrap_or(HeaderValue::from_static("\"\""))
+        text
     }
 }
 
 impl fmt::Display for EntityTag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let weak = if self.weak { "W/" } else { "" };
-        write!(f, "{weak}\"{}\"", self.opaque)
+        f.write_str(&self.text())
     }
 }
 

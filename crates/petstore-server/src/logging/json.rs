@@ -253,7 +253,7 @@ impl fmt::Write for Escaping<'_> {
     }
 }
 
-/// Whether `byte` must be escaped in a JSON string: `"`, `\\` and control characters.
+/// Whether `byte` must be escaped in a JSON string: `"`, `\` and control characters.
 fn needs_escape(byte: u8) -> bool {
     matches!(byte, b'"' | b'\\' | 0x00..=0x1F | 0x7F)
 }
@@ -270,7 +270,7 @@ fn first_to_escape(text: &[u8]) -> Option<usize> {
     for chunk in &mut words {
         let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
         // A byte under 0x20 (the high bit is set only for those, as the bytes from 0x80 up are
-        // left out by `!word`), or one equal to `"`, `\\` or DEL.
+        // left out by `!word`), or one equal to `"`, `\` or DEL.
         let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
         if control
             || has_zero(word ^ (ONES * u64::from(b'"')))
