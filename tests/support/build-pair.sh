@@ -21,7 +21,9 @@ if [[ ! -f $source_dir/Cargo.toml ]]; then
 fi
 
 # Both build with the release settings of this tree (Cargo.toml's `[profile.release]`, repeated
-# here), whatever the base's own manifest says, so that the pair differs in its code only.
+# here), whatever the base's own manifest says, so that the pair differs in its code only. Both
+# take this tree's .cargo/config.toml too (SQLite's compile options): Cargo reads it from the
+# directory it runs in, which is this one for the base as well.
 export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
 # The base builds in a target directory of its own: its crates have the same names and the same
