@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::dto::EventDto;
 use super::Payloads;
+use crate::wire::json_out::json_bytes;
 
 /// Renders events with the resources' own representations.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +38,7 @@ struct PingData {
 impl EventBody for JsonEventBodies {
     fn event(&self, event: &Event) -> Vec<u8> {
         // A DTO of strings, numbers and raw JSON always serializes.
-        serde_json::to_vec(&EventDto::of_event(event.clone(), &self.payloads)).unwrap_or_default()
+        json_bytes(&EventDto::of_event(event.clone(), &self.payloads)).unwrap_or_default()
     }
 
     fn ping(&self, at_ms: i64, endpoint: EndpointId) -> (EventId, Vec<u8>) {

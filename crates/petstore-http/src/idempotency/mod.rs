@@ -25,6 +25,7 @@ pub(crate) mod tests;
 use crate::error::{ApiError, ErrorCode};
 use crate::security::auth::KeyClaims;
 use crate::state::HttpState;
+use crate::wire::json_out::{json_bytes, JsonBody};
 
 pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub(crate) const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -133,7 +134,7 @@ fn sent(stored: StoredResponse) -> HttpResponse {
 pub(crate) fn json_response(
     status: StatusCode,
     extra: &[(HeaderName, String)],
-    body: &impl serde::Serialize,
+    body: &(impl JsonBody + ?Sized),
 ) -> StoredResponse {
     let mut headers = vec![(
         header::CONTENT_TYPE.as_str().to_owned(),
@@ -148,7 +149,7 @@ pub(crate) fn json_response(
         status: status.as_u16(),
         headers,
         // Serializing a DTO cannot fail: every field is a string, number or null.
-        body: serde_json::to_vec(body).unwrap_or_default(),
+        body: json_bytes(body).unwrap_or_default(),
     }
 }
 
@@ -157,7 +158,7 @@ pub(crate) fn json_response(
 pub(crate) fn json_sent<const N: usize>(
     status: StatusCode,
     extra: [(HeaderName, String); N],
-    body: &impl serde::Serialize,
+    body: &(impl JsonBody + ?Sized),
 ) -> HttpResponse {
     let mut response = HttpResponse::build(status);
     response.insert_header((
@@ -169,7 +170,7 @@ pub(crate) fn json_sent<const N: usize>(
             response.insert_header((name, value));
         }
     }
-    response.body(serde_json::to_vec(body).unwrap_or_default())
+    response.body(json_bytes(body).unwrap_or_default())
 }
 
 /// An error response as it is sent, to store for the retry.

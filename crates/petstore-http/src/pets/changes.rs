@@ -10,6 +10,7 @@ use petstore_application::StoredResponse;
 use petstore_domain::{Pet, PetId};
 
 use super::dto::PetDto;
+use super::json_body::PetJson;
 use super::params::parse_pet_id;
 use super::patch_dto::PetPatchDto;
 use super::versions::{pet_etag, version_condition};
@@ -95,7 +96,7 @@ fn changed(pet: &Pet) -> StoredResponse {
     json_response(
         StatusCode::OK,
         &[(header::ETAG, pet_etag(pet).to_string())],
-        &PetDto::from(pet.clone()),
+        &PetJson(&PetDto::from(pet.clone())),
     )
 }
 

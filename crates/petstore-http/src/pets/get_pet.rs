@@ -14,6 +14,7 @@ use utoipa::openapi::{Deprecated, OpenApi, RefOr};
 use utoipa::Modify;
 
 use super::dto::PetDto;
+use super::json_body::PetJson;
 use super::params::parse_pet_id;
 use super::versions::pet_etag;
 use crate::error::{ApiError, ErrorBody};
@@ -94,8 +95,13 @@ pub(crate) async fn get_pet(
     let mut response = match find_pet(caller, pet_id).await {
         Ok(pet) => {
             let etag = pet_etag(&pet);
-            json_or_not_modified(&req, &etag, HttpResponse::Ok(), &PetDto::from(pet))
-                .unwrap_or_else(|err| err.error_response())
+            json_or_not_modified(
+                &req,
+                &etag,
+                HttpResponse::Ok(),
+                &PetJson(&PetDto::from(pet)),
+            )
+            .unwrap_or_else(|err| err.error_response())
         }
         Err(err) => err.error_response(),
     };

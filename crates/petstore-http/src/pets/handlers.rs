@@ -13,6 +13,7 @@ use petstore_application::StoredResponse;
 use petstore_domain::Pet;
 
 use super::dto::{NewPetDto, PetDto, PetsDto};
+use super::json_body::{PetJson, PetsJson};
 use super::params::{next_page_link, parse_list_request, ListPetsParams, ListRequest};
 use super::versions::{page_etag, pet_etag};
 use crate::error::{ApiError, ErrorBody};
@@ -103,7 +104,7 @@ pub(crate) async fn list_pets(
     }
     let etag = page_etag(&page.pets);
     let pets = PetsDto(page.pets.into_iter().map(PetDto::from).collect());
-    conditional::json_or_not_modified(&req, &etag, response, &pets)
+    conditional::json_or_not_modified(&req, &etag, response, &PetsJson(&pets))
 }
 
 /// Checks in this order: key (401), `Content-Type` (415), size (413), JSON (400
@@ -173,14 +174,14 @@ fn created(pet: &Pet) -> StoredResponse {
     json_response(
         StatusCode::CREATED,
         &created_headers(pet),
-        &PetDto::from(pet.clone()),
+        &PetJson(&PetDto::from(pet.clone())),
     )
 }
 
 /// [`created`] as sent to a request without a key, which is not recorded.
 fn created_unrecorded(pet: Pet) -> HttpResponse {
     let headers = created_headers(&pet);
-    json_sent(StatusCode::CREATED, headers, &PetDto::from(pet))
+    json_sent(StatusCode::CREATED, headers, &PetJson(&PetDto::from(pet)))
 }
 
 /// The 201's `Location` and `ETag`.

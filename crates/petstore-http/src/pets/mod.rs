@@ -9,6 +9,7 @@ mod errors;
 mod fields;
 mod get_pet;
 mod handlers;
+mod json_body;
 mod links;
 mod params;
 mod patch_dto;

@@ -29,6 +29,7 @@ use actix_web::HttpResponse;
 use flate2::{Compress, Compression, FlushCompress, Status};
 
 use super::etag::EntityTag;
+use super::json_out::{json_len, JsonBody};
 
 /// Smallest body sent compressed, in bytes.
 pub(crate) const MIN_COMPRESSED_BYTES: usize = 1024;
@@ -127,32 +128,11 @@ pub(crate) fn worth_compressing(size: BodySize, headers: &HeaderMap) -> bool {
 }
 
 /// Whether `value` as JSON is a body [`compress`] encodes for a client that asks
-/// ([`worth_compressing`] of it as `application/json`), found without keeping its bytes: the
-/// serializer writes into a counter, which stops it at [`MIN_COMPRESSED_BYTES`]. For a 304,
-/// which stands for a 200 whose body is never built.
-pub(crate) fn json_worth_compressing(value: &impl serde::Serialize) -> bool {
-    let mut counter = ByteCounter(0);
-    // An error is the counter stopping the serializer, or a value that is not JSON (a 200 would
-    // have been a 500): either way the count is what decides.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0 >= MIN_COMPRESSED_BYTES
-}
-
-/// Counts the bytes written to it, and refuses more once they reach [`MIN_COMPRESSED_BYTES`].
-struct ByteCounter(usize);
-
-impl std::io::Write for ByteCounter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        if self.0 >= MIN_COMPRESSED_BYTES {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// ([`worth_compressing`] of it as `application/json`). For a 304, which stands for a 200 whose
+/// body is never sent.
+pub(crate) fn json_worth_compressing(value: &(impl JsonBody + ?Sized)) -> bool {
+    // A value that is not JSON would have been a 500: nothing to encode.
+    json_len(value).is_ok_and(|len| len >= MIN_COMPRESSED_BYTES)
 }
 
 /// A 304 as it goes out: never encoded (it has no body), with the `Vary` and `ETag` of the 200

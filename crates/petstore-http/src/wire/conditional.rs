@@ -11,10 +11,10 @@ use actix_web::body;
 use actix_web::http::header::{self, ContentType, HeaderMap, HeaderName};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
-use serde::Serialize;
 
 use super::compression::{self, StandsForCompressible};
 use super::etag::EntityTag;
+use super::json_out::{json_bytes, JsonBody};
 use crate::error::ApiError;
 
 /// What an `If-Match` or `If-None-Match` field asks for.
@@ -186,11 +186,11 @@ pub(crate) fn json_or_not_modified(
     req: &HttpRequest,
     etag: &EntityTag,
     mut head: HttpResponseBuilder,
-    body: &impl Serialize,
+    body: &(impl JsonBody + ?Sized),
 ) -> Result<HttpResponse, ApiError> {
     head.insert_header((header::ETAG, etag.header_value()));
     if !none_match_names(req, etag) {
-        let bytes = serde_json::to_vec(body)
+        let bytes = json_bytes(body)
             .map_err(|err| ApiError::internal("serializing a response body", &err))?;
         return Ok(head.content_type(ContentType::json()).body(bytes));
     }

@@ -11,6 +11,7 @@ pub(crate) mod cursor;
 pub(crate) mod error_body;
 pub(crate) mod etag;
 pub(crate) mod json;
+pub(crate) mod json_out;
 pub(crate) mod price;
 pub(crate) mod query;
 pub(crate) mod status_dto;

@@ -115,15 +115,20 @@ impl PetRepository for InMemoryPetRepository {
         if after.is_some_and(|id| id.get() == i64::MAX) {
             return Ok(Vec::new());
         }
-        Ok(state
-            .pets
-            .range(from..)
-            .map(|(_, pet)| pet)
-            .filter(|pet| status.is_none_or(|wanted| pet.status() == wanted))
-            .filter(|pet| search.matches(pet))
-            .take(max)
-            .cloned()
-            .collect())
+        // Sized up front: a filtered iterator promises no length, and growing the page one
+        // doubling at a time would copy every pet in it again.
+        let mut page = Vec::with_capacity(max.min(state.pets.len()));
+        page.extend(
+            state
+                .pets
+                .range(from..)
+                .map(|(_, pet)| pet)
+                .filter(|pet| status.is_none_or(|wanted| pet.status() == wanted))
+                .filter(|pet| search.matches(pet))
+                .take(max)
+                .cloned(),
+        );
+        Ok(page)
     }
 
     async fn list_by_name(
