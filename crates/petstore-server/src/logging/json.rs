@@ -170,12 +170,24 @@ struct FieldWriter<'a> {
 impl FieldWriter<'_> {
     /// Writes `"name":`, after a comma but for an object's first field.
     fn key(&mut self, field: &Field) {
+        let name = field.name();
+        self.out.reserve(name.len() + 4);
         if self.needs_comma {
             self.out.push(',');
         }
         self.needs_comma = true;
-        write_str(self.out, field.name());
-        self.out.push(':');
+        // A field's name is nearly always a Rust identifier, with nothing to escape.
+        if name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+        {
+            self.out.push('"');
+            self.out.push_str(name);
+            self.out.push_str("\":");
+        } else {
+            write_str(self.out, name);
+            self.out.push(':');
+        }
     }
 
     fn raw(&mut self, field: &Field, value: impl fmt::Display) {
@@ -361,6 +373,13 @@ mod tests {
         assert_eq!(line["path"], "/v1/pets\n\t\u{1}");
         assert_eq!(line["debug"], "Some(1)");
         assert_eq!(line["span"]["request_id"], "abc \"1\"");
+    }
+
+    #[test]
+    fn a_field_name_that_is_no_identifier_is_escaped() {
+        let lines = lines(|| tracing::info!("odd \"name\"" = 1_u64, "dotted.name" = 2_u64, "x"));
+        assert_eq!(lines[0]["odd \"name\""], 1, "{}", lines[0]);
+        assert_eq!(lines[0]["dotted.name"], 2, "{}", lines[0]);
     }
 
     #[test]
