@@ -20,15 +20,7 @@ impl JsonBody for PetJson<'_> {
 
 impl JsonBody for PetsJson<'_> {
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        out.push(b'[');
-        for (at, pet) in self.0 .0.iter().enumerate() {
-            if at > 0 {
-                out.push(b',');
-            }
-            write_pet(out, pet)?;
-        }
-        out.push(b']');
-        Ok(())
+        write_array(out, &self.0 .0, write_pet)
     }
 }
 
@@ -66,12 +58,21 @@ fn write_pet(out: &mut Vec<u8>, pet: &PetDto) -> serde_json::Result<()> {
 }
 
 fn write_strs(out: &mut Vec<u8>, texts: &[String]) -> serde_json::Result<()> {
+    write_array(out, texts, |out, text| write_str(out, text))
+}
+
+/// `items` as a JSON array, each written by `write_item`.
+fn write_array<T>(
+    out: &mut Vec<u8>,
+    items: &[T],
+    write_item: impl Fn(&mut Vec<u8>, &T) -> serde_json::Result<()>,
+) -> serde_json::Result<()> {
     out.push(b'[');
-    for (at, text) in texts.iter().enumerate() {
+    for (at, item) in items.iter().enumerate() {
         if at > 0 {
             out.push(b',');
         }
-        write_str(out, text)?;
+        write_item(out, item)?;
     }
     out.push(b']');
     Ok(())
