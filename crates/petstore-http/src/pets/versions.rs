@@ -33,11 +33,14 @@ pub(crate) fn pet_etag(pet: &Pet) -> EntityTag {
 /// pet's tag.
 pub(crate) fn page_etag(pets: &[Pet]) -> EntityTag {
     const ODD: u64 = 0x9E37_79B9_7F4A_7C15;
-    let fold = |hash: u64, number: u64| (hash.rotate_left(5) ^ number).wrapping_mul(ODD);
-    let mut hash = fold(0, pets.len() as u64);
+    // A number's bits as they are: a negative one folds in as its two's complement.
+    let fold = |hash: u64, number: i64| {
+        (hash.rotate_left(5) ^ u64::from_ne_bytes(number.to_ne_bytes())).wrapping_mul(ODD)
+    };
+    let mut hash = fold(0, i64::try_from(pets.len()).unwrap_or(i64::MAX));
     for pet in pets {
-        hash = fold(hash, pet.id().get().cast_unsigned());
-        hash = fold(hash, pet.version().get().cast_unsigned());
+        hash = fold(hash, pet.id().get());
+        hash = fold(hash, pet.version().get());
     }
     hash = (hash ^ (hash >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     hash = (hash ^ (hash >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
