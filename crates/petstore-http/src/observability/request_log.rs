@@ -104,6 +104,28 @@ fn logged_user_agent(agent: &HeaderValue) -> Cow<'_, str> {
     Cow::Owned(logged)
 }
 
+/// A client's address as logged: as `Display` writes it, an IPv4 address without it.
+enum LoggedAddress {
+    V4(DottedQuad),
+    V6(String),
+}
+
+impl LoggedAddress {
+    fn of(address: IpAddr) -> Self {
+        match address {
+            IpAddr::V4(address) => Self::V4(DottedQuad::of(address)),
+            IpAddr::V6(address) => Self::V6(address.to_string()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Self::V4(quad) => quad.as_str(),
+            Self::V6(text) => text,
+        }
+    }
+}
+
 /// An IPv4 address as text (`192.0.2.7`), written digit by digit: most clients' addresses are
 /// IPv4, and `Display` takes the formatting machinery's slow path for each of them.
 struct DottedQuad {
@@ -166,18 +188,8 @@ pub(crate) fn record(outcome: &Outcome<'_>) {
     let presented_key_id = outcome.presented_key_id;
     let cause = outcome.cause;
     let route = outcome.route;
-    let client_v4 = match outcome.client {
-        Some(IpAddr::V4(address)) => Some(DottedQuad::of(address)),
-        _ => None,
-    };
-    let client_v6 = match outcome.client {
-        Some(address @ IpAddr::V6(_)) => Some(address.to_string()),
-        _ => None,
-    };
-    let client = client_v4
-        .as_ref()
-        .map(DottedQuad::as_str)
-        .or(client_v6.as_deref());
+    let client = outcome.client.map(LoggedAddress::of);
+    let client = client.as_ref().map(LoggedAddress::as_str);
     let user_agent = outcome.user_agent.map(logged_user_agent);
     let user_agent = user_agent.as_deref();
     let trace_id = outcome.trace.trace_id.hex();
