@@ -244,9 +244,8 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
 /// events, then the inserted rows as the result. An event's payload is the pet's row as JSON, as
 /// [`PetRow::event`] writes it: `row_to_json` of the returned row, whose columns are the row's
 /// fields in their order (cheaper than naming each member with `json_build_object`,
-/// `docs/benchmarks.md`); its id is `evt_`
-/// and the 122 random bits of a version 4 UUID in hex. The events' time is bound between `tail`
-/// and `end`.
+/// `docs/benchmarks.md`). Its id is `evt_` and the 122 random bits of a version 4 UUID in hex;
+/// its time is bound between `tail` and `end`.
 const PG_INSERT: (&str, &str, &str) = (
     "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
      description, photo_urls, tags, name_folded)",
