@@ -2,7 +2,6 @@
 //! record, written under the same lock as their change. One lock, so the order events are
 //! written in is the order they commit in, and every position is `(0, sequence)`.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -11,13 +10,15 @@ use petstore_domain::{
     Event, EventAudience, EventSubject, EventType, FeedEntry, FeedPosition, VisibleOrders,
 };
 
+use super::chunked_log::ChunkedLog;
 use super::{InMemoryPetRepository, State};
 use crate::event_stamp::{count_written, new_event_id, now_ms};
 
-/// The events of one store, oldest first.
+/// The events of one store, oldest first: in position order, so a read finds where it starts
+/// by binary search.
 #[derive(Debug, Default)]
 pub(super) struct EventLog {
-    entries: VecDeque<FeedEntry>,
+    entries: ChunkedLog<FeedEntry>,
     last_sequence: i64,
     /// The position of the last purged event.
     horizon: Option<FeedPosition>,
@@ -52,8 +53,7 @@ impl EventLog {
         };
         let entries = self
             .entries
-            .iter()
-            .filter(|entry| entry.position > after)
+            .after(|entry| entry.position <= after)
             .filter(|entry| query.types.contains(entry.event.event_type()))
             .filter(|entry| match (entry.event.audience(), &query.visible) {
                 (EventAudience::Everyone, _) | (_, VisibleOrders::All) => true,

@@ -5,6 +5,7 @@
 //! one state under one lock, so an order's transaction changes both at once.
 
 mod categories;
+mod chunked_log;
 mod events;
 mod idempotency;
 mod inventory;
