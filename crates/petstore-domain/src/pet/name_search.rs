@@ -19,6 +19,12 @@ use crate::human_name::{self, HumanNameError};
 /// `"Οδοσσέας"`. Lowercase, not full case folding: `"STRASSE"` does not find `"straße"`.
 pub fn fold_case(text: &str) -> String {
     let mut folded = String::with_capacity(text.len());
+    fold_case_into(&mut folded, text);
+    folded
+}
+
+/// [`fold_case`] of `text`, added to the end of `folded`.
+pub(crate) fn fold_case_into(folded: &mut String, text: &str) {
     for c in text.chars() {
         if c == 'ς' {
             folded.push('σ');
@@ -26,7 +32,6 @@ pub fn fold_case(text: &str) -> String {
             folded.extend(c.to_lowercase());
         }
     }
-    folded
 }
 
 /// The case-insensitive prefix a listing's `?name=` filters by, already folded with

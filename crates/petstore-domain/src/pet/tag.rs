@@ -4,12 +4,13 @@
 use std::fmt;
 
 use super::list_items::ListError;
-use super::name_search::fold_case;
+use super::name_search::fold_case_into;
 use crate::human_name::{self, HumanNameError};
 
 /// A tag in its normalised form: spaces around it trimmed, each run of spaces inside it made
-/// one U+0020, and folded to lowercase with [`fold_case`] (as name search folds), so `" House
-/// Trained "` and `"house  trained"` are one tag, `"house trained"`. Written with the characters
+/// one U+0020, and folded to lowercase with [`fold_case`](super::name_search::fold_case) (as
+/// name search folds), so `" House Trained "` and `"house  trained"` are one tag,
+/// `"house trained"`. Written with the characters
 /// of a human-entered name ([`crate::human_name`]), and without commas, so a comma-separated
 /// list of tags is never ambiguous. At most [`MAX_CHARS`](Self::MAX_CHARS) characters once
 /// normalised. The same parse normalises a tag a listing filters by, so the filter meets the
@@ -41,9 +42,15 @@ impl Tag {
         if let Some(at) = raw.chars().position(|c| c == ',') {
             return Err(TagError::Comma { at: at + 1 });
         }
-        // The name rule leaves only spaces (Zs) among the whitespace.
-        let words: Vec<&str> = raw.split_whitespace().collect();
-        let normalised = fold_case(&words.join(" "));
+        // The name rule leaves only spaces (Zs) among the whitespace. Folding is per character,
+        // so folding each word gives the fold of the words joined.
+        let mut normalised = String::with_capacity(raw.len());
+        for word in raw.split_whitespace() {
+            if !normalised.is_empty() {
+                normalised.push(' ');
+            }
+            fold_case_into(&mut normalised, word);
+        }
         let chars = normalised.chars().count();
         if chars > Self::MAX_CHARS {
             return Err(TagError::TooLong {
