@@ -5,8 +5,8 @@
 
 use petstore_domain::{ItemError, ListError, PetDescription, PetDetails, PhotoUrls, Price, Tags};
 
+use crate::wire::json_value::{JsonValue, Members};
 pub(crate) use crate::wire::price::PriceDto;
-use serde_json::{Map, Value};
 
 pub(crate) const PRICE: &str = "price";
 pub(crate) const DESCRIPTION: &str = "description";
@@ -49,8 +49,8 @@ impl From<PetDetails> for DetailsOut {
 }
 
 /// `price`: an object of `amount` and `currency`, nothing else.
-pub(crate) fn parse_price(value: &Value) -> Result<Price, String> {
-    let Value::Object(members) = value else {
+pub(crate) fn parse_price(value: &JsonValue<'_>) -> Result<Price, String> {
+    let JsonValue::Object(members) = value else {
         return Err(
             "`price` must be an object like {\"amount\": \"12.50\", \"currency\": \"EUR\"}"
                 .to_owned(),
@@ -65,8 +65,8 @@ pub(crate) fn parse_price(value: &Value) -> Result<Price, String> {
         ));
     }
     let text = |name: &str| match members.get(name) {
-        Some(Value::String(text)) => Ok(text.as_str()),
-        Some(Value::Number(_)) if name == "amount" => Err(
+        Some(JsonValue::String(text)) => Ok(text.as_ref()),
+        Some(JsonValue::Number(_)) if name == "amount" => Err(
             "`price.amount` must be a string holding a decimal (`\"12.50\"`), not a JSON number"
                 .to_owned(),
         ),
@@ -78,36 +78,36 @@ pub(crate) fn parse_price(value: &Value) -> Result<Price, String> {
 }
 
 /// `description`: a string.
-pub(crate) fn parse_description(value: &Value) -> Result<PetDescription, String> {
+pub(crate) fn parse_description(value: &JsonValue<'_>) -> Result<PetDescription, String> {
     match value {
-        Value::String(text) => {
-            PetDescription::parse(text.as_str()).map_err(|error| format!("`{DESCRIPTION}` {error}"))
+        JsonValue::String(text) => {
+            PetDescription::parse(text.as_ref()).map_err(|error| format!("`{DESCRIPTION}` {error}"))
         }
         _ => Err(format!("`{DESCRIPTION}` must be a string")),
     }
 }
 
 /// `photoUrls`: an array of strings.
-pub(crate) fn parse_photo_urls(value: &Value) -> Result<PhotoUrls, String> {
+pub(crate) fn parse_photo_urls(value: &JsonValue<'_>) -> Result<PhotoUrls, String> {
     let items = strings(value, PHOTO_URLS)?;
     PhotoUrls::parse(&items).map_err(|error| list_message(PHOTO_URLS, error))
 }
 
 /// `tags`: an array of strings.
-pub(crate) fn parse_tags(value: &Value) -> Result<Tags, String> {
+pub(crate) fn parse_tags(value: &JsonValue<'_>) -> Result<Tags, String> {
     let items = strings(value, TAGS)?;
     Tags::parse(&items).map_err(|error| list_message(TAGS, error))
 }
 
-fn strings<'a>(value: &'a Value, member: &str) -> Result<Vec<&'a str>, String> {
-    let Value::Array(items) = value else {
+fn strings<'a>(value: &'a JsonValue<'_>, member: &str) -> Result<Vec<&'a str>, String> {
+    let JsonValue::Array(items) = value else {
         return Err(format!("`{member}` must be an array of strings"));
     };
     items
         .iter()
         .enumerate()
         .map(|(index, item)| match item {
-            Value::String(text) => Ok(text.as_str()),
+            JsonValue::String(text) => Ok(text.as_ref()),
             _ => Err(format!("`{member}[{index}]` must be a string")),
         })
         .collect()
@@ -126,7 +126,7 @@ fn list_message<E: std::fmt::Display>(member: &str, error: ListError<E>) -> Stri
 }
 
 /// The details a create's body gives (absent members: none), or every refusal among them.
-pub(crate) fn parse_details(fields: &Map<String, Value>) -> Result<PetDetails, Vec<String>> {
+pub(crate) fn parse_details(fields: &Members<'_>) -> Result<PetDetails, Vec<String>> {
     let mut problems = Vec::new();
     let mut take = |problem: Result<(), String>| problems.extend(problem.err());
     let mut details = PetDetails::default();
@@ -157,21 +157,27 @@ mod tests {
 
     use super::*;
 
-    fn object(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(members) => members,
+    /// `f` of `value` as a request body's value reads.
+    fn with_value<T>(value: &serde_json::Value, f: impl FnOnce(&JsonValue<'_>) -> T) -> T {
+        let text = value.to_string();
+        f(&serde_json::from_str(&text).unwrap())
+    }
+
+    fn details_of(value: &serde_json::Value) -> Result<PetDetails, Vec<String>> {
+        with_value(value, |parsed| match parsed {
+            JsonValue::Object(members) => parse_details(members),
             _ => panic!("an object"),
-        }
+        })
     }
 
     #[test]
     fn details_read_back_as_they_are_written() {
-        let details = parse_details(&object(json!({
+        let details = details_of(&json!({
             "price": {"amount": "12.5", "currency": "EUR"},
             "description": "A good dog.\nHouse-trained.",
             "photoUrls": ["https://example.com/rex.jpg"],
             "tags": ["  Friendly ", "friendly", "Small  Dog"]
-        })))
+        }))
         .unwrap();
         let out = DetailsOut::from(details);
         assert_eq!(
@@ -190,19 +196,19 @@ mod tests {
 
     #[test]
     fn none_given_is_none_kept_and_none_written() {
-        let details = parse_details(&object(json!({"description": null}))).unwrap();
+        let details = details_of(&json!({"description": null})).unwrap();
         assert!(details.is_empty());
         assert_eq!(DetailsOut::from(details), DetailsOut::default());
     }
 
     #[test]
     fn every_refusal_names_its_member_and_item() {
-        let problems = parse_details(&object(json!({
+        let problems = details_of(&json!({
             "price": {"amount": 12.5, "currency": "EUR"},
             "description": 7,
             "photoUrls": ["https://example.com/a.jpg", "http://example.com/b.jpg", 3],
             "tags": ["ok", ""]
-        })))
+        }))
         .unwrap_err();
         let message = problems.join("; ");
         for named in [
@@ -213,11 +219,17 @@ mod tests {
         ] {
             assert!(message.contains(named), "{named}: {message}");
         }
-        let urls = parse_photo_urls(&json!(["https://example.com/a.jpg", "http://x.org/b"]));
+        let urls = with_value(
+            &json!(["https://example.com/a.jpg", "http://x.org/b"]),
+            parse_photo_urls,
+        );
         assert!(urls.unwrap_err().starts_with("`photoUrls[1]`"));
-        let price = parse_price(&json!({"amount": "1.005", "currency": "EUR"}));
+        let price = with_value(&json!({"amount": "1.005", "currency": "EUR"}), parse_price);
         assert!(price.unwrap_err().starts_with("`price.amount`"), "decimals");
-        let price = parse_price(&json!({"amount": "1", "currency": "EUR", "x": 1}));
+        let price = with_value(
+            &json!({"amount": "1", "currency": "EUR", "x": 1}),
+            parse_price,
+        );
         assert!(price.unwrap_err().contains("`x`"));
     }
 }

@@ -1,19 +1,19 @@
 //! The pets' JSON shapes: `Pet` (and `Pets`, a page of them) going out, `NewPet` coming in.
 //!
-//! The incoming body is checked by hand from a `serde_json::Map` rather than derived with
-//! serde: the API promises a 400 naming the offending field for every problem (an unknown
-//! field, `categoryId` as a string, float or `1e3`, a `null` where it is not allowed...), which a
-//! derived `Deserialize` reports inconsistently or not at all.
+//! The incoming body is checked by hand from its members (their text borrowed from the body)
+//! rather than derived with serde: the API promises a 400 naming the offending field for every
+//! problem (an unknown field, `categoryId` as a string, float or `1e3`, a `null` where it is not
+//! allowed...), which a derived `Deserialize` reports inconsistently or not at all.
 
 use petstore_domain::{CategoryId, NewPet, Pet, PetName, PetStatus};
 use serde::Serialize;
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::details::{parse_details, DetailsOut, PriceDto, DETAIL_FIELDS};
 use super::fields;
 use crate::error::ApiError;
-use crate::wire::json::{json_object, whole_i64, NotWholeI64};
+use crate::wire::json::{json_members, whole_i64, NotWholeI64};
+use crate::wire::json_value::{JsonValue, Members};
 use crate::wire::status_dto::status_dto;
 
 /// A pet as the API returns it: `{"id", "name", "categoryId", "status"}`, and its details
@@ -95,16 +95,16 @@ pub(crate) const NEW_PET_FIELDS: [&str; 3] = [NAME, CATEGORY_ID, STATUS];
 
 /// The body of `createPet`, parsed as JSON but not yet validated.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct NewPetDto {
-    fields: Map<String, Value>,
+pub(crate) struct NewPetDto<'a> {
+    fields: Members<'a>,
 }
 
-impl NewPetDto {
+impl<'a> NewPetDto<'a> {
     /// Parses the raw body. Only the JSON itself is checked here: it must be one object with
     /// no field given twice (`{"name":"a","name":"b"}` is ambiguous, so it is refused rather
     /// than silently keeping the last one).
-    pub(crate) fn from_json(body: &[u8]) -> Result<Self, ApiError> {
-        json_object(body).map(|fields| Self { fields })
+    pub(crate) fn from_json(body: &'a [u8]) -> Result<Self, ApiError> {
+        json_members(body).map(|fields| Self { fields })
     }
 
     /// The domain's `NewPet`, or a 400 `validation_failed` naming every offending field.
@@ -114,7 +114,6 @@ impl NewPetDto {
         let mut unknown: Vec<&str> = self
             .fields
             .keys()
-            .map(String::as_str)
             .filter(|key| !NEW_PET_FIELDS.contains(key) && !DETAIL_FIELDS.contains(key))
             .collect();
         if !unknown.is_empty() {
@@ -137,8 +136,8 @@ impl NewPetDto {
 
         let name = match self.fields.get(NAME) {
             None => Err("`name` is required".to_owned()),
-            Some(Value::String(raw)) => {
-                PetName::parse(raw.as_str()).map_err(|e| format!("`name` {e}"))
+            Some(JsonValue::String(raw)) => {
+                PetName::parse(raw.as_ref()).map_err(|e| format!("`name` {e}"))
             }
             Some(_) => Err("`name` must be a string".to_owned()),
         };
@@ -150,8 +149,8 @@ impl NewPetDto {
 
         // Absent and `null` both mean "use the default".
         let status = match self.fields.get(STATUS) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(raw)) => PetStatus::parse(raw)
+            None | Some(JsonValue::Null) => Ok(None),
+            Some(JsonValue::String(raw)) => PetStatus::parse(raw)
                 .map(Some)
                 .map_err(|e| format!("`status` {e}")),
             Some(_) => Err(format!("`status` {}", petstore_domain::PetStatusError)),
@@ -175,7 +174,7 @@ impl NewPetDto {
 
 /// The `NewPet` schema: the body `createPet` parses, stated from the same field list and
 /// domain rules that `try_into_domain` applies.
-impl utoipa::PartialSchema for NewPetDto {
+impl utoipa::PartialSchema for NewPetDto<'_> {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::openapi::schema::{
             AdditionalProperties, ObjectBuilder, OneOfBuilder, Ref, Type,
@@ -269,7 +268,7 @@ impl utoipa::PartialSchema for NewPetDto {
     }
 }
 
-impl ToSchema for NewPetDto {
+impl ToSchema for NewPetDto<'_> {
     fn name() -> std::borrow::Cow<'static, str> {
         std::borrow::Cow::Borrowed("NewPet")
     }
@@ -290,9 +289,9 @@ impl ToSchema for NewPetDto {
 /// `categoryId` as JSON Schema's `integer` allows it: any JSON number whose value is whole
 /// (`3`, `3.0`, `1e3`), from 1 to 2^63-1. The message says what is wrong: not a number, a
 /// fraction, or out of range.
-pub(super) fn json_category_id(value: &Value) -> Result<CategoryId, String> {
+pub(super) fn json_category_id(value: &JsonValue<'_>) -> Result<CategoryId, String> {
     let range = || format!("from {} to {}", CategoryId::MIN, CategoryId::MAX);
-    let Value::Number(number) = value else {
+    let JsonValue::Number(number) = value else {
         return Err(format!("`categoryId` must be an integer {}", range()));
     };
     let out_of_range = || format!("`categoryId` must be {} (got {number})", range());

@@ -5,7 +5,6 @@
 use petstore_domain::{
     CategoryId, Patch, PetChange, PetChangeFields, PetName, PetStatus, PetStatusError,
 };
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::details::{
@@ -15,32 +14,33 @@ use super::details::{
 use super::dto::{json_category_id, PetStatusDto, NEW_PET_FIELDS};
 use super::fields;
 use crate::error::ApiError;
-use crate::wire::json::json_object;
+use crate::wire::json::json_members;
+use crate::wire::json_value::{JsonValue, Members};
 
 /// The body of `updatePet`, parsed as JSON but not yet validated.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PetPatchDto {
-    fields: Map<String, Value>,
+pub(crate) struct PetPatchDto<'a> {
+    fields: Members<'a>,
 }
 
 /// What a member of the patch does to its field: left alone when absent, cleared when `null`,
 /// else set to what `parse` makes of it.
-fn patch_of<T>(
-    member: Option<&Value>,
-    parse: impl FnOnce(&Value) -> Result<T, String>,
+fn patch_of<'a, T>(
+    member: Option<&JsonValue<'a>>,
+    parse: impl FnOnce(&JsonValue<'a>) -> Result<T, String>,
 ) -> Result<Patch<T>, String> {
     match member {
         None => Ok(Patch::Keep),
-        Some(Value::Null) => Ok(Patch::Clear),
+        Some(JsonValue::Null) => Ok(Patch::Clear),
         Some(value) => parse(value).map(Patch::Set),
     }
 }
 
-impl PetPatchDto {
+impl<'a> PetPatchDto<'a> {
     /// Parses the raw body: one JSON object, no member given twice. A merge patch that is not an
     /// object would replace the whole pet (RFC 7396), which no pet can be.
-    pub(crate) fn from_json(body: &[u8]) -> Result<Self, ApiError> {
-        json_object(body).map(|fields| Self { fields })
+    pub(crate) fn from_json(body: &'a [u8]) -> Result<Self, ApiError> {
+        json_members(body).map(|fields| Self { fields })
     }
 
     /// The domain's `PetChange`, or a 400 `validation_failed` naming every offending member.
@@ -53,7 +53,6 @@ impl PetPatchDto {
         let mut unknown: Vec<&str> = self
             .fields
             .keys()
-            .map(String::as_str)
             .filter(|key| {
                 *key != "id" && !NEW_PET_FIELDS.contains(key) && !DETAIL_FIELDS.contains(key)
             })
@@ -73,13 +72,15 @@ impl PetPatchDto {
             ));
         }
         let name = patch_of(self.fields.get(name_field), |value| match value {
-            Value::String(raw) => PetName::parse(raw.as_str()).map_err(|e| format!("`name` {e}")),
+            JsonValue::String(raw) => {
+                PetName::parse(raw.as_ref()).map_err(|e| format!("`name` {e}"))
+            }
             _ => Err("`name` must be a string".to_owned()),
         });
         let category_id: Result<Patch<CategoryId>, String> =
             patch_of(self.fields.get(category_field), json_category_id);
         let status = patch_of(self.fields.get(status_field), |value| match value {
-            Value::String(raw) => PetStatus::parse(raw).map_err(|e| format!("`status` {e}")),
+            JsonValue::String(raw) => PetStatus::parse(raw).map_err(|e| format!("`status` {e}")),
             _ => Err(format!("`status` {PetStatusError}")),
         });
         let price = patch_of(self.fields.get(PRICE), parse_price);
@@ -136,7 +137,7 @@ impl PetPatchDto {
 }
 
 /// The `PetPatch` schema: what `try_into_domain` accepts, from the same field list.
-impl utoipa::PartialSchema for PetPatchDto {
+impl utoipa::PartialSchema for PetPatchDto<'_> {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::openapi::schema::{
             AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Ref, Type,
@@ -195,7 +196,7 @@ impl utoipa::PartialSchema for PetPatchDto {
     }
 }
 
-impl ToSchema for PetPatchDto {
+impl ToSchema for PetPatchDto<'_> {
     fn name() -> std::borrow::Cow<'static, str> {
         std::borrow::Cow::Borrowed("PetPatch")
     }

@@ -1,12 +1,16 @@
 //! What every JSON request body goes through before a resource reads its fields: one object,
 //! no member given twice, and whole numbers however JSON spells them.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+use super::json_value::{BorrowedStr, JsonValue, Members};
 use crate::error::ApiError;
 
 /// Why a JSON number is not a whole int64.
@@ -43,12 +47,34 @@ pub(crate) fn whole_i64(number: &serde_json::Number) -> Result<i64, NotWholeI64>
 /// ambiguous, so it is refused rather than silently keeping the last one). One pass: the
 /// members are collected and checked for repeats as they are read.
 pub(crate) fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
+    object_members::<Value>(body).map(|members| {
+        members
+            .into_iter()
+            .map(|(name, value)| (name.into_owned(), value))
+            .collect()
+    })
+}
+
+/// [`json_object`]'s members as [`JsonValue`]s, which borrow their strings from `body`: for a
+/// body whose members are turned into domain values at once.
+pub(crate) fn json_members(body: &[u8]) -> Result<Members<'_>, ApiError> {
+    object_members::<JsonValue<'_>>(body).map(Members)
+}
+
+/// A member name and its value, as [`object_members`] collects them.
+type Member<'de, V> = (Cow<'de, str>, V);
+
+/// The members of the object `body` holds, in order, each value read as a `V`; or the 400 that
+/// says why the body is not one object with each member given once.
+fn object_members<'de, V: Deserialize<'de>>(
+    body: &'de [u8],
+) -> Result<Vec<Member<'de, V>>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::malformed_json(
             "request body is empty; expected a JSON object",
         ));
     }
-    let parsed: Body = serde_json::from_slice(body).map_err(|err| {
+    let parsed: Body<'de, V> = serde_json::from_slice(body).map_err(|err| {
         ApiError::malformed_json(format!("request body is not valid JSON: {err}"))
     })?;
     match parsed {
@@ -71,70 +97,89 @@ pub(crate) fn json_object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
 
 /// A whole request body as JSON: an object with the first member name given twice, if any,
 /// or any other JSON value, read through to its end (so its syntax is checked) and dropped.
-enum Body {
+enum Body<'de, V> {
     Object {
-        fields: Map<String, Value>,
+        fields: Vec<Member<'de, V>>,
         repeated: Option<String>,
     },
     NotAnObject,
 }
 
-impl<'de> Deserialize<'de> for Body {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct BodyVisitor;
+/// Members up to this many are checked for a repeat by reading the ones before; past it, by a
+/// set of the names, so a body of many members costs no more than a set's lookups.
+const NAMES_READ_THROUGH: usize = 16;
 
-        impl<'de> Visitor<'de> for BodyVisitor {
-            type Value = Body;
+/// Whether `name` is among `fields`' names, with `names` the set of them once there are many.
+fn given_before<'de, V>(
+    fields: &[Member<'de, V>],
+    names: &mut Option<HashSet<Cow<'de, str>>>,
+    name: &Cow<'de, str>,
+) -> bool {
+    if fields.len() < NAMES_READ_THROUGH {
+        return fields.iter().any(|(given, _)| given == name);
+    }
+    let names =
+        names.get_or_insert_with(|| fields.iter().map(|(given, _)| given.clone()).collect());
+    !names.insert(name.clone())
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Body<'de, V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BodyVisitor<V>(PhantomData<V>);
+
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for BodyVisitor<V> {
+            type Value = Body<'de, V>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON value")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
-                let mut fields = Map::new();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields = Vec::new();
+                let mut names = None;
                 let mut repeated = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    let value: Value = map.next_value()?;
-                    if repeated.is_none() && fields.contains_key(&key) {
-                        repeated = Some(key);
+                while let Some(BorrowedStr(key)) = map.next_key()? {
+                    let value: V = map.next_value()?;
+                    if repeated.is_none() && given_before(&fields, &mut names, &key) {
+                        repeated = Some(key.into_owned());
                     } else {
-                        fields.insert(key, value);
+                        fields.push((key, value));
                     }
                 }
                 Ok(Body::Object { fields, repeated })
             }
 
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Body::NotAnObject)
             }
 
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Body, E> {
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
                 Ok(Body::NotAnObject)
             }
 
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Body, E> {
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
                 Ok(Body::NotAnObject)
             }
 
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Body, E> {
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
                 Ok(Body::NotAnObject)
             }
 
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Body, E> {
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
                 Ok(Body::NotAnObject)
             }
 
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Body, E> {
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
                 Ok(Body::NotAnObject)
             }
 
-            fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(Body::NotAnObject)
             }
         }
 
-        deserializer.deserialize_any(BodyVisitor)
+        deserializer.deserialize_any(BodyVisitor(PhantomData))
     }
 }
 
@@ -174,6 +219,44 @@ mod tests {
     fn names_the_first_member_given_twice() {
         let message = refusal(r#"{"a": 1, "b": 2, "b": 3, "a": 4}"#);
         assert_eq!(message, "field `b` is given more than once");
+    }
+
+    #[test]
+    fn names_the_first_repeat_in_an_object_of_many_members() {
+        let mut members: Vec<String> = (0..100).map(|n| format!("\"m{n}\": {n}")).collect();
+        members.insert(60, "\"m20\": 0".to_owned());
+        members.push("\"m5\": 0".to_owned());
+        let body = format!("{{{}}}", members.join(", "));
+        assert_eq!(refusal(&body), "field `m20` is given more than once");
+        members.remove(60);
+        members.pop();
+        let body = format!("{{{}}}", members.join(", "));
+        assert_eq!(json_object(body.as_bytes()).unwrap().len(), 100);
+    }
+
+    #[test]
+    fn members_borrow_from_the_body_and_keep_its_order() {
+        let members = json_members(br#"{"name": "Rex", "tags": ["a", "b"], "n": 1}"#).unwrap();
+        assert_eq!(members.keys().collect::<Vec<_>>(), ["name", "tags", "n"]);
+        assert!(matches!(
+            members.get("name"),
+            Some(JsonValue::String(Cow::Borrowed("Rex")))
+        ));
+        assert_eq!(
+            refusal_of_members(r#"{"a": 1, "a": 2}"#),
+            "field `a` is given more than once"
+        );
+        assert_eq!(
+            refusal_of_members("[]"),
+            "request body must be a JSON object"
+        );
+    }
+
+    fn refusal_of_members(body: &str) -> String {
+        json_members(body.as_bytes())
+            .unwrap_err()
+            .message()
+            .to_owned()
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub(crate) mod error_body;
 pub(crate) mod etag;
 pub(crate) mod json;
 pub(crate) mod json_out;
+pub(crate) mod json_value;
 pub(crate) mod price;
 pub(crate) mod query;
 pub(crate) mod status_dto;
