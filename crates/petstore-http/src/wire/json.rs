@@ -109,18 +109,19 @@ enum Body<'de, V> {
 /// set of the names, so a body of many members costs no more than a set's lookups.
 const NAMES_READ_THROUGH: usize = 16;
 
-/// Whether `name` is among `fields`' names, with `names` the set of them once there are many.
+/// Whether `name` is among `fields`' names, with `names` the set of them once there are many
+/// (made here from `fields` the first time; the caller adds each name it keeps after that).
 fn given_before<'de, V>(
     fields: &[Member<'de, V>],
     names: &mut Option<HashSet<Cow<'de, str>>>,
-    name: &Cow<'de, str>,
+    name: &str,
 ) -> bool {
     if fields.len() < NAMES_READ_THROUGH {
         return fields.iter().any(|(given, _)| given == name);
     }
-    let names =
-        names.get_or_insert_with(|| fields.iter().map(|(given, _)| given.clone()).collect());
-    !names.insert(name.clone())
+    names
+        .get_or_insert_with(|| fields.iter().map(|(given, _)| given.clone()).collect())
+        .contains(name)
 }
 
 impl<'de, V: Deserialize<'de>> Deserialize<'de> for Body<'de, V> {
@@ -143,6 +144,9 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Body<'de, V> {
                     if repeated.is_none() && given_before(&fields, &mut names, &key) {
                         repeated = Some(key.into_owned());
                     } else {
+                        if let Some(names) = names.as_mut() {
+                            names.insert(key.clone());
+                        }
                         fields.push((key, value));
                     }
                 }
