@@ -74,7 +74,14 @@ fn object_members<'de, V: Deserialize<'de>>(
             "request body is empty; expected a JSON object",
         ));
     }
-    let parsed: Body<'de, V> = serde_json::from_slice(body).map_err(|err| {
+    // Read from bytes, serde_json checks each string is UTF-8 with a call of its own; a body
+    // checked whole in one scan is read as text, which it does not check again. A body that is
+    // not UTF-8 is read as bytes, so its refusal says where, as serde_json words it.
+    let parsed: Result<Body<'de, V>, _> = match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    };
+    let parsed = parsed.map_err(|err| {
         ApiError::malformed_json(format!("request body is not valid JSON: {err}"))
     })?;
     match parsed {
@@ -217,6 +224,23 @@ mod tests {
         let message = refusal("[1, 2");
         assert!(message.contains("not valid JSON"), "{message}");
         assert_eq!(refusal("[1, 2]"), "request body must be a JSON object");
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_refused_saying_where() {
+        let message = json_members(b"{\"name\": \"R\xffx\"}")
+            .unwrap_err()
+            .message()
+            .to_owned();
+        assert_eq!(
+            message,
+            "request body is not valid JSON: invalid unicode code point at line 1 column 13"
+        );
+        let members = json_members("{\"name\": \"Rüx\"}".as_bytes()).unwrap();
+        assert_eq!(
+            members.get("name"),
+            Some(&JsonValue::String(Cow::Borrowed("Rüx")))
+        );
     }
 
     #[test]

@@ -34,11 +34,7 @@ impl IdempotencyStore for InMemoryIdempotencyStore {
         owner: &KeyId,
         key: &IdempotencyKey,
     ) -> Result<Option<IdempotencyRecord>, RepositoryError> {
-        Ok(self
-            .state()
-            .records
-            .get(&(owner.clone(), key.clone()))
-            .cloned())
+        Ok(self.state().records.get(owner, key).cloned())
     }
 
     async fn insert(
@@ -50,17 +46,6 @@ impl IdempotencyStore for InMemoryIdempotencyStore {
     }
 
     async fn purge(&self, cutoff: i64, max: usize) -> Result<usize, RepositoryError> {
-        let mut state = self.state();
-        let expired: Vec<_> = state
-            .records
-            .iter()
-            .filter(|(_, record)| record.stored_at < cutoff)
-            .map(|(slot, _)| slot.clone())
-            .take(max)
-            .collect();
-        for slot in &expired {
-            state.records.remove(slot);
-        }
-        Ok(expired.len())
+        Ok(self.state().records.purge(cutoff, max))
     }
 }

@@ -12,6 +12,7 @@ mod inventory;
 mod keys;
 mod orders;
 mod pets;
+mod records;
 mod webhooks;
 
 use std::collections::BTreeMap;
@@ -42,7 +43,7 @@ struct State {
     /// Every change's event, written under the same lock as the change.
     events: events::EventLog,
     /// Idempotency records, stored under the same lock as the writes they answer.
-    records: BTreeMap<(KeyId, IdempotencyKey), IdempotencyRecord>,
+    records: records::Records,
     /// Webhook endpoints, their deliveries and the fan-out position.
     webhooks: webhooks::Webhooks,
 }
@@ -56,7 +57,7 @@ impl State {
         expired_before: i64,
     ) -> Option<&IdempotencyRecord> {
         self.records
-            .get(&(owner.clone(), key.clone()))
+            .get(owner, key)
             .filter(|record| record.stored_at >= expired_before)
     }
 
@@ -70,8 +71,7 @@ impl State {
         if let Some(earlier) = self.live_record(&record.owner, &record.key, expired_before) {
             return Some(earlier.clone());
         }
-        self.records
-            .insert((record.owner.clone(), record.key.clone()), record);
+        self.records.insert(record);
         None
     }
 
@@ -92,7 +92,8 @@ impl State {
         let result = write(self)?;
         let record = plan.record_for(&result);
         let response = record.response.clone();
-        self.insert_record_if_absent(record, plan.expired_before);
+        // No record for the key was live above, and the lock has been held since.
+        self.records.insert(record);
         Ok(Written::Done(result, Some(response)))
     }
 }
