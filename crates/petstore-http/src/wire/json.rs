@@ -234,7 +234,7 @@ mod tests {
             .to_owned();
         assert_eq!(
             message,
-            "request body is not valid JSON: invalid unicode code point at line 1 column 13"
+            "request body is not valid JSON: invalid unicode code point at line 1 column 12"
         );
         let members = json_members("{\"name\": \"Rüx\"}".as_bytes()).unwrap();
         assert_eq!(

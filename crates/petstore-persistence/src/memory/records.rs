@@ -1,78 +1,81 @@
 //! `Records`: the memory store's idempotency records, found by their owner and key, and also
-//! kept in the order they were stored, so that a purge reads only the records it removes. A
-//! purge that looked through every record held the store's one lock, which every request
-//! takes, for as long as millions of records took to read, once a minute.
+//! ordered by when they were stored, so that a purge reads only the records it removes. A purge
+//! that looked through every record held the store's one lock, which every request takes, for
+//! as long as millions of records took to read, once a minute.
 
 use std::collections::BTreeMap;
 
 use petstore_application::IdempotencyRecord;
 use petstore_domain::{IdempotencyKey, KeyId};
 
-use super::chunked_log::ChunkedLog;
-
 #[derive(Debug, Default)]
 pub(super) struct Records {
     /// Each owner's records by key: a lookup borrows the owner and the key, where one map keyed
     /// by the pair needed both copied to look. Boxed, so that a B-tree node moving its entries
     /// aside for a new one moves pointers, not whole records with their digests.
-    by_owner: BTreeMap<KeyId, BTreeMap<IdempotencyKey, Box<IdempotencyRecord>>>,
-    /// When each record was stored, and its slot, in the order they were stored. A record that
-    /// replaced an expired one leaves the older entry behind, which the purge skips.
-    stored: ChunkedLog<(i64, KeyId, IdempotencyKey)>,
+    by_owner: BTreeMap<KeyId, BTreeMap<IdempotencyKey, Box<Stored>>>,
+    /// Every record's slot, by when it was stored and then by the order records were stored
+    /// in (so records of the same second each have their own entry). Requests stamp their
+    /// records before they take the store's lock, so the order stored alone could put an older
+    /// record behind a newer one.
+    by_age: BTreeMap<Age, (KeyId, IdempotencyKey)>,
+    stored: u64,
+}
+
+/// When a record was stored (seconds since the epoch), and how many were stored before it.
+type Age = (i64, u64);
+
+#[derive(Debug)]
+struct Stored {
+    record: IdempotencyRecord,
+    age: Age,
 }
 
 impl Records {
     pub(super) fn get(&self, owner: &KeyId, key: &IdempotencyKey) -> Option<&IdempotencyRecord> {
-        self.by_owner.get(owner)?.get(key).map(|record| &**record)
+        let stored = self.by_owner.get(owner)?.get(key)?;
+        Some(&stored.record)
     }
 
     /// Stores `record`, replacing any record of its owner's key.
     pub(super) fn insert(&mut self, record: IdempotencyRecord) {
-        self.stored
-            .push_back((record.stored_at, record.owner.clone(), record.key.clone()));
-        let record = Box::new(record);
-        match self.by_owner.get_mut(&record.owner) {
-            Some(keys) => {
-                keys.insert(record.key.clone(), record);
-            }
+        let age = (record.stored_at, self.stored);
+        self.stored += 1;
+        self.by_age
+            .insert(age, (record.owner.clone(), record.key.clone()));
+        let key = record.key.clone();
+        let stored = Box::new(Stored { record, age });
+        let replaced = match self.by_owner.get_mut(&stored.record.owner) {
+            Some(keys) => keys.insert(key, stored),
             None => {
-                let owner = record.owner.clone();
-                let keys = BTreeMap::from([(record.key.clone(), record)]);
-                self.by_owner.insert(owner, keys);
+                let owner = stored.record.owner.clone();
+                self.by_owner.insert(owner, BTreeMap::from([(key, stored)]));
+                None
             }
+        };
+        if let Some(replaced) = replaced {
+            self.by_age.remove(&replaced.age);
         }
     }
 
     /// Removes up to `max` records stored before `cutoff`, oldest first, and says how many.
-    ///
-    /// Requests stamp their records before they take the store's lock, so the stored order can
-    /// put a record a second older behind a newer one (or many behind, after the clock is set
-    /// back); the purge stops at the first record still live, and the next round takes the
-    /// ones behind it.
     pub(super) fn purge(&mut self, cutoff: i64, max: usize) -> usize {
         let mut removed = 0;
         while removed < max {
-            match self.stored.front() {
-                Some((stored_at, _, _)) if *stored_at < cutoff => {}
-                _ => break,
-            }
-            let Some((_, owner, key)) = self.stored.pop_front() else {
+            let Some(oldest) = self.by_age.first_entry() else {
                 break;
             };
-            let Some(keys) = self.by_owner.get_mut(&owner) else {
-                continue;
-            };
-            // The record in the slot now may be a later one that replaced this entry's.
-            if keys
-                .get(&key)
-                .is_some_and(|record| record.stored_at < cutoff)
-            {
+            if oldest.key().0 >= cutoff {
+                break;
+            }
+            let (owner, key) = oldest.remove();
+            if let Some(keys) = self.by_owner.get_mut(&owner) {
                 keys.remove(&key);
-                removed += 1;
                 if keys.is_empty() {
                     self.by_owner.remove(&owner);
                 }
             }
+            removed += 1;
         }
         removed
     }
@@ -140,16 +143,17 @@ mod tests {
     }
 
     #[test]
-    fn a_record_that_replaced_an_expired_one_outlives_the_old_entry() {
+    fn a_record_that_replaced_an_expired_one_is_purged_at_its_own_age() {
         let alice = owner('a');
         let mut records = Records::default();
         records.insert(record(&alice, "k1", 10));
         records.insert(record(&alice, "k1", 50));
         assert_eq!(
-            records.purge(20, 10),
-            0,
-            "the old entry's record is gone already"
+            records.by_age.len(),
+            1,
+            "the replaced record's age is dropped"
         );
+        assert_eq!(records.purge(20, 10), 0);
         assert_eq!(stored_at(&records, &alice, "k1"), Some(50));
         assert_eq!(records.purge(60, 10), 1);
         assert_eq!(stored_at(&records, &alice, "k1"), None);
@@ -160,13 +164,13 @@ mod tests {
     }
 
     #[test]
-    fn a_live_record_ahead_holds_back_older_ones_until_it_expires() {
+    fn a_record_stored_after_a_newer_one_is_purged_by_its_own_age() {
         let alice = owner('a');
         let mut records = Records::default();
         records.insert(record(&alice, "k1", 30));
         records.insert(record(&alice, "k2", 10));
-        assert_eq!(records.purge(20, 10), 0);
-        assert_eq!(stored_at(&records, &alice, "k2"), Some(10));
-        assert_eq!(records.purge(40, 10), 2);
+        assert_eq!(records.purge(20, 10), 1);
+        assert_eq!(stored_at(&records, &alice, "k2"), None);
+        assert_eq!(stored_at(&records, &alice, "k1"), Some(30));
     }
 }
