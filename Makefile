@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench bench-paired bench-instructions openapi release image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-image check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench bench-paired bench-instructions openapi release release-pgo image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-pgo deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -39,11 +39,14 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 	@$(CARGO) run -q --bin petstore -- migrate 2>/dev/null
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
-bench: deps-build deps-test deps-bench ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md)
-	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
-	PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
+# `make bench PGO=1` measures the profile-guided build (`make release-pgo`) instead of Cargo's.
+BENCH_BINARY = $(if $(filter 1,$(PGO)),PETSTORE_BINARY=$(CURDIR)/target/pgo/petstore)
+
+bench: deps-build deps-test deps-bench $(if $(filter 1,$(PGO)),release-pgo) ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md); PGO=1 serves from the profile-guided build
+	$(BENCH_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+	$(BENCH_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
 	$(CARGO) build --release --bin petstore
-	bash tests/support/bench-search.sh
+	$(if $(filter 1,$(PGO)),PETSTORE=target/pgo/petstore) bash tests/support/bench-search.sh
 
 bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
 	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
@@ -64,6 +67,9 @@ openapi: deps-build ## Regenerate docs/openapi.json and docs/openapi-3.0.json fr
 
 release: deps-build ## Build the release binary, target/release/petstore (what the systemd unit runs)
 	$(CARGO) build --release --bin petstore
+
+release-pgo: deps-build deps-test deps-pgo ## The release binary optimised with a profile of itself under load, target/pgo/petstore (about 30 minutes)
+	CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/build-pgo.sh
 
 IMAGE ?= localhost/petstore:dev
 
@@ -86,6 +92,9 @@ deps-build: ## Install the C libraries the build links (libpq)
 
 deps-bench: ## Install wrk, the load generator of make bench, sqlite3, which seeds its search data, and valgrind
 	@bash .ci/install-deps.sh bench
+
+deps-pgo: ## Install wrk and the llvm-profdata of rustc's LLVM (make release-pgo)
+	@bash .ci/install-deps.sh pgo
 
 deps-image: ## Install podman and runc (images), haproxy (rolling restarts)
 	@bash .ci/install-deps.sh image

@@ -5,6 +5,8 @@
 #          (Debian's prometheus package) to check what /metrics exposes
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with; valgrind, whose
 #          callgrind counts instructions per request (`make bench-instructions`)
+#   pgo:   the LLVM tools of the LLVM version rustc is built on (llvm-profdata merges the profile
+#          of `make release-pgo`); Debian's package of that version
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 #   node:  Node.js and npm, for the OpenAPI linters of `make lint` and the TypeScript client of
 #          `make contract` (the machine's own when it has them)
@@ -38,6 +40,11 @@ case "${1:-}" in
     command -v sqlite3 >/dev/null || need+=(sqlite3)
     command -v valgrind >/dev/null || need+=(valgrind)
     ;;
+  pgo)
+    command -v wrk >/dev/null || need+=(wrk)
+    llvm_major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
+    command -v "llvm-profdata-$llvm_major" >/dev/null || need+=("llvm-$llvm_major")
+    ;;
   browser)
     [ -x /usr/bin/chromium ] || need+=(chromium)
     [ -x /usr/bin/chromedriver ] || need+=(chromium-driver)
@@ -58,7 +65,7 @@ case "${1:-}" in
     command -v systemd-analyze >/dev/null || need+=(systemd)
     ;;
   *)
-    echo "usage: $0 build|test|bench|browser|node|python|image" >&2
+    echo "usage: $0 build|test|bench|pgo|browser|node|python|image" >&2
     exit 2
     ;;
 esac
