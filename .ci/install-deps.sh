@@ -5,8 +5,9 @@
 #          (Debian's prometheus package) to check what /metrics exposes
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with; valgrind, whose
 #          callgrind counts instructions per request (`make bench-instructions`)
-#   pgo:   the LLVM tools of the LLVM version rustc is built on (llvm-profdata merges the profile
-#          of `make release-pgo`); Debian's package of that version
+#   pgo:   wrk and python3 for the training load of `make release-pgo`, and the LLVM tools of
+#          the LLVM version rustc is built on (llvm-profdata merges its profile); Debian's
+#          package of that version
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)
 #   node:  Node.js and npm, for the OpenAPI linters of `make lint` and the TypeScript client of
 #          `make contract` (the machine's own when it has them)
@@ -42,6 +43,9 @@ case "${1:-}" in
     ;;
   pgo)
     command -v wrk >/dev/null || need+=(wrk)
+    # tests/support/test-server.sh, which the training load starts its servers with, checks
+    # the key it hands out with python3.
+    command -v python3 >/dev/null || need+=(python3)
     llvm_major=$(rustc -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
     command -v "llvm-profdata-$llvm_major" >/dev/null || need+=("llvm-$llvm_major")
     ;;

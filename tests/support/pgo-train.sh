@@ -7,12 +7,30 @@
 # key), renames, the event feed and the inventory. Code this load never runs is laid out as
 # cold, so a backend left out here would be served slower than by a build without a profile.
 set -euo pipefail
-binary=$1
-port=${PGO_TRAIN_PORT:-18381}
+export TEST_SERVER_BIN TEST_SERVER_SCOPE=store
+TEST_SERVER_BIN=$(realpath "$1")
+cd "$(dirname "$0")/../.."
+source tests/support/test-server.sh
+export PETSTORE_KEY_SECRET PETSTORE_RATE_LIMIT=100000000/s
+PETSTORE_KEY_SECRET=$("$TEST_SERVER_BIN" keys secret)
 seconds=${PGO_TRAIN_SECONDS:-4}
 
-backends=(memory sqlite)
-[[ -n ${TEST_DATABASE_URL:-} ]] && backends+=(postgres)
+urls=(memory: "")
+database=pgo_train_$$
+psql=${TEST_PSQL:-psql}
+if [[ -n ${TEST_DATABASE_URL:-} ]]; then
+    "$psql" -q "$TEST_DATABASE_URL" -c "CREATE DATABASE $database" >/dev/null
+    urls+=("${TEST_DATABASE_URL%/*}/$database")
+fi
+finish() {
+    test_server_stop
+    local rc=$?
+    if [[ -n ${TEST_DATABASE_URL:-} ]]; then
+        "$psql" -q "$TEST_DATABASE_URL" -c "DROP DATABASE IF EXISTS $database" >/dev/null || true
+    fi
+    return $rc
+}
+trap finish EXIT
 
 pet='{"name":"Rex","categoryId":3,"status":"available"}'
 details='{"name":"Rex","categoryId":3,"status":"available","price":{"amount":"249.50","currency":"EUR"},"description":"A good dog.\\nHouse-trained, fine with cats.","photoUrls":["https://example.com/rex-1.jpg","https://example.com/rex-2.jpg"],"tags":["friendly","small dog","puppy"]}'
@@ -25,58 +43,20 @@ function request()
   wrk.headers["Idempotency-Key"] = "train-" .. thread_id .. "-" .. counter
   return wrk.format()
 end'
+post=('wrk.method = "POST"' 'wrk.headers["Content-Type"] = "application/json"')
 
-work=$(mktemp -d)
-server=
-cleanup() {
-    [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-for backend in "${backends[@]}"; do
-    dir=$work/$backend
-    mkdir -p "$dir"
-    export PETSTORE_KEY_SECRET
-    PETSTORE_KEY_SECRET=$("$binary" keys secret)
-    case $backend in
-        memory) url=memory: ;;
-        sqlite) url=sqlite://$dir/petstore.db ;;
-        postgres)
-            database=pgo_train_$$
-            "${TEST_PSQL:-psql}" -q "$TEST_DATABASE_URL" -c "CREATE DATABASE $database" >/dev/null
-            url=${TEST_DATABASE_URL%/*}/$database
-            ;;
-    esac
-    key=
-    if [[ $backend != memory ]]; then
-        "$binary" migrate --database-url "$url" >/dev/null 2>&1
-        key=$("$binary" keys issue --name train --scope store --database-url "$url" 2>/dev/null |
-            grep -o 'eyJ[A-Za-z0-9_.-]*' | head -n1)
-    fi
-    PETSTORE_DATA_DIR=$dir PETSTORE_RATE_LIMIT=100000000/s RUST_LOG=info \
-        "$binary" serve --bind "127.0.0.1:$port" --database-url "$url" \
-        >"$dir/stdout" 2>/dev/null &
-    server=$!
-    deadline=$((SECONDS + 60))
-    until curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
-        kill -0 "$server" 2>/dev/null || { echo "the $backend server exited" >&2; exit 1; }
-        ((SECONDS < deadline)) || { echo "the $backend server did not start" >&2; exit 1; }
-        sleep 0.2
-    done
-    # The memory backend's only key is the one it prints at start-up.
-    until [[ -n $key ]]; do
-        key=$(grep -o 'eyJ[A-Za-z0-9_.-]*' "$dir/stdout" | head -n1 || true)
-        ((SECONDS < deadline)) || { echo "no key from the $backend server" >&2; exit 1; }
-        [[ -n $key ]] || sleep 0.1
-    done
-    api=http://127.0.0.1:$port/v1
-    auth="Authorization: Bearer $key"
+for url in "${urls[@]}"; do
+    # An empty URL is test-server.sh's default, a SQLite file in the server's directory.
+    export TEST_SERVER_DATABASE_URL=$url
+    test_server_start pgo-train
+    backend=${DATABASE_URL%%:*}
+    api=$TEST_SERVER_ORIGIN/v1
+    auth="Authorization: Bearer $TEST_SERVER_KEY"
     for _ in $(seq 20); do
         curl -fsS -H "$auth" -H 'Content-Type: application/json' -d "$details" "$api/pets" \
-            >"$dir/pet.json"
+            >"$TEST_SERVER_DIR/pet.json"
     done
-    pet_id=$(grep -o '"id":[^,}]*' "$dir/pet.json" | head -n1 | cut -d: -f2- | tr -d '"')
+    pet_id=$(grep -o '"id":[^,}]*' "$TEST_SERVER_DIR/pet.json" | head -n1 | cut -d: -f2- | tr -d '"')
     etag=$(curl -fsS -D - -o /dev/null -H "$auth" "$api/pets/$pet_id" |
         awk -F': ' 'tolower($1) == "etag" { print $2 }' | tr -d '\r')
 
@@ -85,8 +65,8 @@ for backend in "${backends[@]}"; do
     drive() {
         local name=$1 path=$2
         shift 2
-        local script=$dir/request.lua
-        printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$key" >"$script"
+        local script=$TEST_SERVER_DIR/request.lua
+        printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$TEST_SERVER_KEY" >"$script"
         printf '%s\n' "$@" >>"$script"
         local summary
         summary=$(wrk -t2 -c64 -d"${seconds}s" -s "$script" "$api$path" |
@@ -94,7 +74,6 @@ for backend in "${backends[@]}"; do
                  END { printf "%s requests/s%s", rate, (failed ? ", " failed " not 2xx/3xx" : "") }')
         printf '  %-9s %-22s %s\n' "$backend" "$name" "$summary"
     }
-    post=('wrk.method = "POST"' 'wrk.headers["Content-Type"] = "application/json"')
     drive getPet "/pets/$pet_id"
     drive "getPet 304" "/pets/$pet_id" "wrk.headers[\"If-None-Match\"] = '$etag'"
     drive listPets "/pets?limit=20"
@@ -108,7 +87,5 @@ for backend in "${backends[@]}"; do
         "wrk.body = '{\"name\":\"Max\"}'"
     drive events "/events?limit=20"
     drive inventory /store/inventory
-    kill "$server"
-    wait "$server" 2>/dev/null || true
-    server=
+    test_server_stop
 done

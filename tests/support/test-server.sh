@@ -6,7 +6,8 @@
 #   test_server_start NAME         # sets TEST_SERVER_ORIGIN (http://127.0.0.1:PORT) and TEST_SERVER_KEY
 #
 # The key is a `write` key unless TEST_SERVER_SCOPE says otherwise (`store` for a suite that
-# approves and delivers orders).
+# approves and delivers orders). On the memory backend no other process can issue one: the key
+# is the `store` key the server prints at start-up.
 #
 # DATABASE_URL defaults to a SQLite file in the throwaway directory: the default backend is the
 # one users run. Set TEST_SERVER_DATABASE_URL (e.g. memory:) to change it, and TEST_SERVER_BIN to
@@ -56,8 +57,17 @@ test_server_start() {
         return 1
     fi
     TEST_SERVER_ORIGIN="http://$addr"
-    TEST_SERVER_KEY=$("$bin" keys issue --name "$name" --scope "${TEST_SERVER_SCOPE:-write}" \
-        2>"$TEST_SERVER_DIR/keys.log")
+    if [[ $DATABASE_URL == memory:* ]]; then
+        TEST_SERVER_KEY=
+        for i in $(seq 1 100); do
+            TEST_SERVER_KEY=$(sed -n 's/^.*"api_key":"\([^"]*\)".*/\1/p' "$TEST_SERVER_DIR/stdout")
+            [[ -n $TEST_SERVER_KEY ]] && break
+            sleep 0.1
+        done
+    else
+        TEST_SERVER_KEY=$("$bin" keys issue --name "$name" --scope "${TEST_SERVER_SCOPE:-write}" \
+            2>"$TEST_SERVER_DIR/keys.log")
+    fi
     # A key issued by another process works on its first request (the server looks a signed key
     # it does not know up in the registry): checked once, so that a key that does not work fails
     # here rather than as every request of the suite.
