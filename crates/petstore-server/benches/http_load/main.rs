@@ -10,6 +10,8 @@
 //! compared in one paired run instead (`paired.rs`, `make bench-paired`).
 
 mod ceiling;
+#[path = "../shared/docs_blocks.rs"]
+mod docs_blocks;
 mod paired;
 mod publish;
 mod report;
@@ -384,10 +386,12 @@ fn main() {
     print!("{}", report.targets());
     let beside = format!("{}{compression}", report::flood(&alone, &beside, &flood));
     print!("{beside}");
-    let picture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/benchmarks.svg");
-    match report.draw(std::path::Path::new(picture)) {
-        Ok(()) => println!("\npicture: docs/benchmarks.svg"),
-        Err(error) => eprintln!("could not draw {picture}: {error}"),
+    if !docs_blocks::measures_another_build() {
+        let picture = docs_blocks::repository_file("docs/benchmarks.svg");
+        match report.draw(&picture) {
+            Ok(()) => println!("\npicture: docs/benchmarks.svg"),
+            Err(error) => eprintln!("could not draw {}: {error}", picture.display()),
+        }
     }
     publish::publish(&report, &beside);
 }

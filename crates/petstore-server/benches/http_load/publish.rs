@@ -1,11 +1,13 @@
 //! Writes a `make bench` run's figures where the project quotes them: the table and the
 //! targets in `docs/benchmarks.md` ("Current figures", "Targets at 64 connections") and the
 //! speed paragraph of `README.md`, each between its markers, so the figures have one source.
-//! A run without PostgreSQL leaves the README as it is (it quotes every backend).
-
-use std::path::Path;
+//! A run without PostgreSQL leaves the README as it is (it quotes every backend). A run of
+//! another build (`make bench PGO=1`) writes only its own table and targets, under
+//! "Profile-guided builds".
 
 use petstore_test_support::Backend;
+
+use crate::docs_blocks::{measures_another_build, repository_file, rewrite};
 
 use crate::report::{Report, Subject, TARGET_CONNECTIONS};
 use crate::Operation;
@@ -17,42 +19,8 @@ const TARGETS: (&str, &str) = (
     "<!-- /make bench: targets -->",
 );
 const SPEED: (&str, &str) = ("<!-- make bench: speed -->", "<!-- /make bench: speed -->");
-
-/// Replaces what lies between `markers` in `text` with `block`; `None` without both markers.
-fn replaced(text: &str, (start, end): (&str, &str), block: &str) -> Option<String> {
-    let from = text.find(start)? + start.len();
-    let to = from + text[from..].find(end)?;
-    Some(format!(
-        "{}\n{}\n{}",
-        &text[..from],
-        block.trim_matches('\n'),
-        &text[to..]
-    ))
-}
-
-/// Rewrites `path` with each `(markers, block)` in place, or says why it did not.
-fn rewrite(path: &Path, blocks: &[((&str, &str), String)]) {
-    let Ok(mut text) = std::fs::read_to_string(path) else {
-        eprintln!("could not read {}", path.display());
-        return;
-    };
-    for (markers, block) in blocks {
-        match replaced(&text, *markers, block) {
-            Some(new) => text = new,
-            None => {
-                eprintln!(
-                    "{} has no {} markers: left as it is",
-                    path.display(),
-                    markers.0
-                );
-                return;
-            }
-        }
-    }
-    if let Err(error) = std::fs::write(path, text) {
-        eprintln!("could not write {}: {error}", path.display());
-    }
-}
+/// The table and the targets of a run of the profile-guided build, in one block.
+const PROFILE_GUIDED: (&str, &str) = ("<!-- make bench PGO=1 -->", "<!-- /make bench PGO=1 -->");
 
 /// Thousands of requests a second, rounded to the thousand: `67,000`.
 fn thousands(per_second: f64) -> String {
@@ -100,18 +68,29 @@ fn speed(report: &Report) -> Option<String> {
 }
 
 /// Writes `report` (and `beside`, the flood's and compression's lines) into
-/// `docs/benchmarks.md` and, with every backend measured, `README.md`.
+/// `docs/benchmarks.md` and, with every backend measured, `README.md`; a run of another build,
+/// into its own block only.
 pub fn publish(report: &Report, beside: &str) {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let benchmarks = repository_file("docs/benchmarks.md");
+    if measures_another_build() {
+        let block = format!(
+            "{}\n```text{}{}```",
+            report.table(),
+            report.targets(),
+            beside
+        );
+        rewrite(&benchmarks, &[(PROFILE_GUIDED, block)]);
+        return;
+    }
     rewrite(
-        &root.join("docs/benchmarks.md"),
+        &benchmarks,
         &[
             (TABLE, report.table()),
             (TARGETS, format!("```text{}{}```", report.targets(), beside)),
         ],
     );
     match speed(report) {
-        Some(paragraph) => rewrite(&root.join("README.md"), &[(SPEED, paragraph)]),
+        Some(paragraph) => rewrite(&repository_file("README.md"), &[(SPEED, paragraph)]),
         None => eprintln!("not every backend measured: README.md left as it is"),
     }
 }

@@ -16,6 +16,8 @@
 #[path = "../http_load/wrk.rs"]
 mod wrk;
 
+#[path = "../shared/docs_blocks.rs"]
+mod docs_blocks;
 mod publish;
 mod report;
 
