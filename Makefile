@@ -73,8 +73,8 @@ release-pgo: deps-build deps-test deps-pgo ## The release binary optimised with 
 
 IMAGE ?= localhost/petstore:dev
 
-image: deps-build deps-image ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev)
-	IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
+image: deps-build deps-image $(if $(filter 1,$(PGO)),release-pgo) ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev); PGO=1 puts the profile-guided build in it
+	$(if $(filter 1,$(PGO)),IMAGE_BINARY=$(CURDIR)/target/pgo/petstore) IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
 
 image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQL, read-only root, the README through its port, SIGTERM
 	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image -- --nocapture

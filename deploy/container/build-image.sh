@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make image`: the release binary (profile `image`: stripped) and what it needs, staged into
 # target/image-context and built FROM scratch with podman, pulling nothing. Prints the image's
-# name and size. IMAGE names it (default localhost/petstore:<version>).
+# name and size. IMAGE names it (default localhost/petstore:<version>). IMAGE_BINARY takes an
+# already built binary instead, stripped here as the `image` profile strips its own: `make image
+# PGO=1` gives the profile-guided one (target/pgo/petstore).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CONTAINERS_CONF="$PWD/deploy/container/containers.conf"
@@ -15,8 +17,14 @@ if ! git diff --quiet HEAD 2>/dev/null; then
 fi
 source_url=${IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || echo unknown)}
 
-"$CARGO" build --profile image --bin petstore
-binary=target/image/petstore
+if [[ -n ${IMAGE_BINARY:-} ]]; then
+    binary=target/image-binary/petstore
+    mkdir -p "${binary%/*}"
+    strip --strip-all -o "$binary" "$IMAGE_BINARY"
+else
+    "$CARGO" build --profile image --bin petstore
+    binary=target/image/petstore
+fi
 
 context=target/image-context
 rm -rf "$context"
