@@ -39,14 +39,17 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 	@$(CARGO) run -q --bin petstore -- migrate 2>/dev/null
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
-# `make bench PGO=1` measures the profile-guided build (`make release-pgo`) instead of Cargo's.
-BENCH_BINARY = $(if $(filter 1,$(PGO)),PETSTORE_BINARY=$(CURDIR)/target/pgo/petstore)
+# With PGO=1, `make bench` measures and `make image` ships the profile-guided build
+# (`make release-pgo`) instead of Cargo's; the benchmarks take it as PETSTORE_BINARY.
+PGO_BINARY = $(if $(filter 1,$(PGO)),$(CURDIR)/target/pgo/petstore)
+PGO_BUILD = $(if $(PGO_BINARY),release-pgo)
+BENCH_BINARY = $(if $(PGO_BINARY),PETSTORE_BINARY=$(PGO_BINARY))
 
-bench: deps-build deps-test deps-bench $(if $(filter 1,$(PGO)),release-pgo) ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md); PGO=1 serves from the profile-guided build
+bench: deps-build deps-test deps-bench $(PGO_BUILD) ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md); PGO=1 serves from the profile-guided build
 	$(BENCH_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
 	$(BENCH_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
-	$(CARGO) build --release --bin petstore
-	$(if $(filter 1,$(PGO)),PETSTORE=target/pgo/petstore) bash tests/support/bench-search.sh
+	$(if $(PGO_BINARY),,$(CARGO) build --release --bin petstore)
+	$(BENCH_BINARY) bash tests/support/bench-search.sh
 
 bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
 	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
@@ -73,8 +76,8 @@ release-pgo: deps-build deps-test deps-pgo ## The release binary optimised with 
 
 IMAGE ?= localhost/petstore:dev
 
-image: deps-build deps-image $(if $(filter 1,$(PGO)),release-pgo) ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev); PGO=1 puts the profile-guided build in it
-	$(if $(filter 1,$(PGO)),IMAGE_BINARY=$(CURDIR)/target/pgo/petstore) IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
+image: deps-build deps-image $(PGO_BUILD) ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev); PGO=1 puts the profile-guided build in it
+	$(if $(PGO_BINARY),IMAGE_BINARY=$(PGO_BINARY)) IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
 
 image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQL, read-only root, the README through its port, SIGTERM
 	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image -- --nocapture

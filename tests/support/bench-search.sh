@@ -5,11 +5,11 @@
 # (`tag<(i / 300) % 50>`, so a tag is independent of a category and a status), named `Pet <i>`.
 # Seeds the file with sqlite3, starts the release binary, and runs wrk on each listing ROUNDS
 # times (2), each filter right after an unfiltered run, so each is compared with the unfiltered
-# page of the same moment. Needs the release `petstore` (PETSTORE), sqlite3 and wrk
-# (`make deps-bench`).
+# page of the same moment. Needs the release `petstore` (or the build PETSTORE_BINARY names, as
+# for the load benchmark), sqlite3 and wrk (`make deps-bench`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PETSTORE=${PETSTORE:-target/release/petstore}
+PETSTORE=${PETSTORE_BINARY:-target/release/petstore}
 N=${N:-1000000}
 ROUNDS=${ROUNDS:-2}
 SECONDS_EACH=${SECONDS_EACH:-5}

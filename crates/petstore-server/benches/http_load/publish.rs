@@ -72,23 +72,13 @@ fn speed(report: &Report) -> Option<String> {
 /// into its own block only.
 pub fn publish(report: &Report, beside: &str) {
     let benchmarks = repository_file("docs/benchmarks.md");
+    let targets = format!("```text{}{}```", report.targets(), beside);
     if measures_another_build() {
-        let block = format!(
-            "{}\n```text{}{}```",
-            report.table(),
-            report.targets(),
-            beside
-        );
+        let block = format!("{}\n{targets}", report.table());
         rewrite(&benchmarks, &[(PROFILE_GUIDED, block)]);
         return;
     }
-    rewrite(
-        &benchmarks,
-        &[
-            (TABLE, report.table()),
-            (TARGETS, format!("```text{}{}```", report.targets(), beside)),
-        ],
-    );
+    rewrite(&benchmarks, &[(TABLE, report.table()), (TARGETS, targets)]);
     match speed(report) {
         Some(paragraph) => rewrite(&repository_file("README.md"), &[(SPEED, paragraph)]),
         None => eprintln!("not every backend measured: README.md left as it is"),
