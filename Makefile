@@ -4,7 +4,7 @@
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test contract lint fmt migrate key bench bench-paired bench-instructions openapi release release-pgo image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-pgo deps-image check-deps clean-data help
+.PHONY: run test contract lint fmt migrate key bench bench-paired bench-instructions openapi release pgo-profile image image-test rollout-test reliability-test test-all deps-build deps-test deps-bench deps-pgo deps-image check-deps clean-data help
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -39,17 +39,19 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 	@$(CARGO) run -q --bin petstore -- migrate 2>/dev/null
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
-# With PGO=1, `make bench` measures and `make image` ships the profile-guided build
-# (`make release-pgo`) instead of Cargo's; the benchmarks take it as PETSTORE_BINARY.
-PGO_BINARY = $(if $(filter 1,$(PGO)),$(CURDIR)/target/pgo/petstore)
-PGO_BUILD = $(if $(PGO_BINARY),release-pgo)
-BENCH_BINARY = $(if $(PGO_BINARY),PETSTORE_BINARY=$(PGO_BINARY))
+# What ships is the release build optimised with the committed profile deploy/pgo/petstore.profdata
+# (profile-guided optimisation, docs/deployment.md), at target/pgo/petstore: `make release`
+# builds it, `make image` puts it in the image and `make bench` measures it. It is built exactly
+# as the profile's instrumented build was (`--release --target HOST`, tests/support/build-pgo.sh):
+# the profile names functions by their symbols, which the target and the profile change.
+# `make pgo-profile` trains the profile again.
+PGO_PROFILE = $(CURDIR)/deploy/pgo/petstore.profdata
+RELEASE_BINARY = $(CURDIR)/target/pgo/petstore
 
-bench: deps-build deps-test deps-bench $(PGO_BUILD) ## Load benchmark: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md); PGO=1 serves from the profile-guided build
-	$(BENCH_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
-	$(BENCH_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
-	$(if $(PGO_BINARY),,$(CARGO) build --release --bin petstore)
-	$(BENCH_BINARY) bash tests/support/bench-search.sh
+bench: deps-build deps-test deps-bench release ## Load benchmark of the release build: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md)
+	PETSTORE_BINARY=$(RELEASE_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench http_load
+	PETSTORE_BINARY=$(RELEASE_BINARY) PG_DURABLE=1 bash tests/support/with-postgres.sh $(CARGO) bench -p petstore-server --bench webhook_delivery
+	PETSTORE_BINARY=$(RELEASE_BINARY) bash tests/support/bench-search.sh
 
 bench-paired: deps-build deps-test deps-bench ## This tree against BASE (a commit, main by default), alternated: each scenario's ratio and spread
 	PG_DURABLE=1 BASE=$(or $(BASE),main) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/bench-paired.sh
@@ -68,16 +70,16 @@ openapi: deps-build ## Regenerate docs/openapi.json and docs/openapi-3.0.json fr
 	$(CARGO) run -q --bin petstore -- openapi --openapi-version 3.0 $(OPENAPI_SERVERS) > docs/openapi-3.0.json.tmp
 	mv docs/openapi-3.0.json.tmp docs/openapi-3.0.json
 
-release: deps-build ## Build the release binary, target/release/petstore (what the systemd unit runs)
-	$(CARGO) build --release --bin petstore
+release: deps-build ## Build the release binary with the committed profile, target/pgo/petstore (what the systemd unit runs)
+	PGO_PROFILE=$(PGO_PROFILE) CARGO=$(CARGO) bash tests/support/build-release.sh
 
-release-pgo: deps-build deps-test deps-pgo ## The release binary optimised with a profile of itself under load, target/pgo/petstore (about 30 minutes)
-	CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/build-pgo.sh
+pgo-profile: deps-build deps-test deps-pgo ## Train deploy/pgo/petstore.profdata again: an instrumented build under load (about 25 minutes; commit the file)
+	PGO_PROFILE=$(PGO_PROFILE) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/build-pgo.sh
 
 IMAGE ?= localhost/petstore:dev
 
-image: deps-build deps-image $(PGO_BUILD) ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev); PGO=1 puts the profile-guided build in it
-	$(if $(PGO_BINARY),IMAGE_BINARY=$(PGO_BINARY)) IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
+image: deps-build deps-image release ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev), its binary built with the committed profile
+	IMAGE_BINARY=$(RELEASE_BINARY) IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
 
 image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQL, read-only root, the README through its port, SIGTERM
 	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image -- --nocapture
@@ -96,7 +98,7 @@ deps-build: ## Install the C libraries the build links (libpq)
 deps-bench: ## Install wrk, the load generator of make bench, sqlite3, which seeds its search data, and valgrind
 	@bash .ci/install-deps.sh bench
 
-deps-pgo: ## Install wrk and the llvm-profdata of rustc's LLVM (make release-pgo)
+deps-pgo: ## Install wrk and the llvm-profdata of rustc's LLVM (make pgo-profile)
 	@bash .ci/install-deps.sh pgo
 
 deps-image: ## Install podman and runc (images), haproxy (rolling restarts)

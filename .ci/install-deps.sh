@@ -5,7 +5,7 @@
 #          (Debian's prometheus package) to check what /metrics exposes
 #   bench: wrk, the HTTP load generator `make bench` drives the servers with; valgrind, whose
 #          callgrind counts instructions per request (`make bench-instructions`)
-#   pgo:   wrk and python3 for the training load of `make release-pgo`, and the LLVM tools of
+#   pgo:   wrk and python3 for the training load of `make pgo-profile`, and the LLVM tools of
 #          the LLVM version rustc is built on (llvm-profdata merges its profile); Debian's
 #          package of that version
 #   browser: Debian's Chromium and ChromeDriver for the /docs browser test (never a downloaded build)

@@ -2,8 +2,8 @@
 # `make image`: the release binary (profile `image`: stripped) and what it needs, staged into
 # target/image-context and built FROM scratch with podman, pulling nothing. Prints the image's
 # name and size. IMAGE names it (default localhost/petstore:<version>). IMAGE_BINARY takes an
-# already built binary instead, stripped here as the `image` profile strips its own: `make image
-# PGO=1` gives the profile-guided one (target/pgo/petstore).
+# already built binary instead, stripped here as the `image` profile strips its own: `make image`
+# gives it the release build optimised with the committed profile (target/pgo/petstore).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CONTAINERS_CONF="$PWD/deploy/container/containers.conf"

@@ -13,8 +13,8 @@ use crate::startup_line::StartupLine;
 /// The `petstore` binary Cargo built beside the running test or benchmark: a test executable
 /// lives in `target/PROFILE/deps/`, the binaries of its package in `target/PROFILE/`. (Only the
 /// package's own test targets see `CARGO_BIN_EXE_petstore`; this crate is not one of them.)
-/// `PETSTORE_BINARY` names another build instead: `make bench PGO=1` measures the profile-guided
-/// one.
+/// `PETSTORE_BINARY` names another build instead: `make bench` measures the release build
+/// optimised with the committed profile (target/pgo/petstore).
 pub fn petstore_binary() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {

@@ -386,12 +386,10 @@ fn main() {
     print!("{}", report.targets());
     let beside = format!("{}{compression}", report::flood(&alone, &beside, &flood));
     print!("{beside}");
-    if !docs_blocks::measures_another_build() {
-        let picture = docs_blocks::repository_file("docs/benchmarks.svg");
-        match report.draw(&picture) {
-            Ok(()) => println!("\npicture: docs/benchmarks.svg"),
-            Err(error) => eprintln!("could not draw {}: {error}", picture.display()),
-        }
+    let picture = docs_blocks::repository_file("docs/benchmarks.svg");
+    match report.draw(&picture) {
+        Ok(()) => println!("\npicture: docs/benchmarks.svg"),
+        Err(error) => eprintln!("could not draw {}: {error}", picture.display()),
     }
     publish::publish(&report, &beside);
 }

@@ -1,13 +1,11 @@
 //! Writes a `make bench` run's figures where the project quotes them: the table and the
 //! targets in `docs/benchmarks.md` ("Current figures", "Targets at 64 connections") and the
 //! speed paragraph of `README.md`, each between its markers, so the figures have one source.
-//! A run without PostgreSQL leaves the README as it is (it quotes every backend). A run of
-//! another build (`make bench PGO=1`) writes only its own table and targets, under
-//! "Profile-guided builds".
+//! A run without PostgreSQL leaves the README as it is (it quotes every backend).
 
 use petstore_test_support::Backend;
 
-use crate::docs_blocks::{measures_another_build, repository_file, rewrite};
+use crate::docs_blocks::{repository_file, rewrite};
 
 use crate::report::{Report, Subject, TARGET_CONNECTIONS};
 use crate::Operation;
@@ -19,8 +17,6 @@ const TARGETS: (&str, &str) = (
     "<!-- /make bench: targets -->",
 );
 const SPEED: (&str, &str) = ("<!-- make bench: speed -->", "<!-- /make bench: speed -->");
-/// The table and the targets of a run of the profile-guided build, in one block.
-const PROFILE_GUIDED: (&str, &str) = ("<!-- make bench PGO=1 -->", "<!-- /make bench PGO=1 -->");
 
 /// Thousands of requests a second, rounded to the thousand: `67,000`.
 fn thousands(per_second: f64) -> String {
@@ -68,17 +64,13 @@ fn speed(report: &Report) -> Option<String> {
 }
 
 /// Writes `report` (and `beside`, the flood's and compression's lines) into
-/// `docs/benchmarks.md` and, with every backend measured, `README.md`; a run of another build,
-/// into its own block only.
+/// `docs/benchmarks.md` and, with every backend measured, `README.md`.
 pub fn publish(report: &Report, beside: &str) {
-    let benchmarks = repository_file("docs/benchmarks.md");
     let targets = format!("```text{}{}```", report.targets(), beside);
-    if measures_another_build() {
-        let block = format!("{}\n{targets}", report.table());
-        rewrite(&benchmarks, &[(PROFILE_GUIDED, block)]);
-        return;
-    }
-    rewrite(&benchmarks, &[(TABLE, report.table()), (TARGETS, targets)]);
+    rewrite(
+        &repository_file("docs/benchmarks.md"),
+        &[(TABLE, report.table()), (TARGETS, targets)],
+    );
     match speed(report) {
         Some(paragraph) => rewrite(&repository_file("README.md"), &[(SPEED, paragraph)]),
         None => eprintln!("not every backend measured: README.md left as it is"),

@@ -1,18 +1,11 @@
 //! The blocks of the docs that `make bench` rewrites: what lies between a pair of marker lines,
-//! replaced in place (the markers stay), and which build the figures belong to.
+//! replaced in place (the markers stay).
 
 use std::path::{Path, PathBuf};
 
 /// A file of the repository, from its path below the root: `docs/benchmarks.md`.
 pub fn repository_file(below_root: &str) -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(below_root)
-}
-
-/// Whether the run measured another build than Cargo's release build (`PETSTORE_BINARY`, set by
-/// `make bench PGO=1`). Its figures have blocks of their own: the current figures, the picture and
-/// the README describe the build that ships.
-pub fn measures_another_build() -> bool {
-    std::env::var_os("PETSTORE_BINARY").is_some()
 }
 
 /// `text` with what lies between `markers` replaced by `block`; `None` without both markers.
