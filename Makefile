@@ -40,12 +40,9 @@ key: deps-build ## Print a new API key for the local server (NAME=me; creates it
 	@$(CARGO) run -q --bin petstore -- keys issue --name $(or $(NAME),me)
 
 # What ships is the release build optimised with the committed profile deploy/pgo/petstore.profdata
-# (profile-guided optimisation, docs/deployment.md), at target/pgo/petstore: `make release`
-# builds it, `make image` puts it in the image and `make bench` measures it. It is built exactly
-# as the profile's instrumented build was (`--release --target HOST`, tests/support/build-pgo.sh):
-# the profile names functions by their symbols, which the target and the profile change.
-# `make pgo-profile` trains the profile again.
-PGO_PROFILE = $(CURDIR)/deploy/pgo/petstore.profdata
+# (tests/support/build-release.sh, docs/deployment.md), at target/pgo/petstore: `make release`
+# builds it, `make image` puts it in the image and `make bench` measures it. `make pgo-profile`
+# trains the profile again.
 RELEASE_BINARY = $(CURDIR)/target/pgo/petstore
 
 bench: deps-build deps-test deps-bench release ## Load benchmark of the release build: every backend against a bare actix-web ceiling, then webhook deliveries, then filtered listings at 1,000,000 pets (docs/benchmarks.md)
@@ -71,15 +68,15 @@ openapi: deps-build ## Regenerate docs/openapi.json and docs/openapi-3.0.json fr
 	mv docs/openapi-3.0.json.tmp docs/openapi-3.0.json
 
 release: deps-build ## Build the release binary with the committed profile, target/pgo/petstore (what the systemd unit runs)
-	PGO_PROFILE=$(PGO_PROFILE) CARGO=$(CARGO) bash tests/support/build-release.sh
+	CARGO=$(CARGO) bash tests/support/build-release.sh
 
 pgo-profile: deps-build deps-test deps-pgo ## Train deploy/pgo/petstore.profdata again: an instrumented build under load (about 25 minutes; commit the file)
-	PGO_PROFILE=$(PGO_PROFILE) CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/build-pgo.sh
+	CARGO=$(CARGO) bash tests/support/with-postgres.sh bash tests/support/build-pgo.sh
 
 IMAGE ?= localhost/petstore:dev
 
-image: deps-build deps-image release ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev), its binary built with the committed profile
-	IMAGE_BINARY=$(RELEASE_BINARY) IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
+image: deps-build deps-image ## Build the container image FROM scratch with podman (IMAGE=localhost/petstore:dev), its binary the release build with the committed profile
+	IMAGE=$(IMAGE) CARGO=$(CARGO) bash deploy/container/build-image.sh
 
 image-test: image deps-test ## The image end to end: SQLite volume and PostgreSQL, read-only root, the README through its port, SIGTERM
 	PETSTORE_IMAGE=$(IMAGE) bash tests/support/with-postgres.sh $(CARGO) test -p petstore-server --features deploy-tests --test image -- --nocapture

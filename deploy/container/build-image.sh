@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# `make image`: the release binary (profile `image`: stripped) and what it needs, staged into
-# target/image-context and built FROM scratch with podman, pulling nothing. Prints the image's
-# name and size. IMAGE names it (default localhost/petstore:<version>). IMAGE_BINARY takes an
-# already built binary instead, stripped here as the `image` profile strips its own: `make image`
-# gives it the release build optimised with the committed profile (target/pgo/petstore).
+# `make image`: the release binary (`make release`'s, optimised with the committed profile),
+# stripped, and what it needs, staged into target/image-context and built FROM scratch with
+# podman, pulling nothing. Prints the image's name and size. IMAGE names it (default
+# localhost/petstore:<version>); IMAGE_BINARY takes another build instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export CONTAINERS_CONF="$PWD/deploy/container/containers.conf"
@@ -17,14 +16,13 @@ if ! git diff --quiet HEAD 2>/dev/null; then
 fi
 source_url=${IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || echo unknown)}
 
-if [[ -n ${IMAGE_BINARY:-} ]]; then
-    binary=target/image-binary/petstore
-    mkdir -p "${binary%/*}"
-    strip --strip-all -o "$binary" "$IMAGE_BINARY"
-else
-    "$CARGO" build --profile image --bin petstore
-    binary=target/image/petstore
+if [[ -z ${IMAGE_BINARY:-} ]]; then
+    CARGO=$CARGO bash tests/support/build-release.sh
+    IMAGE_BINARY=target/pgo/petstore
 fi
+binary=target/image-binary/petstore
+mkdir -p "${binary%/*}"
+strip --strip-all -o "$binary" "$IMAGE_BINARY"
 
 context=target/image-context
 rm -rf "$context"
