@@ -288,7 +288,17 @@ async fn at_the_defaults_one_address_with_4100_connections_holds_its_share_and_o
 
     let pets = new_clients(&server, "/v1/pets", NEW_CLIENT_ADDRESSES).await;
     let readyz = new_clients(&server, "/readyz", NEW_CLIENT_ADDRESSES + NEW_CLIENTS).await;
-    let admitted = admitted(&server).await;
+    // The share alone, once the server has seen the new clients' connections close (each
+    // client closes its own before the next starts, but the server reads that end later).
+    let admitted = eventually(
+        Duration::from_secs(10),
+        "the one address back within its share",
+        async || match admitted(&server).await {
+            within if within <= SHARE => Ok(within),
+            over => Err(format!("{over} connections admitted")),
+        },
+    )
+    .await;
     let refused = server
         .metric(
             "petstore_http_connections_refused_total",
@@ -305,7 +315,5 @@ async fn at_the_defaults_one_address_with_4100_connections_holds_its_share_and_o
         pets.iter().chain(&readyz).all(|(_, status)| *status == 200),
         "another address was refused: {pets:?} {readyz:?}"
     );
-    // The share, and at most the new client of the moment.
-    assert!(admitted <= SHARE + 1.0, "{admitted} connections admitted");
     assert!(refused > 0.0, "nothing was refused");
 }
