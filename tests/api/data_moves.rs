@@ -797,6 +797,15 @@ async fn export_then_import_into_postgresql_answers_every_read_the_same() {
     let file = export_of(&source);
     let database = TestDatabase::create();
     import_and_compare(&source, &file, database.url()).await;
+    // The planner knows the imported pets from the first request: the import analysed them
+    // (`last_analyze`; autovacuum's own rounds set `last_autoanalyze`).
+    let analysed: Vec<Number> = diesel::sql_query(
+        "SELECT count(*) AS n FROM pg_stat_user_tables \
+         WHERE relname = 'pets' AND last_analyze IS NOT NULL",
+    )
+    .load(&mut PgConnection::establish(database.url()).expect("a connection"))
+    .expect("pg_stats");
+    assert_eq!(analysed.iter().map(|row| row.n).collect::<Vec<_>>(), [1]);
 }
 
 /// PostgreSQL's export, read back into SQLite, answers as the SQLite source did.

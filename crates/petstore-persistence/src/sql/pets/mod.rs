@@ -4,6 +4,8 @@
 
 pub(crate) mod batch_insert;
 pub(crate) mod group_read;
+#[cfg(test)]
+mod listing_plans;
 pub(crate) mod locked;
 pub(crate) mod name_backfill;
 pub(crate) mod pet_row;

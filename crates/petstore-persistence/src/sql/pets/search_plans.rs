@@ -20,11 +20,11 @@ use crate::{DatabaseUrl, PoolSettings};
 
 /// The SQL of every statement the connection starts, binds left out.
 #[derive(Clone, Default)]
-struct Statements(Arc<Mutex<Vec<String>>>);
+pub(super) struct Statements(Arc<Mutex<Vec<String>>>);
 
 impl Statements {
     /// The statements started since the last call; none are kept.
-    fn take(&self) -> Vec<String> {
+    pub(super) fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
@@ -261,12 +261,12 @@ struct SqlitePlanLine {
 }
 
 #[derive(QueryableByName)]
-struct PostgresPlanLine {
+pub(super) struct PostgresPlanLine {
     #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
-    line: String,
+    pub(super) line: String,
 }
 
-fn open(url: &str) -> AnyConnection {
+pub(super) fn open(url: &str) -> AnyConnection {
     let url: DatabaseUrl = url.parse().expect("a database URL");
     manager_for(
         &url,
@@ -309,6 +309,11 @@ fn postgres_serves_every_search_from_its_index_in_its_order() {
         crate::migrate(&url, &PoolSettings::default()).expect("migrated");
     });
     let mut conn = open(database.url());
+    // The plain listing's index serves any search in id order too, filtering row by row, and on
+    // a table this small the planner would take it: it is set aside, to ask whether each
+    // search's own index serves it (the listing's plan: `listing_plans.rs`).
+    diesel::connection::SimpleConnection::batch_execute(&mut conn, "DROP INDEX pets_live_id")
+        .expect("the listing's index set aside");
     check_plans(
         &mut conn,
         |shape| shape.postgres,

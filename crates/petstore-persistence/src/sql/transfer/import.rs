@@ -116,11 +116,25 @@ pub fn import(
     match imported {
         Ok(rows) => {
             connect::run(&mut conn, "COMMIT").map_err(query_failed(url))?;
+            analyse_on_postgres(&mut conn);
             Ok(ImportSummary { header, rows })
         }
         Err(err) => {
             let _ = connect::run(&mut conn, "ROLLBACK");
             Err(err)
+        }
+    }
+}
+
+/// Gives PostgreSQL's planner the imported tables' statistics at once. Until autovacuum
+/// analyses a table it guesses them, and its guess for the live pets (`removed_at IS NULL`: one
+/// row in 200) can plan a listing that reads every pet (`docs/benchmarks.md`). SQLite plans
+/// without statistics, and is given none. The rows are committed whatever becomes of this, so
+/// a failure is only a warning.
+fn analyse_on_postgres(conn: &mut AnyConnection) {
+    if let AnyConnection::Postgresql(_) = conn {
+        if let Err(err) = connect::run(conn, "ANALYZE") {
+            tracing::warn!(reason = %err, "the import is stored, but analysing its tables failed; autovacuum will");
         }
     }
 }

@@ -1,0 +1,2 @@
+-- Nothing to undo (up.sql).
+SELECT 1;
