@@ -13,6 +13,7 @@ use petstore_application::{RecordPlan, RepositoryError, StoredResponse, Written}
 use petstore_domain::{fold_case, EventType, NewPet, Pet};
 
 use super::pet_row::{DetailColumns, PetRow};
+use super::postgres_insert::PetColumns;
 use super::tags;
 use crate::event_stamp::{count_written, now_ms};
 use crate::sql::engine::connection::AnyConnection;
@@ -186,7 +187,7 @@ fn store(conn: &mut AnyConnection, batch: &[Entry<'_>]) -> QueryResult<Vec<Entry
         _ => None,
     });
     match conn {
-        // Written by the insert itself (`PG_INSERT`).
+        // Written by the insert itself (`postgres_insert`).
         AnyConnection::Postgresql(_) => created.for_each(|_| count_written(EventType::PetCreated)),
         AnyConnection::Sqlite(_) => {
             let events = created
@@ -238,75 +239,47 @@ fn outcomes(batch: &[Entry<'_>], slots: Vec<EntryOutcome>) -> Outcomes {
     done
 }
 
-/// PostgreSQL's insert of a part of a group, in one statement (each statement is a round trip,
-/// and the insert turn is held until the commit): the pets, their tag rows (each pet's `tags`
-/// split at its line breaks, with the pet's category and status) and their `pet.created`
-/// events, then the inserted rows as the result. An event's payload is the pet's row as JSON, as
-/// [`PetRow::event`] writes it: `row_to_json` of the returned row, whose columns are the row's
-/// fields in their order (cheaper than naming each member with `json_build_object`,
-/// `docs/benchmarks.md`). Its id is `evt_` and the 122 random bits of a version 4 UUID in hex;
-/// its time is bound between `tail` and `end`.
-const PG_INSERT: (&str, &str, &str) = (
-    "WITH inserted AS (INSERT INTO pets (name, category_id, status, price_minor, price_currency, \
-     description, photo_urls, tags, name_folded)",
-    "RETURNING id, name, category_id, status, version, price_minor, price_currency, \
-     description, photo_urls, tags), \
-     tagged AS (INSERT INTO pet_tags (tag, pet_id, category_id, status) \
-     SELECT tag, inserted.id, inserted.category_id, inserted.status \
-     FROM inserted, unnest(string_to_array(inserted.tags, chr(10))) AS tag), \
-     created AS (INSERT INTO events (id, type, occurred_at, order_audience, data) \
-     SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), 'pet.created',",
-    ", NULL, row_to_json(inserted)::text FROM inserted ORDER BY id) \
-     SELECT id, name, category_id, status, version, price_minor, price_currency, description, \
-     photo_urls, tags FROM inserted",
-);
-
 /// Deletes, in PostgreSQL's open transaction, the `pet.created` event it wrote for the pet `id`
 /// (a create answered from an earlier record stores nothing).
 const PG_DELETE_CREATED_EVENT: &str = "DELETE FROM events \
     WHERE commit_position = pg_current_xact_id()::text::bigint AND type = 'pet.created' \
     AND (data::json ->> 'id')::bigint = $1";
 
-/// `INSERT ... VALUES (...), (...) RETURNING ...` for the whole batch, in parts of
-/// power-of-two sizes, each kept prepared (`multi_row`). On PostgreSQL the same statement
-/// stores the pets' tag rows and events ([`PG_INSERT`]): no round trips of their own.
+/// Inserts the batch's pets and returns their rows. On PostgreSQL one statement stores them with
+/// their tag rows and events, their values one array per column (`postgres_insert`). On SQLite
+/// `INSERT ... VALUES (...), (...) RETURNING ...`, in parts of power-of-two sizes, each kept
+/// prepared (`multi_row`); the tag rows and events are written after it.
 fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<PetRow>> {
     let rows: Vec<PetValues<'_>> = batch.iter().map(|new_pet| PetValues::of(new_pet)).collect();
-    let mut stored = Vec::with_capacity(rows.len());
-    for part in in_parts(&rows) {
-        stored.extend(match conn {
-            AnyConnection::Postgresql(pg) => {
-                let (head, tail, end) = PG_INSERT;
-                MultiRow {
-                    head,
-                    rows: part,
-                    tail,
-                    tail_bind: Some(now_ms()),
-                    end,
-                }
-                .load::<PetRow>(pg)
+    match conn {
+        AnyConnection::Postgresql(pg) => PetColumns::of(&rows, now_ms()).insert(pg),
+        AnyConnection::Sqlite(sqlite) => {
+            let mut stored = Vec::with_capacity(rows.len());
+            for part in in_parts(&rows) {
+                stored.extend(
+                    MultiRow {
+                        head: "INSERT INTO pets (name, category_id, status, price_minor, \
+                               price_currency, description, photo_urls, tags, name_folded)",
+                        rows: part,
+                        tail: PetRow::RETURNING,
+                        tail_bind: None,
+                        end: "",
+                    }
+                    .load::<PetRow>(sqlite)?,
+                );
             }
-            AnyConnection::Sqlite(sqlite) => MultiRow {
-                head: "INSERT INTO pets (name, category_id, status, price_minor, \
-                       price_currency, description, photo_urls, tags, name_folded)",
-                rows: part,
-                tail: PetRow::RETURNING,
-                tail_bind: None,
-                end: "",
-            }
-            .load::<PetRow>(sqlite),
-        }?);
+            Ok(stored)
+        }
     }
-    Ok(stored)
 }
 
 /// A new pet's values, in the insert's column order.
-struct PetValues<'a> {
-    name: &'a str,
-    category_id: i64,
-    status: &'a str,
-    details: DetailColumns<'a>,
-    name_folded: String,
+pub(crate) struct PetValues<'a> {
+    pub(super) name: &'a str,
+    pub(super) category_id: i64,
+    pub(super) status: &'a str,
+    pub(super) details: DetailColumns<'a>,
+    pub(super) name_folded: String,
 }
 
 impl<'a> PetValues<'a> {

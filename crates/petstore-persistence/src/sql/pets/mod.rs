@@ -9,6 +9,7 @@ mod listing_plans;
 pub(crate) mod locked;
 pub(crate) mod name_backfill;
 pub(crate) mod pet_row;
+mod postgres_insert;
 pub(crate) mod repository;
 pub(crate) mod search;
 #[cfg(test)]
