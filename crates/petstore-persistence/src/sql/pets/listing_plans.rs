@@ -5,12 +5,10 @@
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use petstore_test_database::TestDatabase;
 
 use super::group_read::{load_page, Page};
-use super::search_plans::{open, PostgresPlanLine, Statements};
+use super::search_plans::{migrated_postgres, postgres_plan, Statements};
 use crate::sql::engine::connection::AnyConnection;
-use crate::{DatabaseUrl, PoolSettings};
 
 /// Pets enough that reading them all costs far more than an index's first page (a smaller table
 /// may be read whole until it is analysed, `docs/benchmarks.md`).
@@ -29,28 +27,18 @@ fn plans(conn: &mut AnyConnection, statements: &Statements, page: Page) -> [Stri
         None => format!("{}, {}", page.after, page.limit),
     };
     ["auto", "force_generic_plan"].map(|mode| {
-        conn.batch_execute(&format!(
-            "SET plan_cache_mode = {mode}; DEALLOCATE ALL; PREPARE listing AS {}",
-            sent[0]
-        ))
-        .expect("prepared");
-        diesel::sql_query(format!("EXPLAIN EXECUTE listing({values})"))
-            .load::<PostgresPlanLine>(conn)
-            .expect("a plan")
-            .into_iter()
-            .map(|line| line.line)
-            .collect::<Vec<_>>()
-            .join("\n")
+        postgres_plan(
+            conn,
+            &format!("SET plan_cache_mode = {mode};"),
+            &sent[0],
+            &values,
+        )
     })
 }
 
 #[test]
 fn postgres_lists_live_pets_in_order_from_an_index_before_any_analyze() {
-    let database = TestDatabase::migrated(|url| {
-        let url: DatabaseUrl = url.parse().expect("a database URL");
-        crate::migrate(&url, &PoolSettings::default()).expect("migrated");
-    });
-    let mut conn = open(database.url());
+    let (_database, mut conn) = migrated_postgres();
     // Autovacuum would analyse the table at its own moment; this test is about before it does.
     conn.batch_execute(&format!(
         "ALTER TABLE pets SET (autovacuum_enabled = false); \

@@ -261,12 +261,12 @@ struct SqlitePlanLine {
 }
 
 #[derive(QueryableByName)]
-pub(super) struct PostgresPlanLine {
+struct PostgresPlanLine {
     #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
-    pub(super) line: String,
+    line: String,
 }
 
-pub(super) fn open(url: &str) -> AnyConnection {
+fn open(url: &str) -> AnyConnection {
     let url: DatabaseUrl = url.parse().expect("a database URL");
     manager_for(
         &url,
@@ -302,13 +302,46 @@ fn sqlite_serves_every_search_from_its_index_in_its_order() {
     );
 }
 
-#[test]
-fn postgres_serves_every_search_from_its_index_in_its_order() {
+/// A migrated PostgreSQL database of its own, and a connection to it.
+pub(super) fn migrated_postgres() -> (TestDatabase, AnyConnection) {
     let database = TestDatabase::migrated(|url| {
         let url: DatabaseUrl = url.parse().expect("a database URL");
         crate::migrate(&url, &PoolSettings::default()).expect("migrated");
     });
-    let mut conn = open(database.url());
+    let conn = open(database.url());
+    (database, conn)
+}
+
+/// PostgreSQL's plan for `sql`, prepared after `settings` (statements, each ending in `;`) and
+/// executed with `values` (none: `""`).
+pub(super) fn postgres_plan(
+    conn: &mut AnyConnection,
+    settings: &str,
+    sql: &str,
+    values: &str,
+) -> String {
+    diesel::connection::SimpleConnection::batch_execute(
+        conn,
+        &format!("{settings} DEALLOCATE ALL; PREPARE plan_of AS {sql}"),
+    )
+    .expect("prepared");
+    let execute = if values.is_empty() {
+        "EXPLAIN EXECUTE plan_of".to_owned()
+    } else {
+        format!("EXPLAIN EXECUTE plan_of({values})")
+    };
+    diesel::sql_query(execute)
+        .load::<PostgresPlanLine>(conn)
+        .expect("a plan")
+        .into_iter()
+        .map(|line| line.line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn postgres_serves_every_search_from_its_index_in_its_order() {
+    let (_database, mut conn) = migrated_postgres();
     // The plain listing's index serves any search in id order too, filtering row by row, and on
     // a table this small the planner would take it: it is set aside, to ask whether each
     // search's own index serves it (the listing's plan: `listing_plans.rs`).
@@ -323,27 +356,13 @@ fn postgres_serves_every_search_from_its_index_in_its_order() {
             // looking at a nearly empty table would not bother to show.
             let parameters = (1..=20).filter(|n| sql.contains(&format!("${n}"))).count();
             let values = vec!["NULL"; parameters].join(", ");
-            diesel::connection::SimpleConnection::batch_execute(
+            postgres_plan(
                 conn,
-                &format!(
-                    "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; \
-                 SET enable_bitmapscan = off; SET enable_sort = off; \
-                 DEALLOCATE ALL; PREPARE search AS {sql}"
-                ),
+                "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; \
+                 SET enable_bitmapscan = off; SET enable_sort = off;",
+                sql,
+                &values,
             )
-            .expect("prepared");
-            let execute = if parameters == 0 {
-                "EXPLAIN EXECUTE search".to_owned()
-            } else {
-                format!("EXPLAIN EXECUTE search({values})")
-            };
-            diesel::sql_query(execute)
-                .load::<PostgresPlanLine>(conn)
-                .expect("a plan")
-                .into_iter()
-                .map(|line| line.line)
-                .collect::<Vec<_>>()
-                .join("\n")
         },
     );
 }
@@ -453,9 +472,6 @@ fn sqlite_finds_every_search_page_by_page() {
 
 #[test]
 fn postgres_finds_every_search_page_by_page() {
-    let database = TestDatabase::migrated(|url| {
-        let url: DatabaseUrl = url.parse().expect("a database URL");
-        crate::migrate(&url, &PoolSettings::default()).expect("migrated");
-    });
-    every_search_finds_its_pets_page_by_page(&mut open(database.url()));
+    let (_database, mut conn) = migrated_postgres();
+    every_search_finds_its_pets_page_by_page(&mut conn);
 }
