@@ -3,15 +3,13 @@
 //! stored all the same. Creates with an idempotency key store their record in the same
 //! transaction; a key already recorded (or twice in the batch) stores nothing more.
 
-use diesel::backend::Backend;
 use diesel::prelude::*;
-use diesel::query_builder::AstPass;
 use diesel::result::Error as DieselError;
-use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, HasSqlType, Nullable, Text};
+use diesel::sql_types::BigInt;
 use petstore_application::{RecordPlan, RepositoryError, StoredResponse, Written};
-use petstore_domain::{fold_case, EventType, NewPet, Pet};
+use petstore_domain::{EventType, NewPet, Pet};
 
+use super::new_pet_values::PetValues;
 use super::pet_row::{DetailColumns, PetRow};
 use super::postgres_insert::PetColumns;
 use super::tags;
@@ -19,7 +17,7 @@ use crate::event_stamp::{count_written, now_ms};
 use crate::sql::engine::connection::AnyConnection;
 use crate::sql::engine::errors::{self, ScrubbedMessage};
 use crate::sql::engine::group_commit::Group;
-use crate::sql::engine::multi_row::{in_parts, BindValues, MultiRow};
+use crate::sql::engine::multi_row::{in_parts, MultiRow};
 use crate::sql::engine::outbox;
 use crate::sql::engine::write_transaction::{in_write_transaction, lock_on_postgres, WriteFailure};
 use crate::sql::idempotency::records::{self as records, RecordRow};
@@ -270,58 +268,6 @@ fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<Pe
             }
             Ok(stored)
         }
-    }
-}
-
-/// A new pet's values, in the insert's column order.
-pub(crate) struct PetValues<'a> {
-    pub(super) name: &'a str,
-    pub(super) category_id: i64,
-    pub(super) status: &'a str,
-    pub(super) details: DetailColumns<'a>,
-    pub(super) name_folded: String,
-}
-
-impl<'a> PetValues<'a> {
-    fn of(new_pet: &'a NewPet) -> Self {
-        Self {
-            name: new_pet.name().as_str(),
-            category_id: new_pet.category_id().get(),
-            status: new_pet.status().as_str(),
-            details: DetailColumns::of(new_pet.details()),
-            name_folded: fold_case(new_pet.name().as_str()),
-        }
-    }
-}
-
-impl<DB> BindValues<DB> for PetValues<'_>
-where
-    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
-    str: ToSql<Text, DB>,
-    i64: ToSql<BigInt, DB>,
-    Option<i64>: ToSql<Nullable<BigInt>, DB>,
-    for<'x> Option<&'x str>: ToSql<Nullable<Text>, DB>,
-    Option<String>: ToSql<Nullable<Text>, DB>,
-{
-    fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        let details = &self.details;
-        out.push_bind_param::<Text, str>(self.name)?;
-        out.push_sql(", ");
-        out.push_bind_param::<BigInt, i64>(&self.category_id)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, str>(self.status)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<BigInt>, Option<i64>>(&details.price_minor)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, Option<&str>>(&details.price_currency)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, Option<&str>>(&details.description)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, Option<String>>(&details.photo_urls)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Nullable<Text>, Option<String>>(&details.tags)?;
-        out.push_sql(", ");
-        out.push_bind_param::<Text, str>(&self.name_folded)
     }
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod group_read;
 mod listing_plans;
 pub(crate) mod locked;
 pub(crate) mod name_backfill;
+mod new_pet_values;
 pub(crate) mod pet_row;
 mod postgres_insert;
 pub(crate) mod repository;

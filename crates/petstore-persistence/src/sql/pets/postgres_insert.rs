@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Untyped};
 
-use super::batch_insert::PetValues;
+use super::new_pet_values::PetValues;
 use super::pet_row::PetRow;
 
 /// The statement around the arrays. Tag rows are each pet's `tags` split at its line breaks,
