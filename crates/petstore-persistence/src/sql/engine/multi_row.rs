@@ -8,8 +8,7 @@
 
 use diesel::backend::Backend;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, HasSqlType, Untyped};
+use diesel::sql_types::Untyped;
 use diesel::{QueryResult, RunQueryDsl};
 
 /// The values of one row.
@@ -18,21 +17,17 @@ pub(crate) trait BindValues<DB: Backend> {
     fn push_binds<'b>(&'b self, out: &mut AstPass<'_, 'b, DB>) -> QueryResult<()>;
 }
 
-/// `{head} VALUES (row), (row), ... {tail} [tail_bind] {end}`.
+/// `{head} VALUES (row), (row), ... {tail}`.
 pub(crate) struct MultiRow<'a, R> {
     pub(crate) head: &'static str,
     pub(crate) rows: &'a [R],
     pub(crate) tail: &'static str,
-    /// Bound right after `tail`, which ends where its placeholder goes.
-    pub(crate) tail_bind: Option<i64>,
-    pub(crate) end: &'static str,
 }
 
 impl<DB, R> QueryFragment<DB> for MultiRow<'_, R>
 where
-    DB: Backend + HasSqlType<BigInt>,
+    DB: Backend,
     R: BindValues<DB>,
-    i64: ToSql<BigInt, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql(self.head);
@@ -45,19 +40,9 @@ where
             row.push_binds(&mut out)?;
             out.push_sql(")");
         }
-        for (text, bind) in [
-            (self.tail, None),
-            ("", self.tail_bind.as_ref()),
-            (self.end, None),
-        ] {
-            if !text.is_empty() {
-                out.push_sql(" ");
-                out.push_sql(text);
-            }
-            if let Some(value) = bind {
-                out.push_sql(" ");
-                out.push_bind_param::<BigInt, i64>(value)?;
-            }
+        if !self.tail.is_empty() {
+            out.push_sql(" ");
+            out.push_sql(self.tail);
         }
         Ok(())
     }

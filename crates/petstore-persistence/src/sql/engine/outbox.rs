@@ -72,8 +72,6 @@ pub(crate) fn append(conn: &mut AnyConnection, events: Vec<NewEvent>) -> QueryRe
             head: "INSERT INTO events (id, type, occurred_at, order_audience, data)",
             rows: part,
             tail: "",
-            tail_bind: None,
-            end: "",
         };
         match conn {
             AnyConnection::Postgresql(pg) => insert.execute(pg),

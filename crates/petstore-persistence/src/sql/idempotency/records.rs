@@ -168,8 +168,6 @@ fn insert_or_replace_expired(
         head: INSERT_OR_IGNORE,
         rows,
         tail: "",
-        tail_bind: None,
-        end: "",
     };
     let stored = insert().execute(conn)?;
     if stored == rows.len() {

@@ -260,8 +260,6 @@ fn insert_all(conn: &mut AnyConnection, batch: &[&NewPet]) -> QueryResult<Vec<Pe
                                price_currency, description, photo_urls, tags, name_folded)",
                         rows: part,
                         tail: PetRow::RETURNING,
-                        tail_bind: None,
-                        end: "",
                     }
                     .load::<PetRow>(sqlite)?,
                 );

@@ -110,8 +110,6 @@ pub(crate) fn insert<'a>(
                     head: "INSERT INTO pet_tags (tag, pet_id, category_id, status)",
                     rows: part,
                     tail: "",
-                    tail_bind: None,
-                    end: "",
                 }
                 .execute(sqlite)?;
             }
